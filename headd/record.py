@@ -1,0 +1,160 @@
+"""The memory record: one parsed memory file as an immutable value.
+
+Every layer shares this one shape: the parser (``headd.memfile``) makes it, the head
+(``headd.head``) indexes it by path and shares it by identity between versions, the daemon puts
+it on the wire, and the SQLite plane projects it into ``index.db``. It is a frozen msgspec Struct
+because that is immutable, cheap to build (the parser makes thousands a second), compared by
+value (a version built by advancing must equal one loaded from scratch) and encodes to JSON
+without a copy.
+
+Field names follow the wire contract (``shared/spec/contract.md`` section 4) where it names them,
+and the ``files`` columns of memhtml's ``index.db`` for the derived ones (``fts_text``,
+``disclosure_text``, ``word_count``, ``para``, ``origin_path``).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Link(msgspec.Struct, frozen=True, array_like=False):
+    """A head ``<link rel="memhtml-…">``: ``rel`` bare with underscores, ``href`` as written."""
+
+    rel: str
+    href: str
+
+
+class Facet(msgspec.Struct, frozen=True):
+    """One ``<dt>``/``<dd>`` pair; ``numeric_value`` from the first finite ``<data value>``."""
+
+    name: str
+    value: str
+    numeric_value: float | None = None
+
+
+class Citation(msgspec.Struct, frozen=True):
+    """A ``<cite>`` (href None) or a ``<q cite>``."""
+
+    text: str
+    href: str | None = None
+
+
+class EntityRow(msgspec.Struct, frozen=True, array_like=True):
+    """A ``file_entities`` row: head entities split at the first colon, then concept/lang."""
+
+    entity_type: str
+    entity_name: str
+
+
+class Chunk(msgspec.Struct, frozen=True):
+    """A chunk of the body text; ``char_count`` in UTF-16 code units, as JavaScript counts."""
+
+    ordinal: int
+    text: str
+    char_count: int
+
+
+class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One memory file, parsed and checked.
+
+    ``html`` is the file's exact text (after BOM removal the parser does not do: it is the text
+    as stored), kept so an overlay can splice the head and a move can re-parse without a git read.
+    """
+
+    path: str
+    html: str
+    blob_sha: str
+    content_hash: str
+    meta_content_hash: str | None = None
+    memory_type: str
+    status: str
+    title: str
+    claim: str
+    body_text: str
+    fts_text: str
+    disclosure_text: str
+    word_count: int
+    tags: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    entity_rows: tuple[EntityRow, ...] = ()
+    aliases: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    facets: tuple[Facet, ...] = ()
+    citations: tuple[Citation, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+    event_at: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    archived_at: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    superseded_by: str | None = None
+    archived: bool = False
+    origin_path: str | None = None
+    para: str | None = None
+    workspace: str | None = None
+    frame_key: str | None = None
+    importance: int = 5
+    confidence: float = 1.0
+    reprieves: int = 0
+    needs_revision: bool = False
+    author: str = "agent"
+    session_id: str | None = None
+    prompt_id: str | None = None
+    turn_uuid: str | None = None
+    task_status: str | None = None
+    due: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+#: The fields of a record on the wire (contract section 4), in order. ``html`` and the SQLite
+#: projection's helpers stay inside the process.
+WIRE_FIELDS: tuple[str, ...] = (
+    "path",
+    "blob_sha",
+    "content_hash",
+    "memory_type",
+    "status",
+    "title",
+    "claim",
+    "body_text",
+    "tags",
+    "entities",
+    "links",
+    "facets",
+    "citations",
+    "event_at",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_until",
+    "archived",
+    "archived_at",
+    "superseded_by",
+    "frame_key",
+    "workspace",
+    "para",
+    "origin_path",
+    "importance",
+    "confidence",
+    "author",
+    "session_id",
+    "prompt_id",
+    "turn_uuid",
+    "task_status",
+    "due",
+    "warnings",
+)
+
+
+def record_to_wire(record: MemoryRecord) -> dict[str, object]:
+    """The record as the contract puts it on the wire: named fields, lists for tuples."""
+    out: dict[str, object] = {}
+    for name in WIRE_FIELDS:
+        value = getattr(record, name)
+        if name in ("links", "facets", "citations"):
+            value = [msgspec.structs.asdict(v) for v in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[name] = value
+    return out

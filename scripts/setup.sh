@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create .venv (Python 3.11+) and install headd with its test tools. Idempotent and quiet.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.headd-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+  .venv/bin/python -m pip install -q -e ".[test]" 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/python -c "import headd, headd_client, headd_plane, pygit2, selectolax, pyrsistent, msgspec, uvloop, numpy"
+  touch "$stamp"
+fi
