@@ -1,0 +1,122 @@
+"""Commit latency of the session path on a real store.
+
+Usage: python bench/commit_latency.py [--files N] [--commits K] [--batch B]
+
+Builds a store of N memory files (rendered by the project's writer) with the branch checked out,
+then times K sessions of B puts each through ``SessionManager``: open, apply, commit (the
+checkout follows every commit). Prints one JSON line with p50/p95 per phase. memhtml's figure to
+compare with: a session commit through their CLI, about 6 s (design brief).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pygit2
+
+from headd.memfile.render import fields_from_write, render_memory
+from headd.ops import Put
+from headd.store.manager import SessionManager
+
+NOW = datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC)
+
+
+def memory(i: int, salt: str = "") -> str:
+    fields = fields_from_write(
+        title=f"Fact {salt}{i}",
+        memory_type="semantic",
+        now=NOW,
+        claim=f"Fact {salt}{i} holds for component {i % 97} under load {i}.",
+        body=[f"Some body text for fact {i}, with words to index."],
+        entities=[f"system:c{i % 31}"],
+    )
+    return render_memory(fields)
+
+
+def build_store(root: Path, files: int) -> Path:
+    repo = pygit2.init_repository(str(root), initial_head="main")
+    repo.config["user.name"] = "bench"
+    repo.config["user.email"] = "bench@example.org"
+    index = repo.index
+    for i in range(files):
+        path = f"areas/b{i % 20}/fact-{i}.html"
+        full = root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(memory(i), encoding="utf-8")
+        index.add(path)
+    index.write()
+    sig = pygit2.Signature("bench", "bench@example.org", int(NOW.timestamp()), 0)
+    repo.create_commit("HEAD", sig, sig, "seed", index.write_tree(), [])
+    return root
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 2)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--commits", type=int, default=30)
+    parser.add_argument("--batch", type=int, default=1)
+    args = parser.parse_args()
+    tick = [NOW]
+
+    def clock() -> datetime:
+        tick[0] += timedelta(seconds=1)
+        return tick[0]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        store = build_store(Path(tmp) / "store", args.files)
+        build_s = time.perf_counter() - t0
+        manager = SessionManager(store, clock=clock)
+        t0 = time.perf_counter()
+        manager.view(manager.open(id="warm").session)  # first version load
+        load_s = time.perf_counter() - t0
+        phases: dict[str, list[float]] = {"open": [], "apply": [], "commit": [], "total": []}
+        for k in range(args.commits):
+            start = time.perf_counter()
+            s = manager.open().session
+            opened = time.perf_counter()
+            ops = [
+                Put(path=f"areas/new/k{k}-{j}.html", html=memory(j, salt=f"k{k}-"))
+                for j in range(args.batch)
+            ]
+            result = manager.apply(s, ops)
+            assert result.violations == (), result.violations
+            applied = time.perf_counter()
+            outcome = manager.commit(s, f"bench {k}")
+            assert outcome.outcome == "committed", outcome
+            done = time.perf_counter()
+            manager.close(s)
+            phases["open"].append(opened - start)
+            phases["apply"].append(applied - opened)
+            phases["commit"].append(done - applied)
+            phases["total"].append(done - start)
+    report = {
+        "files": args.files,
+        "commits": args.commits,
+        "batch": args.batch,
+        "build_store_s": round(build_s, 2),
+        "first_load_s": round(load_s, 2),
+    }
+    for name, values in phases.items():
+        report[f"{name}_p50_ms"] = pct(values, 0.5)
+        report[f"{name}_p95_ms"] = pct(values, 0.95)
+    report["total_mean_ms"] = round(statistics.mean(phases["total"]) * 1000, 2)
+    json.dump(report, sys.stdout)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,180 @@
+"""Parser throughput on SciFact rendered as memory files, beside a standard-library floor.
+
+Usage: ``python bench/parse_bench.py [--limit N] [--repeat R] [--profile]``. Prints one JSON
+document. Each SciFact abstract becomes one memory file (the title as ``<title>``, the first
+sentence as the ``<mark>`` claim, the rest as paragraphs, a few metas and a link), rendered by a
+small renderer here so the bench does not depend on the writer. Three passes over the same
+strings, each timed on one core:
+
+- ``parse_memory``: the whole job (HTML5 parse, the six constraints and head rules, every derived
+  field, content hash, blob sha, chunks, frame key), the number that matters;
+- ``lexbor_only``: selectolax's Lexbor parse alone, the C floor our Python walk sits on;
+- ``stdlib_html_parser``: ``html.parser.HTMLParser`` with a handler that only collects text, the
+  floor a pure-Python reader would start from (it does no HTML5 tree building at all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gzip
+import html
+import json
+import os
+import pstats
+import re
+import statistics
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from selectolax.lexbor import LexborHTMLParser
+
+from headd.memfile.parse import parse_memory
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def shared_dir() -> Path:
+    for candidate in (Path(__file__).resolve().parents[1].parent / "shared", Path("/work/shared")):
+        if (candidate / "data").is_dir():
+            return candidate
+    raise SystemExit("shared data not found")
+
+
+def render(doc: dict[str, Any]) -> str:
+    """One SciFact abstract as a memhtml-style memory file (LF, no indentation)."""
+    title = doc["title"].strip() or f"Abstract {doc['_id']}"
+    sentences = [s for s in _SENTENCE_END.split(doc["text"].strip()) if s]
+    claim = sentences[0] if sentences else title
+    rest = sentences[1:]
+    paragraphs = [" ".join(rest[i : i + 3]) for i in range(0, len(rest), 3)]
+    first = f"<p><mark>{html.escape(claim, quote=False)}</mark>"
+    if paragraphs:
+        first += " " + html.escape(paragraphs.pop(0), quote=False)
+    lines = [
+        "<!doctype html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f"<title>{html.escape(title, quote=False)}</title>",
+        '<meta name="memhtml-type" content="semantic">',
+        '<meta name="memhtml-status" content="active">',
+        '<meta name="memhtml-created" content="2026-11-30T09:00:00Z">',
+        '<meta name="memhtml-updated" content="2026-11-30T09:00:00Z">',
+        '<meta name="memhtml-confidence" content="0.90">',
+        '<meta name="memhtml-entity" content="dataset:scifact">',
+        '<meta name="memhtml-tag" content="science">',
+        '<link rel="memhtml-relates-to" href="/resources/science/index-of-abstracts.html">',
+        "</head>",
+        "<body>",
+        "<article>",
+        first + "</p>",
+        *(f"<p>{html.escape(p, quote=False)}</p>" for p in paragraphs),
+        f'<dl><dt>corpus id</dt><dd><data value="{doc["_id"]}">{doc["_id"]}</data></dd></dl>',
+        "</article>",
+        "</body>",
+        "</html>",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+class _TextCollector(HTMLParser):
+    """The floor: collect text, nothing else."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def _stdlib(text: str) -> str:
+    collector = _TextCollector()
+    collector.feed(text)
+    collector.close()
+    return "".join(collector.parts)
+
+
+def _time(label: str, fn: Any, files: list[tuple[str, str]], repeat: int) -> dict[str, Any]:
+    """Best of ``repeat`` passes, as CPU time of this process (what one core delivers, even on a
+    machine other jobs share) and as wall time."""
+    cpu_runs: list[float] = []
+    wall_runs: list[float] = []
+    for _ in range(repeat):
+        wall0 = time.perf_counter()
+        cpu0 = time.process_time()
+        for path, text in files:
+            fn(path, text)
+        cpu_runs.append(time.process_time() - cpu0)
+        wall_runs.append(time.perf_counter() - wall0)
+    cpu = min(cpu_runs)
+    wall = min(wall_runs)
+    return {
+        "pass": label,
+        "files": len(files),
+        "cpu_seconds_best": round(cpu, 4),
+        "wall_seconds_best": round(wall, 4),
+        "wall_seconds_median": round(statistics.median(wall_runs), 4),
+        "files_per_cpu_s": round(len(files) / cpu, 1),
+        "files_per_wall_s": round(len(files) / wall, 1),
+        "us_per_file_cpu": round(cpu / len(files) * 1e6, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=0, help="only the first N abstracts")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of parse_memory")
+    args = parser.parse_args(argv)
+
+    corpus = shared_dir() / "data" / "scifact" / "corpus.jsonl.gz"
+    with gzip.open(corpus, "rt", encoding="utf-8") as fh:
+        docs = [json.loads(line) for line in fh]
+    if args.limit:
+        docs = docs[: args.limit]
+    files = [(f"resources/science/{d['_id']}.html", render(d)) for d in docs]
+
+    # Every rendered file must parse: a bench over refusals would measure the wrong path.
+    refused = 0
+    for path, text in files:
+        try:
+            parse_memory(path, text)
+        except Exception:
+            refused += 1
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for path, text in files:
+            parse_memory(path, text)
+        profiler.disable()
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(20)
+
+    results = [
+        _time("parse_memory", parse_memory, files, args.repeat),
+        _time("lexbor_only", lambda _p, t: LexborHTMLParser(t), files, args.repeat),
+        _time("stdlib_html_parser", lambda _p, t: _stdlib(t), files, args.repeat),
+    ]
+    total_bytes = sum(len(text.encode("utf-8")) for _, text in files)
+    report = {
+        "corpus": "scifact",
+        "files": len(files),
+        "refused": refused,
+        "mean_file_bytes": round(total_bytes / max(len(files), 1)),
+        "python": sys.version.split()[0],
+        "target_files_per_s": 3000,
+        "results": results,
+        "meets_target_cpu": results[0]["files_per_cpu_s"] >= 3000,
+        "load_average": list(os.getloadavg()),
+    }
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""An asyncio client over one connection, safe to share between tasks.
+
+Many tasks may call at once: each request registers a future under its id, one reader task feeds
+the socket's bytes to the sans-I/O core and resolves the futures by id. When the connection
+drops, every pending call fails with ``DaemonUnavailable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from headd_client.protocol import Answer, ClientProtocol, DaemonUnavailable, unwrap
+
+READ_CHUNK = 256 * 1024
+
+
+class AsyncClient:
+    """``async with AsyncClient(path) as c: await c.call("status")``."""
+
+    def __init__(self, socket_path: str | os.PathLike[str]) -> None:
+        self.socket_path = Path(socket_path)
+        self._protocol = ClientProtocol()
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._pending: dict[int | str | None, asyncio.Future[Any]] = {}
+        self._write_lock = asyncio.Lock()
+
+    async def connect(self) -> AsyncClient:
+        if self._writer is None:
+            try:
+                self._reader, self._writer = await asyncio.open_unix_connection(
+                    os.fspath(self.socket_path)
+                )
+            except OSError as exc:
+                raise DaemonUnavailable(
+                    f"no daemon answers on {self.socket_path}: {exc.strerror or exc}",
+                    {"socket": str(self.socket_path)},
+                ) from None
+            self._pump = asyncio.create_task(self._read_answers())
+        return self
+
+    async def close(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._pump
+            self._pump = None
+        if self._writer is not None:
+            self._writer.close()
+            with contextlib.suppress(Exception):
+                await self._writer.wait_closed()
+            self._writer = None
+        self._fail_pending(DaemonUnavailable("client closed"))
+
+    async def __aenter__(self) -> AsyncClient:
+        return await self.connect()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def call(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> Any:
+        await self.connect()
+        request_id, line = self._protocol.request(method, {**(params or {}), **kw})
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        await self._send(line)
+        answer: Answer = await future
+        return unwrap(answer)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        await self.connect()
+        await self._send(self._protocol.notification(method, {**(params or {}), **kw}))
+
+    async def _send(self, line: bytes) -> None:
+        writer = self._writer
+        if writer is None:
+            raise DaemonUnavailable("not connected")
+        async with self._write_lock:
+            try:
+                writer.write(line)
+                await writer.drain()
+            except (ConnectionError, OSError) as exc:
+                raise DaemonUnavailable(f"daemon went away: {exc}") from None
+
+    async def _read_answers(self) -> None:
+        reader = self._reader
+        assert reader is not None
+        error: Exception = DaemonUnavailable("daemon closed the connection")
+        try:
+            while True:
+                data = await reader.read(READ_CHUNK)
+                if not data:
+                    break
+                for item in self._protocol.receive(data):
+                    for answer in item if isinstance(item, list) else [item]:
+                        future = self._pending.pop(answer.id, None)
+                        if future is not None and not future.done():
+                            future.set_result(answer)
+        except (ConnectionError, OSError) as exc:
+            error = DaemonUnavailable(f"daemon went away: {exc}")
+        except Exception as exc:  # a protocol violation fails every pending call with it
+            error = exc
+        self._fail_pending(error)
+
+    def _fail_pending(self, error: Exception) -> None:
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(error)

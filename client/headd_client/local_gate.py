@@ -1,0 +1,61 @@
+"""The head gate computed in this process, for ``headctl gate`` when no daemon serves the store.
+
+It loads the base version from git and builds the landed one by advancing from it (the tree
+difference only), then runs the same ``gate_heads`` the daemon runs, so the two paths answer with
+the same report. ``describe`` renders any report (the daemon's JSON or ours) as the head's
+one-line failure account, by turning it back into the head's own report value first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pygit2
+
+from headd.errors import GitFailure
+
+
+def _report_type() -> type:
+    from headd.head import HeadGateReport
+
+    return HeadGateReport
+
+
+def to_plain(report: Any) -> dict[str, Any]:
+    plain = msgspec.json.decode(msgspec.json.encode(report))
+    assert isinstance(plain, dict)
+    return plain
+
+
+def describe(report: Mapping[str, Any]) -> str:
+    from headd.head import describe_head_gate_failure
+
+    value: Any = msgspec.convert(dict(report), type=_report_type())
+    return str(describe_head_gate_failure(value))
+
+
+def run_gate(store: Path, params: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """(report as plain JSON values, the one-line failure account)."""
+    from headd.head import advance_head, describe_head_gate_failure, gate_heads, load_head
+
+    try:
+        repo = pygit2.Repository(str(store))
+    except (pygit2.GitError, KeyError):
+        raise GitFailure(f"not a git repository: {store}", {"store": str(store)}) from None
+
+    def commit_of(spec: str) -> str:
+        try:
+            return str(repo.revparse_single(spec).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise GitFailure(f"no commit named {spec!r} in the store", {"at": spec}) from None
+
+    base_sha = commit_of(str(params["base"]))
+    landed_sha = commit_of(str(params["landed"]))
+    base = load_head(repo, base_sha)
+    landed = advance_head(repo, base, landed_sha)
+    options = {k: params[k] for k in ("probes", "k", "tolerance", "seed") if k in params}
+    report = gate_heads(base, landed, **options)
+    return to_plain(report), str(describe_head_gate_failure(report))

@@ -1,0 +1,157 @@
+"""The client's sans-I/O core: requests to bytes, bytes to answers, error codes to exceptions.
+
+Neither the sync nor the asyncio client parses or frames anything itself: both feed what the
+socket returned to ``ClientProtocol.receive`` and ask it for the answers, so the two can never
+disagree about the wire. A failure answer becomes the same exception class the daemon raised
+(``headd.errors``), found by its ``ERR_`` code for domain failures and by its JSON-RPC code for
+protocol ones; an ``ERR_`` code this client does not know still becomes a ``HeaddError`` whose
+``code`` is the one sent.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from headd.daemon.io_ import DEFAULT_LINE_LIMIT, LineFramer, Oversized
+from headd.errors import (
+    DOMAIN_ERROR_CODE,
+    DOMAIN_ERRORS,
+    HeaddError,
+    InternalError,
+    InvalidMemory,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    RpcError,
+)
+
+JSONRPC_VERSION = "2.0"
+
+RPC_ERRORS: dict[int, type[RpcError]] = {
+    cls.rpc_code: cls
+    for cls in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError)
+}
+
+
+class DaemonUnavailable(HeaddError):
+    """No daemon answers on the socket (not running, or it went away mid-call)."""
+
+    code = "ERR_DAEMON_UNAVAILABLE"
+
+
+class ProtocolViolation(HeaddError):
+    """The daemon sent something that is not a JSON-RPC answer we asked for."""
+
+    code = "ERR_PROTOCOL"
+
+
+class ErrorObject(msgspec.Struct):
+    code: int
+    message: str
+    data: Any = None
+
+
+class Answer(msgspec.Struct):
+    """One JSON-RPC response; exactly one of ``result``/``error`` is meaningful."""
+
+    id: int | str | None
+    jsonrpc: str = JSONRPC_VERSION
+    result: Any = None
+    error: ErrorObject | None = None
+
+
+_decode_answer = msgspec.json.Decoder(Answer).decode
+_decode_batch = msgspec.json.Decoder(list[Answer]).decode
+_encoder = msgspec.json.Encoder()
+_unknown_domain: dict[str, type[HeaddError]] = {}
+
+
+def _domain_class(code: str) -> type[HeaddError]:
+    known = DOMAIN_ERRORS.get(code)
+    if known is not None:
+        return known
+    if code == DaemonUnavailable.code:
+        return DaemonUnavailable
+    cls = _unknown_domain.get(code)
+    if cls is None:
+        cls = type("RemoteError_" + code, (HeaddError,), {"code": code})
+        _unknown_domain[code] = cls
+    return cls
+
+
+def exception_for(error: ErrorObject) -> Exception:
+    """The typed exception an error object stands for."""
+    if error.code == DOMAIN_ERROR_CODE and isinstance(error.data, Mapping):
+        code = str(error.data.get("code", "ERR_INTERNAL"))
+        details = error.data.get("details") or {}
+        cls = _domain_class(code)
+        exc = cls.__new__(cls)
+        HeaddError.__init__(exc, error.message, dict(details))
+        if isinstance(exc, InvalidMemory):
+            exc.path = str(details.get("path", ""))
+            exc.violations = tuple(details.get("violations", ()))
+        return exc
+    rpc_cls = RPC_ERRORS.get(error.code, RpcError)
+    return rpc_cls(error.message, error.data)
+
+
+def unwrap(answer: Answer) -> Any:
+    """The result of an answer, or raise the exception its error stands for."""
+    if answer.error is not None:
+        raise exception_for(answer.error)
+    return answer.result
+
+
+class ClientProtocol:
+    """Ids, encoding and framing for one connection; no sockets in here."""
+
+    def __init__(self, line_limit: int = DEFAULT_LINE_LIMIT) -> None:
+        self._ids = itertools.count(1)
+        self._framer = LineFramer(line_limit)
+
+    def request(self, method: str, params: Mapping[str, Any] | None = None) -> tuple[int, bytes]:
+        """A request line (with its newline) and the id its answer will carry."""
+        request_id = next(self._ids)
+        return request_id, self._encode(method, params, request_id) + b"\n"
+
+    def notification(self, method: str, params: Mapping[str, Any] | None = None) -> bytes:
+        return self._encode(method, params, None) + b"\n"
+
+    def batch(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> tuple[list[int], bytes]:
+        ids = [next(self._ids) for _ in calls]
+        body = b",".join(
+            self._encode(method, params, rid)
+            for rid, (method, params) in zip(ids, calls, strict=True)
+        )
+        return ids, b"[" + body + b"]\n"
+
+    @staticmethod
+    def _encode(method: str, params: Mapping[str, Any] | None, request_id: int | None) -> bytes:
+        message: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, "method": method}
+        if params is not None:
+            message["params"] = {k: v for k, v in params.items() if v is not None}
+        if request_id is not None:
+            message["id"] = request_id
+        return _encoder.encode(message)
+
+    def receive(self, data: bytes) -> list[Answer | list[Answer]]:
+        """The answers (a list for a batch answer) that ``data`` completes."""
+        out: list[Answer | list[Answer]] = []
+        for line in self._framer.feed(data):
+            if isinstance(line, Oversized):
+                raise ProtocolViolation(f"answer longer than {line.limit} bytes")
+            if not line.strip():
+                continue
+            try:
+                if line.lstrip()[:1] == b"[":
+                    out.append(_decode_batch(line))
+                else:
+                    out.append(_decode_answer(line))
+            except msgspec.DecodeError as exc:
+                raise ProtocolViolation(f"undecodable answer: {exc}") from None
+        return out

@@ -1,0 +1,124 @@
+"""A blocking client over one Unix socket connection, for scripts and headctl.
+
+One request at a time: ``call`` writes a line and reads until its answer arrives. Answers on one
+connection come in request order (contract section 2), so an answer with another id is a
+protocol violation, not something to queue.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from headd_client.protocol import (
+    Answer,
+    ClientProtocol,
+    DaemonUnavailable,
+    ProtocolViolation,
+    unwrap,
+)
+
+READ_CHUNK = 256 * 1024
+
+
+class Client:
+    """``Client(path).call("status")``; use as a context manager to close the connection."""
+
+    def __init__(
+        self, socket_path: str | os.PathLike[str], *, timeout: float | None = 60.0
+    ) -> None:
+        self.socket_path = Path(socket_path)
+        self.timeout = timeout
+        self._sock: socket.socket | None = None
+        self._protocol = ClientProtocol()
+        self._ready: list[Answer | list[Answer]] = []
+
+    # -- connection ---------------------------------------------------------------------
+
+    def connect(self) -> Client:
+        if self._sock is None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(os.fspath(self.socket_path))
+            except OSError as exc:
+                sock.close()
+                raise DaemonUnavailable(
+                    f"no daemon answers on {self.socket_path}: {exc.strerror or exc}",
+                    {"socket": str(self.socket_path)},
+                ) from None
+            self._sock = sock
+        return self
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self) -> Client:
+        return self.connect()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- calls --------------------------------------------------------------------------
+
+    def call(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> Any:
+        """Call ``method`` with ``params`` (or keyword params) and return its result."""
+        merged = {**(params or {}), **kw}
+        request_id, line = self._protocol.request(method, merged)
+        self._send(line)
+        answer = self._next()
+        if isinstance(answer, list) or answer.id != request_id:
+            raise ProtocolViolation(f"answer out of order for request {request_id}")
+        return unwrap(answer)
+
+    def notify(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        self._send(self._protocol.notification(method, {**(params or {}), **kw}))
+
+    def batch(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> list[Answer]:
+        """Send one batch; the answers in request order (raise nothing: inspect each)."""
+        ids, line = self._protocol.batch(calls)
+        self._send(line)
+        answers = self._next()
+        if not isinstance(answers, list):
+            answers = [answers]
+        by_id = {a.id: a for a in answers}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def _send(self, line: bytes) -> None:
+        sock = self.connect()._sock
+        assert sock is not None
+        try:
+            sock.sendall(line)
+        except OSError as exc:
+            self.close()
+            raise DaemonUnavailable(f"daemon went away: {exc.strerror or exc}") from None
+
+    def _next(self) -> Answer | list[Answer]:
+        while not self._ready:
+            sock = self._sock
+            if sock is None:
+                raise DaemonUnavailable("not connected")
+            try:
+                data = sock.recv(READ_CHUNK)
+            except TimeoutError:
+                self.close()
+                raise DaemonUnavailable(f"no answer within {self.timeout} s") from None
+            except OSError as exc:
+                self.close()
+                raise DaemonUnavailable(f"daemon went away: {exc.strerror or exc}") from None
+            if not data:
+                self.close()
+                raise DaemonUnavailable("daemon closed the connection")
+            self._ready.extend(self._protocol.receive(data))
+        return self._ready.pop(0)

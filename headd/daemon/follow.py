@@ -1,0 +1,304 @@
+"""Following the branch: the version the daemon answers from, kept at the ref's tip.
+
+Every request calls ``current()``: it reads the ref (one libgit2 lookup, ~20 µs) and, when the ref
+moved, advances before answering. Advances are serialized by one asyncio lock, and the ref is
+read again inside it, so two requests that both saw the move cause one advance, and a waiter never
+moves the version back to a tip it saw before it waited. A background task does the same every
+``poll_interval`` seconds, so an external ``git commit`` is usually picked up before anyone asks.
+
+Older versions (``at``) come from a small LRU: the versions the follower advanced past, plus any
+commit loaded on demand by advancing from the current version (a tree diff has no direction, so
+this re-parses only the paths the two commits differ on).
+
+The heavy work (load, advance) runs on one dedicated git thread that owns its own
+``pygit2.Repository``, because libgit2 repository handles must not be shared between threads;
+the event loop keeps a second handle for the cheap ref reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import pygit2
+
+from headd.errors import GitFailure
+
+log = logging.getLogger(__name__)
+
+V = TypeVar("V")
+
+Loader = Callable[[pygit2.Repository, str], Any]
+Advancer = Callable[[pygit2.Repository, Any, str], Any]
+
+
+def resolve_followed_ref(repo: pygit2.Repository, ref: str | None) -> str:
+    """The full name of the ref to follow: ``--ref`` (short or full), else the branch of HEAD."""
+    if ref:
+        try:
+            return str(repo.lookup_reference_dwim(ref).name)
+        except (KeyError, pygit2.InvalidSpecError):
+            if ref.startswith("refs/"):
+                return ref
+            return f"refs/heads/{ref}"
+    if repo.head_is_detached:
+        return "HEAD"
+    try:
+        return str(repo.lookup_reference("HEAD").target)
+    except (KeyError, pygit2.GitError) as exc:
+        raise GitFailure(f"cannot resolve HEAD: {exc}") from None
+
+
+def read_ref(repo: pygit2.Repository, ref: str) -> str | None:
+    """The commit sha ``ref`` points at now, or None when it does not resolve."""
+    try:
+        target = repo.lookup_reference(ref).resolve().target
+    except (KeyError, pygit2.GitError, pygit2.InvalidSpecError):
+        return None
+    return str(target)
+
+
+def resolve_commit(repo: pygit2.Repository, spec: str) -> str:
+    """A commit sha for a ref name, a sha or an abbreviation; GitFailure when none matches."""
+    try:
+        obj = repo.revparse_single(spec)
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise GitFailure(f"no commit named {spec!r} in the store", {"at": spec}) from None
+    return str(commit.id)
+
+
+class VersionLRU(Generic[V]):
+    """A bounded map from sha to version, least recently used evicted first."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[str, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, sha: str) -> V | None:
+        with self._lock:
+            value = self._items.get(sha)
+            if value is not None:
+                self._items.move_to_end(sha)
+            return value
+
+    def put(self, sha: str, value: V) -> None:
+        with self._lock:
+            self._items[sha] = value
+            self._items.move_to_end(sha)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, sha: object) -> bool:
+        return sha in self._items
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceReport:
+    sha: str
+    from_sha: str
+    changed: int
+    took_ms: float
+
+
+class GitThread:
+    """One worker thread that owns its own repository handle for every heavy git read."""
+
+    def __init__(self, repo_path: Path) -> None:
+        self._repo_path = repo_path
+        self._repo: pygit2.Repository | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="headd-git")
+
+    def _handle(self) -> pygit2.Repository:
+        if self._repo is None:
+            self._repo = pygit2.Repository(str(self._repo_path))
+        return self._repo
+
+    async def run(self, fn: Callable[[pygit2.Repository], V]) -> V:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(self._handle()))
+
+    def run_blocking(self, fn: Callable[[pygit2.Repository], V]) -> V:
+        return self._executor.submit(lambda: fn(self._handle())).result()
+
+    def shutdown(self, *, wait: bool = True) -> None:
+        self._executor.shutdown(wait=wait, cancel_futures=True)
+
+
+def changed_paths(repo: pygit2.Repository, a: str, b: str) -> int:
+    """How many paths the trees of two commits differ on (a rename counts both paths)."""
+    if a == b:
+        return 0
+    tree_a = repo[a].peel(pygit2.Tree)
+    tree_b = repo[b].peel(pygit2.Tree)
+    paths: set[str] = set()
+    for delta in tree_a.diff_to_tree(tree_b).deltas:
+        paths.add(delta.old_file.path)
+        paths.add(delta.new_file.path)
+    return len(paths)
+
+
+def _cut_parent(version: Any) -> None:
+    """Drop a version's pointer to the one it was built from, so we hold no chain of deltas."""
+    if getattr(version, "parent", None) is not None:
+        version.parent = None
+
+
+class RefFollower:
+    """The current version at the followed ref's tip, advanced as the ref moves."""
+
+    def __init__(
+        self,
+        repo_path: Path,
+        ref: str,
+        git: GitThread,
+        *,
+        loader: Loader,
+        advancer: Advancer,
+        history: int = 8,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.repo_path = repo_path
+        self.ref = ref
+        self._git = git
+        self._load = loader
+        self._advance = advancer
+        self._clock = clock
+        self._ref_repo = pygit2.Repository(str(repo_path))
+        self._lock = asyncio.Lock()
+        self._history: VersionLRU[Any] = VersionLRU(history)
+        self.version: Any = None
+        self.load_ms: float = 0.0
+        self.advances = 0
+        self.last_advance_ms: float | None = None
+        self.last_advance_by: str | None = None
+        #: Called on the event loop with each new version (the vector fill hooks in here).
+        self.on_advance: Callable[[Any], None] | None = None
+
+    # -- start ---------------------------------------------------------------------------
+
+    def load_blocking(self) -> Any:
+        """The first load, on the git thread, before the daemon accepts anyone."""
+        sha = read_ref(self._ref_repo, self.ref)
+        if sha is None:
+            raise GitFailure(f"ref {self.ref} does not resolve", {"ref": self.ref})
+        start = self._clock()
+        self.version = self._git.run_blocking(lambda repo: self._load(repo, sha))
+        self.load_ms = (self._clock() - start) * 1000.0
+        log.info("loaded %s at %s in %.0f ms", self.ref, sha[:12], self.load_ms)
+        return self.version
+
+    # -- following -----------------------------------------------------------------------
+
+    def tip(self) -> str | None:
+        return read_ref(self._ref_repo, self.ref)
+
+    async def current(self, by: str = "request") -> Any:
+        """The version at the ref's tip as it is now, advancing first if the ref moved."""
+        tip = self.tip()
+        if tip is None:
+            log.warning("ref %s does not resolve; answering at %s", self.ref, self.version.sha)
+            return self.version
+        if tip == self.version.sha:
+            return self.version
+        await self.advance(by)
+        return self.version
+
+    async def advance(self, by: str = "request") -> AdvanceReport:
+        """Advance to the ref's tip now (a no-op report when already there)."""
+        async with self._lock:
+            tip = self.tip()
+            before = self.version
+            if tip is None or tip == before.sha:
+                return AdvanceReport(before.sha, before.sha, 0, 0.0)
+            start = self._clock()
+            new, changed = await self._git.run(
+                lambda repo: (
+                    self._advance(repo, before, tip),
+                    changed_paths(repo, before.sha, tip),
+                )
+            )
+            took = (self._clock() - start) * 1000.0
+            _cut_parent(new)
+            self._history.put(before.sha, before)
+            self.version = new
+            self.advances += 1
+            self.last_advance_ms = took
+            self.last_advance_by = by
+            if self.on_advance is not None:
+                self.on_advance(new)
+            log.info(
+                "advanced %s → %s (%d paths) in %.1f ms", before.sha[:12], tip[:12], changed, took
+            )
+            return AdvanceReport(tip, before.sha, changed, took)
+
+    async def follow_forever(self, interval: float) -> None:
+        """The background follower: poll the ref every ``interval`` seconds."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.current("background")
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("background advance failed")
+
+    # -- other versions --------------------------------------------------------------------
+
+    def resolve(self, spec: str) -> str:
+        return resolve_commit(self._ref_repo, spec)
+
+    async def at(self, spec: str | None) -> Any:
+        """The version named by ``spec`` (any commit), or the current one when None."""
+        current = await self.current()
+        if spec is None:
+            return current
+        sha = self.resolve(spec)
+        if sha == current.sha:
+            return current
+        cached = self._history.get(sha)
+        if cached is not None:
+            return cached
+        start = self._clock()
+        version = await self._git.run(lambda repo: self._advance(repo, current, sha))
+        log.info("loaded %s on demand in %.1f ms", sha[:12], (self._clock() - start) * 1000.0)
+        _cut_parent(version)
+        self._history.put(sha, version)
+        return version
+
+    def version_blocking(self, sha: str) -> Any:
+        """The version at commit ``sha``, for synchronous callers on other threads (sessions).
+
+        Never call this on the git thread itself (it waits for that thread).
+        """
+        current = self.version
+        if sha == current.sha:
+            return current
+        cached = self._history.get(sha)
+        if cached is not None:
+            return cached
+        version = self._git.run_blocking(lambda repo: self._advance(repo, current, sha))
+        _cut_parent(version)
+        self._history.put(sha, version)
+        return version
+
+    async def version_report(self, spec: str) -> tuple[Any, AdvanceReport]:
+        """Load ``spec`` into the LRU and say how it differs from the current version."""
+        current = await self.current()
+        start = self._clock()
+        version = await self.at(spec)
+        took = (self._clock() - start) * 1000.0
+        changed = await self._git.run(lambda repo: changed_paths(repo, current.sha, version.sha))
+        return version, AdvanceReport(version.sha, current.sha, changed, took)

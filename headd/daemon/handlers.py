@@ -1,0 +1,363 @@
+"""The methods themselves: one ``case`` per typed request, answering in the contract's shapes.
+
+``Service.dispatch`` is what ``json_rpc`` calls: it decodes the params into their Struct
+(``methods.decode_request``) and matches on the type. Every read first asks the follower for the
+version at the ref's tip (which advances when the ref moved), or for the version ``at`` names, or
+for a session's overlay on its base. Slow work (the gate, session writes and commits) runs on a
+worker thread so the event loop keeps answering; session writes share one thread, which is the
+"one commit at a time" lock the commit path relies on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import Raw
+
+from headd.daemon.follow import RefFollower
+from headd.daemon.head_api import HeadApi, paths_of, record_count, skipped_count, skipped_files
+from headd.daemon.methods import (
+    Advance,
+    ByContentHash,
+    ByEntity,
+    ByFrameKey,
+    Filter,
+    Gate,
+    Inbound,
+    Read,
+    Request,
+    Resolve,
+    Search,
+    SessionApply,
+    SessionClose,
+    SessionCommit,
+    SessionList,
+    SessionOpen,
+    SessionRebase,
+    Skipped,
+    Status,
+    decode_request,
+)
+from headd.daemon.vectors import NO_VECTORS, VectorService
+from headd.errors import InvalidParams, MethodNotFound, PathNotFound
+from headd.record import record_to_wire
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+RESOLVE_MAX_STEPS = 64
+
+
+@functools.cache
+def daemon_version() -> str:
+    """The installed distribution's version (robust to how the package was installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("headd")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def iso_utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class Service:
+    """Everything a request may touch, and the handlers over it."""
+
+    store: Path
+    follower: RefFollower
+    head: HeadApi
+    sessions: Any = None
+    vectors: VectorService | None = None
+    socket_path: Path | None = None
+    embedder: str = "off"
+    clock: Callable[[], datetime] = utc_now
+    monotonic: Callable[[], float] = time.monotonic
+    started: float = field(default_factory=time.monotonic)
+    _writer: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-commit")
+    )
+    _compute: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-gate")
+    )
+
+    async def dispatch(self, method: str, params: Raw | None) -> Any:
+        return await self.handle(decode_request(method, params))
+
+    async def handle(self, request: Request) -> Any:
+        match request:
+            case Status():
+                return await self.status()
+            case Search():
+                return await self.search(request)
+            case Read(path=path, at=at, session=session):
+                view = await self.view(at, session)
+                record = view.record(path)
+                return {
+                    "sha": view.sha,
+                    "record": None if record is None else record_to_wire(record),
+                }
+            case Skipped(at=at):
+                view = await self.view(at, None)
+                return {"sha": view.sha, "files": skipped_files(view)}
+            case Resolve(path=path, at=at, session=session):
+                return self.resolve(await self.view(at, session), path)
+            case Inbound(href=href, at=at, session=session):
+                view = await self.view(at, session)
+                return {"sha": view.sha, "paths": paths_of(view.inbound, href)}
+            case ByEntity(entity=entity, at=at, session=session):
+                view = await self.view(at, session)
+                return {"sha": view.sha, "paths": paths_of(view.by_entity, entity)}
+            case ByFrameKey(key=key, at=at, session=session):
+                view = await self.view(at, session)
+                return {"sha": view.sha, "paths": paths_of(view.by_frame_key, key)}
+            case ByContentHash(hash=content_hash, at=at, session=session):
+                view = await self.view(at, session)
+                return {"sha": view.sha, "paths": paths_of(view.by_content_hash, content_hash)}
+            case Advance(to=to):
+                return await self.advance(to)
+            case Gate():
+                return await self.gate(request)
+            case SessionOpen() | SessionApply() | SessionCommit() | SessionRebase():
+                return await self.session_call(request)
+            case SessionClose() | SessionList():
+                return await self.session_call(request)
+        raise MethodNotFound(f"no handler for {type(request).__name__}")
+
+    # -- versions --------------------------------------------------------------------------
+
+    async def view(self, at: str | None, session: str | None) -> Any:
+        """The version a read sees: a session's overlay, the one ``at`` names, or the tip."""
+        if session is not None:
+            if at is not None:
+                raise InvalidParams("pass either at or session, not both")
+            registry = self._registry()
+            await self.follower.current()
+            return await self._in_writer(lambda: registry.view(session))
+        return await self.follower.at(at)
+
+    # -- status ----------------------------------------------------------------------------
+
+    async def status(self) -> dict[str, Any]:
+        view = await self.follower.current()
+        memhtml = self.store / ".memhtml"
+        sessions = 0
+        if self.sessions is not None:
+            try:
+                sessions = len(self.sessions.list().sessions)
+            except Exception:  # a broken log must not take status down
+                log.exception("listing sessions for status failed")
+        return {
+            "store": str(self.store),
+            "ref": self.follower.ref,
+            "sha": view.sha,
+            "records": record_count(view),
+            "skipped": skipped_count(view),
+            "load_source": "git",
+            "load_ms": round(self.follower.load_ms, 1),
+            "advances": self.follower.advances,
+            "last_advance_ms": None
+            if self.follower.last_advance_ms is None
+            else round(self.follower.last_advance_ms, 1),
+            "last_advance_by": self.follower.last_advance_by,
+            "vectors": self.vectors.status(view)
+            if self.vectors is not None
+            else {"space": None, "entries": 0, "coverage": 0.0},
+            "sessions": sessions,
+            "index_path": str(memhtml / "index.db"),
+            "state_path": str(memhtml / "state.db"),
+            "socket": None if self.socket_path is None else str(self.socket_path),
+            "embedder": self.embedder,
+            "uptime_s": round(self.monotonic() - self.started, 3),
+            "pid": os.getpid(),
+            "version": daemon_version(),
+        }
+
+    # -- search ----------------------------------------------------------------------------
+
+    def _admit(self, filter_: Filter | None) -> Any:
+        """The scope every arm ranks within; with no filter, active non-task memories."""
+        if filter_ is None:
+            return self.head.scope()
+        args = {
+            name: tuple(value) if isinstance(value, list) else value
+            for name, value in msgspec.structs.asdict(filter_).items()
+            if value is not None
+        }
+        return self.head.scope(**args)
+
+    async def search(self, request: Search) -> dict[str, Any]:
+        if request.plane != "head":
+            raise MethodNotFound("the index plane is not served by this daemon yet")
+        view = await self.view(request.at, request.session)
+        now = request.now or iso_utc(self.clock())
+        admit = self._admit(request.filter)
+        start = time.perf_counter()
+        arm = NO_VECTORS
+        if self.vectors is not None:
+            arm = await self.vectors.for_search(view, request.query, request.vectors)
+        hits = self.head.search_head(
+            view,
+            request.query,
+            limit=request.limit,
+            now=now,
+            admit=admit,
+            vectors=arm.vectors,
+            query_vector=arm.query_vector,
+        )
+        took = (time.perf_counter() - start) * 1000.0
+        return {
+            "sha": view.sha,
+            "hits": [
+                {
+                    "path": hit.path,
+                    "score": hit.score,
+                    "title": hit.title,
+                    "claim": hit.claim,
+                    "arms": list(hit.arms),
+                }
+                for hit in hits
+            ],
+            "arms": ["lexical", "recency", "vector"] if arm.ran else ["lexical", "recency"],
+            "degraded": not arm.ran,
+            "took_ms": round(took, 3),
+        }
+
+    # -- resolve ---------------------------------------------------------------------------
+
+    def resolve(self, view: Any, path: str) -> dict[str, Any]:
+        """Follow an archive move, then supersedes links forward, to the live memory."""
+        path = path.lstrip("/")
+        chain = [path]
+        current = path
+        if view.record(current) is None:
+            moved = self._archived_copy(view, current)
+            if moved is None:
+                raise PathNotFound(f"no memory at {path}", {"path": path})
+            current = moved
+            chain.append(current)
+        for _ in range(RESOLVE_MAX_STEPS):
+            successor = self._successor(view, current)
+            if successor is None or successor in chain:
+                break
+            current = successor
+            chain.append(current)
+        return {"sha": view.sha, "path": current, "chain": chain}
+
+    @staticmethod
+    def _archived_copy(view: Any, path: str) -> str | None:
+        """The newest ``archive/<YYYY>/<path>`` the version holds (a scan: resolve is rare)."""
+        records = getattr(view, "records", None)
+        if records is None:
+            return None
+        values = records() if callable(records) else records
+        if hasattr(values, "values"):
+            values = values.values()
+        candidates = [r.path for r in values if r.archived and r.origin_path == path]
+        return max(candidates) if candidates else None
+
+    @staticmethod
+    def _successor(view: Any, path: str) -> str | None:
+        record = view.record(path)
+        hrefs = {"/" + path}
+        if record is not None and record.origin_path:
+            hrefs.add("/" + record.origin_path)
+        found: list[tuple[bool, str]] = []
+        for href in hrefs:
+            for linker in paths_of(view.inbound, href):
+                other = view.record(linker)
+                if other is None:
+                    continue
+                if any(link.rel == "supersedes" and link.href in hrefs for link in other.links):
+                    found.append((other.archived, linker))
+        if not found:
+            return None
+        found.sort()
+        return found[0][1]
+
+    # -- advance and gate --------------------------------------------------------------------
+
+    async def advance(self, to: str | None) -> dict[str, Any]:
+        if to is None:
+            report = await self.follower.advance("advance")
+        else:
+            _, report = await self.follower.version_report(to)
+        return {
+            "sha": report.sha,
+            "from": report.from_sha,
+            "changed": report.changed,
+            "took_ms": round(report.took_ms, 3),
+        }
+
+    async def gate(self, request: Gate) -> Any:
+        base = await self.follower.at(request.base)
+        landed = await self.follower.at(request.landed)
+        report = await self._run(
+            self._compute,
+            lambda: self.head.gate_heads(
+                base,
+                landed,
+                probes=request.probes,
+                k=request.k,
+                tolerance=request.tolerance,
+                seed=request.seed,
+            ),
+        )
+        return report
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def _registry(self) -> Any:
+        if self.sessions is None:
+            raise MethodNotFound("sessions are not available in this build")
+        return self.sessions
+
+    async def session_call(self, request: Request) -> Any:
+        registry = self._registry()
+        await self.follower.current()
+        match request:
+            case SessionOpen(id=session_id, base=base):
+                return await self._in_writer(lambda: registry.open(session_id, base))
+            case SessionApply(session=session_id, ops=ops):
+                return await self._in_writer(lambda: registry.apply(session_id, ops))
+            case SessionCommit(session=session_id, message=message):
+                result = await self._in_writer(lambda: registry.commit(session_id, message))
+                await self.follower.current()
+                return result
+            case SessionRebase(session=session_id, onto=onto):
+                return await self._in_writer(lambda: registry.rebase(session_id, onto))
+            case SessionClose(session=session_id):
+                return await self._in_writer(lambda: registry.close(session_id))
+            case SessionList():
+                return await self._in_writer(registry.list)
+        raise MethodNotFound(f"no session handler for {type(request).__name__}")
+
+    async def _in_writer(self, fn: Callable[[], T]) -> T:
+        return await self._run(self._writer, fn)
+
+    @staticmethod
+    async def _run(executor: ThreadPoolExecutor, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(executor, fn)
+
+    def shutdown(self) -> None:
+        self._writer.shutdown(wait=True)
+        self._compute.shutdown(wait=True)

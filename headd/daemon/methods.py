@@ -1,0 +1,210 @@
+"""The daemon's methods as typed requests: one msgspec Struct of params per method name.
+
+``decode_request`` turns a method name and its raw params into one of these values, so the
+handlers ``match`` on a type instead of poking at dicts, and a malformed params object is refused
+here with -32602 naming the offending field. Adding a method is one Struct, one entry in
+``METHODS`` and one ``case`` in ``handlers.py``. Field names and defaults are the contract's
+(section 4); unknown fields are refused, as a command line refuses an unknown flag.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Raw
+
+from headd.errors import InvalidParams, MethodNotFound
+from headd.ops import Op
+
+Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
+
+
+class _Params(msgspec.Struct, forbid_unknown_fields=True):
+    """Base of every params Struct."""
+
+
+class Filter(_Params):
+    """What every search arm ranks; by default active non-task memories."""
+
+    types: list[str] | None = None
+    workspace: str | None = None
+    tags: list[str] | None = None
+    entity: str | None = None
+    facets: list[str] | None = None
+    include_archived: bool = False
+    as_of: str | None = None
+
+
+class Status(_Params):
+    pass
+
+
+class Search(_Params):
+    query: str
+    limit: Limit = 10
+    at: str | None = None
+    session: str | None = None
+    now: str | None = None
+    filter: Filter | None = None
+    vectors: bool = True
+    plane: Literal["head", "index"] = "head"
+
+
+class Read(_Params):
+    path: str
+    at: str | None = None
+    session: str | None = None
+
+
+class Skipped(_Params):
+    at: str | None = None
+
+
+class Resolve(_Params):
+    path: str
+    at: str | None = None
+    session: str | None = None
+
+
+class Inbound(_Params):
+    href: str
+    at: str | None = None
+    session: str | None = None
+
+
+class ByEntity(_Params):
+    entity: str
+    at: str | None = None
+    session: str | None = None
+
+
+class ByFrameKey(_Params):
+    key: str
+    at: str | None = None
+    session: str | None = None
+
+
+class ByContentHash(_Params):
+    hash: str
+    at: str | None = None
+    session: str | None = None
+
+
+class Advance(_Params):
+    to: str | None = None
+
+
+class Gate(_Params):
+    base: str
+    landed: str
+    probes: Annotated[int, msgspec.Meta(ge=0, le=100_000)] = 200
+    k: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 10
+    tolerance: Annotated[float, msgspec.Meta(ge=0)] = 0.02
+    seed: int = 1
+
+
+class SessionOpen(_Params):
+    id: str | None = None
+    base: str | None = None
+
+
+class SessionApply(_Params):
+    session: str
+    ops: list[Op]
+
+
+class SessionCommit(_Params):
+    session: str
+    message: str | None = None
+
+
+class SessionRebase(_Params):
+    session: str
+    onto: str | None = None
+
+
+class SessionClose(_Params):
+    session: str
+
+
+class SessionList(_Params):
+    pass
+
+
+Request = (
+    Status
+    | Search
+    | Read
+    | Skipped
+    | Resolve
+    | Inbound
+    | ByEntity
+    | ByFrameKey
+    | ByContentHash
+    | Advance
+    | Gate
+    | SessionOpen
+    | SessionApply
+    | SessionCommit
+    | SessionRebase
+    | SessionClose
+    | SessionList
+)
+
+METHODS: dict[str, type[_Params]] = {
+    "status": Status,
+    "search": Search,
+    "read": Read,
+    "skipped": Skipped,
+    "resolve": Resolve,
+    "inbound": Inbound,
+    "by_entity": ByEntity,
+    "by_frame_key": ByFrameKey,
+    "by_content_hash": ByContentHash,
+    "advance": Advance,
+    "gate": Gate,
+    "session.open": SessionOpen,
+    "session.apply": SessionApply,
+    "session.commit": SessionCommit,
+    "session.rebase": SessionRebase,
+    "session.close": SessionClose,
+    "session.list": SessionList,
+}
+
+#: Methods of the contract served by the SQLite plane, which this daemon does not serve yet.
+PLANE_METHODS: frozenset[str] = frozenset(
+    {
+        "recall",
+        "reinforce",
+        "vectors.fill",
+        "index.rebuild",
+        "index.update",
+        "index.status",
+        "traces.index",
+        "traces.search",
+        "traces.show",
+    }
+)
+
+_DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}
+_EMPTY = b"{}"
+
+
+def decode_request(method: str, params: Raw | bytes | None) -> Request:
+    """The typed request for ``method``; MethodNotFound or InvalidParams when it cannot be one."""
+    decoder = _DECODERS.get(method)
+    if decoder is None:
+        if method in PLANE_METHODS:
+            raise MethodNotFound(
+                f"method not served by this daemon yet: {method}", {"method": method}
+            )
+        raise MethodNotFound(f"method not found: {method}", {"method": method})
+    raw = _EMPTY if params is None else params
+    try:
+        value = decoder.decode(raw)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(f"invalid params for {method}: {exc}") from None
+    except msgspec.DecodeError as exc:  # params present but not JSON: cannot happen after framing
+        raise InvalidParams(f"invalid params for {method}: {exc}") from None
+    return value  # type: ignore[return-value]

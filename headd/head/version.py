@@ -1,0 +1,199 @@
+"""Versions: the corpus at one commit, loaded from git or advanced from a parent.
+
+``load_head`` reads one commit's tree and blobs through pygit2 (no subprocess), in tree order, and
+folds the parsed records into indexes. ``advance_head`` builds the version at a later commit from
+its parent plus the paths the two trees differ on (a rename counts as both of its paths): each
+changed candidate is removed and, when still present, re-parsed, unless its blob is the parent
+record's, which keeps the parent's record object. Everything untouched is the parent's own object.
+A file that fails to parse is a :class:`SkippedFile`, recorded, never thrown.
+
+The git reads are a thin layer (``_tree_of``, ``_candidate_blobs``, ``_changed_paths``) over the
+pure fold in ``indexes.py``; pygit2 failures become :class:`headd.errors.GitFailure`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+
+import msgspec
+import pygit2
+
+from headd.errors import GitFailure, InvalidMemory
+from headd.head.indexes import EMPTY_INDEXES, IndexedView, Indexes, IndexesBuilder
+from headd.record import MemoryRecord
+
+log = logging.getLogger(__name__)
+
+MEMORY_EXTENSION = ".html"
+STATE_DIR = ".memhtml/"
+
+
+class SkippedFile(msgspec.Struct, frozen=True):
+    """A candidate file left out of a version, and why (the parser's violations)."""
+
+    path: str
+    reason: str
+
+
+def is_candidate_path(path: str) -> bool:
+    """Whether a tree path is a memory file: ``.html``, not under ``.memhtml/``, not ``index.html``."""
+    if not path.endswith(MEMORY_EXTENSION) or path.startswith(STATE_DIR):
+        return False
+    return path.rsplit("/", 1)[-1] != "index.html"
+
+
+class HeadVersion(IndexedView):
+    """One immutable version of the corpus, built from one commit.
+
+    ``parent`` points at the version it was advanced from (None when loaded from scratch), so a
+    caller can walk back; it is a pointer, so a chain of versions costs its deltas only.
+    """
+
+    __slots__ = ("parent", "skipped")
+
+    def __init__(
+        self,
+        indexes: Indexes,
+        sha: str,
+        parent: HeadVersion | None,
+        skipped: tuple[SkippedFile, ...],
+    ) -> None:
+        super().__init__(indexes, sha)
+        self.parent = parent
+        self.skipped = skipped
+
+    @property
+    def sha(self) -> str:
+        assert self._sha is not None
+        return self._sha
+
+
+def parse_record(path: str, data: str | bytes) -> MemoryRecord:
+    """One file as a record, or the parser's own :class:`InvalidMemory`."""
+    from headd.memfile.parse import parse_memory
+
+    return parse_memory(path, data)
+
+
+def _skip_reason(error: InvalidMemory) -> str:
+    return "; ".join(error.violations) or error.message
+
+
+def _commit_of(repo: pygit2.Repository, sha: str) -> pygit2.Commit:
+    try:
+        commit = repo.revparse_single(sha).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise GitFailure(f"cannot resolve commit {sha}", {"sha": sha}) from exc
+    return commit
+
+
+def _candidate_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, pygit2.Oid]]:
+    """``(path, blob id)`` of every candidate file under ``tree``, in git's tree order."""
+    for entry in tree:
+        name = entry.name
+        if name is None:  # pragma: no cover - tree entries always have names
+            continue
+        if entry.type_str == "tree":
+            if not prefix and name + "/" == STATE_DIR:
+                continue
+            yield from _candidate_blobs(entry, f"{prefix}{name}/")  # type: ignore[arg-type]
+        elif entry.type_str == "blob":
+            path = prefix + name
+            if is_candidate_path(path):
+                yield path, entry.id
+
+
+def _read_and_parse(
+    repo: pygit2.Repository, path: str, oid: pygit2.Oid
+) -> MemoryRecord | SkippedFile:
+    try:
+        data = repo[oid].data  # type: ignore[attr-defined]
+    except (KeyError, pygit2.GitError):
+        return SkippedFile(path, "blob missing from the object database")
+    try:
+        return parse_record(path, data)
+    except InvalidMemory as exc:
+        return SkippedFile(path, _skip_reason(exc))
+
+
+def load_head(repo: pygit2.Repository, sha: str) -> HeadVersion:
+    """The version at ``sha`` from a full tree read, folding the records in tree order."""
+    commit = _commit_of(repo, sha)
+    builder = IndexesBuilder(EMPTY_INDEXES)
+    skipped: list[SkippedFile] = []
+    try:
+        for path, oid in _candidate_blobs(commit.tree):
+            parsed = _read_and_parse(repo, path, oid)
+            if isinstance(parsed, SkippedFile):
+                skipped.append(parsed)
+            else:
+                builder.insert(parsed)
+    except pygit2.GitError as exc:
+        raise GitFailure(f"cannot read the tree of {sha}", {"sha": sha}) from exc
+    version = HeadVersion(builder.freeze(), str(commit.id), None, tuple(skipped))
+    log.debug("loaded %s: %d records, %d skipped", version.sha, version.size, len(skipped))
+    return version
+
+
+def _changed_paths(old: pygit2.Tree, new: pygit2.Tree) -> list[str]:
+    """Every path whose blob differs between two trees; a rename contributes both paths."""
+    seen: dict[str, None] = {}
+    for delta in old.diff_to_tree(new).deltas:
+        for path in (delta.old_file.path, delta.new_file.path):
+            if path:
+                seen[path] = None
+    return list(seen)
+
+
+def _blob_at(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return entry.id if entry.type_str == "blob" else None
+
+
+def advance_head(repo: pygit2.Repository, parent: HeadVersion, sha: str) -> HeadVersion:
+    """The version at ``sha``, built from ``parent`` plus the paths the two trees differ on."""
+    commit = _commit_of(repo, sha)
+    target = str(commit.id)
+    if target == parent.sha:
+        return parent
+    base_tree = _commit_of(repo, parent.sha).tree
+    try:
+        changed = [
+            path for path in _changed_paths(base_tree, commit.tree) if is_candidate_path(path)
+        ]
+        if not changed:
+            return HeadVersion(parent.indexes, target, parent, parent.skipped)
+        changed_set = set(changed)
+        skipped = [skip for skip in parent.skipped if skip.path not in changed_set]
+        builder = IndexesBuilder(parent.indexes)
+        records = parent.indexes.records
+        for path in changed:
+            oid = _blob_at(commit.tree, path)
+            if oid is None:
+                builder.remove(path)
+                continue
+            previous = records.get(path)
+            if previous is not None and previous.blob_sha == str(oid):
+                builder.insert(previous)
+                continue
+            parsed = _read_and_parse(repo, path, oid)
+            if isinstance(parsed, SkippedFile):
+                builder.remove(path)
+                skipped.append(parsed)
+            else:
+                builder.insert(parsed)
+    except pygit2.GitError as exc:
+        raise GitFailure(f"cannot diff {parent.sha}..{target}", {"sha": target}) from exc
+    return HeadVersion(builder.freeze(), target, parent, tuple(skipped))
+
+
+def version_from_records(records: Iterable[MemoryRecord], sha: str) -> HeadVersion:
+    """A version from records already parsed (a snapshot), with no parent and nothing skipped."""
+    builder = IndexesBuilder(EMPTY_INDEXES)
+    for record in records:
+        builder.insert(record)
+    return HeadVersion(builder.freeze(), sha, None, ())

@@ -1,0 +1,341 @@
+"""Texts derived from a parsed memory: canonical text, body/fts/disclosure text, chunks, words.
+
+memhtml is JavaScript, and every derived text must match what its index stores byte for byte, so
+the whitespace rules here are JavaScript's, not Python's: ``String.prototype.trim`` and ``\\s``
+strip a fixed set of Unicode spaces (U+00A0, U+2000..U+200A, U+3000, U+FEFF …) but not U+001C..
+U+001F or U+0085, which Python's ``str.strip`` does strip. Lengths are UTF-16 code units.
+
+Everything here is pure: a function of its arguments (a selectolax node counts as an argument).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from headd.memfile.vocabulary import GIST_EXCLUDED_ELEMENTS, INLINE_ELEMENTS, PARA_BUCKETS
+
+#: JavaScript's WhiteSpace + LineTerminator: what ``\s`` matches and ``trim()`` strips.
+JS_SPACE_CHARS: Final = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_JS_SPACE_CLASS: Final = "[" + re.escape(JS_SPACE_CHARS) + "]"
+_JS_SPACE_RUN = re.compile(_JS_SPACE_CLASS + "+")
+#: HTML's ASCII whitespace: the only whitespace the canonical text collapses (U+00A0 is content).
+_ASCII_SPACE_RUN = re.compile("[ \t\n\f\r]+")
+_JS_SPACE_NOT_SINGLE_SPACE = re.compile("[" + re.escape(JS_SPACE_CHARS.replace(" ", "")) + "]|  ")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])" + _JS_SPACE_CLASS + "+")
+
+#: The chunk ceiling, in UTF-16 code units (JavaScript string length).
+CHUNK_MAX_CHARS: Final = 1800
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``."""
+    return text.strip(JS_SPACE_CHARS)
+
+
+def collapse_ascii(text: str) -> str:
+    """Runs of ASCII whitespace to one space, then a JavaScript trim (memhtml's ``collapse``).
+
+    Plain ``str.replace`` passes: several times faster than a regex ``sub`` on a large body,
+    where nearly every gap between words is one match.
+    """
+    return js_trim(_collapse_runs(text))
+
+
+def _collapse_runs(text: str) -> str:
+    """Runs of ASCII whitespace (space, tab, LF, FF, CR) to one space; nothing trimmed."""
+    for char in "\t\n\f\r":
+        if char in text:
+            text = text.replace(char, " ")
+    while "  " in text:
+        text = text.replace("  ", " ")
+    return text
+
+
+def collapse_js(text: str) -> str:
+    """Runs of JavaScript whitespace to one space, then trimmed (``replace(/\\s+/g, " ").trim()``)."""
+    return _JS_SPACE_RUN.sub(" ", text).strip(" ")
+
+
+def utf16_len(text: str) -> int:
+    """JavaScript's ``length``: UTF-16 code units (an astral character counts twice)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+# --- canonical text ------------------------------------------------------------------------
+
+
+def canonical_text(root: Any, exclude_code: bool = False) -> str:
+    """The article text the content hash is taken over (anchor-corpus README, verified rule).
+
+    Text nodes in document order; every non-inline element adds a collapsible space at each
+    edge; inside ``<pre>`` text is kept byte for byte; elsewhere runs of ASCII whitespace become
+    one space. Adjacent pieces of one kind are joined first, then one leading space is removed
+    from the first piece and one trailing space from the last, only when those are not ``<pre>``
+    text. Iterative, so a pathologically deep file cannot overflow the stack.
+
+    ``root`` is a selectolax Lexbor node. ``exclude_code`` drops ``<pre>``/``<code>`` subtrees
+    (the gist rule).
+    """
+    verbatims: list[bool] = []
+    texts: list[str] = []
+    root_tag = root.tag
+    # Stack items: (node, verbatim) to visit, or None for a block's closing boundary.
+    stack: list[tuple[Any, bool] | None] = [(root, root_tag == "pre")]
+    while stack:
+        item = stack.pop()
+        if item is None:
+            verbatims.append(False)
+            texts.append(" ")
+            continue
+        node, verbatim = item
+        tag = node.tag
+        if tag == "-text":
+            verbatims.append(verbatim)
+            texts.append(node.text_content or "")
+            continue
+        if tag == "-comment" or tag is None or tag.startswith("!"):
+            continue
+        if exclude_code and tag in GIST_EXCLUDED_ELEMENTS:
+            continue
+        if tag not in INLINE_ELEMENTS:
+            verbatims.append(False)
+            texts.append(" ")
+            stack.append(None)
+        nested = verbatim or tag == "pre"
+        children: list[Any] = []
+        child = node.child
+        while child is not None:
+            children.append(child)
+            child = child.next
+        for child in reversed(children):
+            stack.append((child, nested))
+    return render_segments(verbatims, texts)
+
+
+def render_segments(verbatims: Sequence[bool], texts: Sequence[str]) -> str:
+    """Canonical text from document-order segments (``verbatim`` = text inside a ``<pre>``).
+
+    Adjacent segments of one kind are joined (once, so a large file stays linear), runs of
+    ASCII whitespace collapse outside ``<pre>``, then one leading space comes off the first
+    segment and one trailing space off the last, when those are not ``<pre>`` text.
+    """
+    if not any(verbatims):  # the common case: one collapsible run
+        text = _collapse_runs("".join(texts))
+        if text.startswith(" "):
+            text = text[1:]
+        if text.endswith(" "):
+            text = text[:-1]
+        return text
+    kinds: list[bool] = []
+    pieces: list[list[str]] = []
+    for verbatim, piece in zip(verbatims, texts, strict=True):
+        if kinds and kinds[-1] == verbatim:
+            pieces[-1].append(piece)
+        else:
+            kinds.append(verbatim)
+            pieces.append([piece])
+    last = len(pieces) - 1
+    out: list[str] = []
+    for index, (verbatim, parts) in enumerate(zip(kinds, pieces, strict=True)):
+        text = "".join(parts)
+        if not verbatim:
+            text = _collapse_runs(text)
+            if index == 0 and text.startswith(" "):
+                text = text[1:]
+            if index == last and text.endswith(" "):
+                text = text[:-1]
+        out.append(text)
+    return "".join(out)
+
+
+def text_content(node: Any) -> str:
+    """A subtree's searchable text: canonical text, fully collapsed (``<pre>`` too) and trimmed."""
+    return collapse_ascii(canonical_text(node))
+
+
+def gist_text(mark: Any) -> str:
+    """The claim: the ``<mark>`` text without ``<pre>``/``<code>``, collapsed and trimmed."""
+    return collapse_ascii(canonical_text(mark, exclude_code=True))
+
+
+# --- index texts ---------------------------------------------------------------------------
+
+
+def fts_text_of(title: str, gist: str, body_text: str) -> str:
+    """Title, gist and body joined by newlines, empty parts dropped (``ftsTextFor``)."""
+    return "\n".join(part for part in (title, gist, body_text) if part != "")
+
+
+def disclosure_text_of(
+    gist: str,
+    summaries: Iterable[str],
+    facets: Iterable[tuple[str, str]],
+    citations: Iterable[str],
+) -> str:
+    """What recall may quote: gist, summaries, ``name: value`` facets, citation texts.
+
+    ``<aside>`` and ``<details>`` bodies stay out by construction. Not deduplicated (memhtml's
+    ``disclosureTextFor`` composes from the undeduplicated lists).
+    """
+    parts = [gist, *summaries, *(f"{name}: {value}" for name, value in facets), *citations]
+    return "\n".join(p for p in (js_trim(part) for part in parts) if p != "")
+
+
+def word_count_of(body_text: str) -> int:
+    """Whitespace-separated tokens (JavaScript ``\\s``) of the body text."""
+    trimmed = js_trim(body_text)
+    if trimmed == "":
+        return 0
+    if "  " not in trimmed and (
+        trimmed.isascii()
+        and not any(c in trimmed for c in "\t\n\v\f\r")
+        or _JS_SPACE_NOT_SINGLE_SPACE.search(trimmed) is None
+    ):  # the common case: words separated by single spaces only
+        return trimmed.count(" ") + 1
+    return len(_JS_SPACE_RUN.split(trimmed))
+
+
+def chunk_text(text: str, max_chars: int = CHUNK_MAX_CHARS) -> list[tuple[str, int]]:
+    """Chunks of at most ``max_chars`` UTF-16 units, no overlap: ``[(text, char_count)]``.
+
+    One chunk when the trimmed text fits (the common case: one fact per file). Otherwise split
+    after ``.``/``!``/``?`` + whitespace, hard-cut a sentence longer than the ceiling, and pack
+    whole units greedily joined by one space. A hard cut inside a surrogate pair leaves U+FFFD on
+    each side, as memhtml's stored chunk rows show (see ``_hard_cut``).
+    """
+    trimmed = js_trim(text)
+    if trimmed == "":
+        return []
+    if utf16_len(trimmed) <= max_chars:
+        pieces = [trimmed]
+    else:
+        pieces = _pack(_sentences(trimmed, max_chars), max_chars)
+    return [(piece, utf16_len(piece)) for piece in pieces]
+
+
+def _sentences(text: str, max_chars: int) -> list[str]:
+    units: list[str] = []
+    for sentence in _SENTENCE_BREAK.split(text):
+        piece = js_trim(sentence)
+        if piece == "":
+            continue
+        if utf16_len(piece) <= max_chars:
+            units.append(piece)
+            continue
+        units.extend(_hard_cut(piece, max_chars))
+    return units
+
+
+def _hard_cut(piece: str, max_chars: int) -> list[str]:
+    """Cut into runs of ``max_chars`` UTF-16 units, exactly where JavaScript's ``slice`` cuts.
+
+    A cut inside a surrogate pair leaves a lone surrogate on each side; memhtml's SQLite driver
+    stores each as U+FFFD (one unit, so the count is unchanged), and so do we.
+    """
+    data = piece.encode("utf-16-le", "surrogatepass")
+    step = 2 * max_chars
+    return [data[at : at + step].decode("utf-16-le", "replace") for at in range(0, len(data), step)]
+
+
+def _pack(units: Sequence[str], max_chars: int) -> list[str]:
+    chunks: list[str] = []
+    current = ""
+    current_len = 0
+    for unit in units:
+        unit_len = utf16_len(unit)
+        candidate_len = unit_len if current == "" else current_len + 1 + unit_len
+        if candidate_len <= max_chars:
+            current = unit if current == "" else f"{current} {unit}"
+            current_len = candidate_len
+            continue
+        if current != "":
+            chunks.append(current)
+        current = unit
+        current_len = unit_len
+    if current != "":
+        chunks.append(current)
+    return chunks
+
+
+# --- entities ------------------------------------------------------------------------------
+
+
+def split_entity(entity: str) -> tuple[str, str]:
+    """``type:name`` at the first colon; no colon, a leading or a trailing one -> ``unknown``."""
+    at = entity.find(":")
+    if at <= 0 or at == len(entity) - 1:
+        return ("unknown", entity)
+    return (entity[:at], entity[at + 1 :])
+
+
+def entity_rows_of(
+    entities: Iterable[str], defined_terms: Iterable[str], code_langs: Iterable[str]
+) -> list[tuple[str, str]]:
+    """``file_entities`` rows: head entities, then ``concept:`` per dfn, then ``lang:`` per code.
+
+    Deduplicated on ``(type, name)``, first occurrence kept, as memhtml's projection does.
+    """
+    rows: list[tuple[str, str]] = []
+    for entity in entities:
+        trimmed = js_trim(entity)
+        if trimmed:
+            rows.append(split_entity(trimmed))
+    for term in defined_terms:
+        trimmed = js_trim(term)
+        if trimmed:
+            rows.append(("concept", trimmed))
+    rows.extend(("lang", lang) for lang in code_langs)
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for row in rows:
+        key = row[0] + "\0" + row[1]
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
+# --- paths ---------------------------------------------------------------------------------
+
+_LEADING_SLASHES = re.compile(r"^/+")
+_DOUBLE_SLASHES = re.compile(r"/{2,}")
+_ARCHIVE_PREFIX = re.compile(r"archive/[0-9]{4,}/(.+)", re.DOTALL)
+
+
+def normalize_path(path: str) -> str:
+    """Leading slashes dropped, doubled slashes collapsed, one trailing slash dropped."""
+    if not path.startswith("/") and "//" not in path and not path.endswith("/"):
+        return path  # already canonical (the common case)
+    collapsed = _DOUBLE_SLASHES.sub("/", _LEADING_SLASHES.sub("", path))
+    return collapsed[:-1] if collapsed.endswith("/") else collapsed
+
+
+def para_of(path: str) -> str | None:
+    """The PARA bucket a path sits in (its first segment), or None outside all four."""
+    normalized = normalize_path(path)
+    at = normalized.find("/")
+    if at <= 0:
+        return None
+    head = normalized[:at]
+    return head if head in PARA_BUCKETS else None
+
+
+def origin_path_of(path: str) -> str | None:
+    """The path with exactly one ``archive/<YYYY>/`` prefix removed, or None when not archived."""
+    match = _ARCHIVE_PREFIX.fullmatch(normalize_path(path))
+    return match.group(1) if match else None
+
+
+def workspace_of(path: str) -> str | None:
+    """The directory right under ``projects/``, else None."""
+    normalized = normalize_path(path)
+    if not normalized.startswith("projects/"):
+        return None
+    rest = normalized[len("projects/") :]
+    at = rest.find("/")
+    return None if at <= 0 else rest[:at]

@@ -1,0 +1,219 @@
+"""The commit path: judge a session's ops, then land them with a compare-and-swap, or say why not.
+
+Order (design brief, "Sessions and the commit path"):
+
+1. Judge every op against the session's base, the version the commit is judged on
+   (``validate.judge``). Any violation answers ``refused`` and writes nothing.
+2. If the branch moved since the base, answer ``rebase-needed`` with the paths the session
+   touches that the branch changed meanwhile. No path-disjoint fast path: a duplicate content
+   hash or a frame-key rival collides across different paths, so only a judgement at the tip can
+   decide, and the caller rebases (memhtml reached the same rule, ``docs/v2-poc.md`` step 2).
+3. A put whose claim shares a frame key with another active memory gets a ``contradicts`` link
+   to it (a head splice: the content hash survives). Both stay live.
+4. Write blobs, tree and commit (unreachable until the ref moves, so harmless if we die).
+5. When the branch is checked out, refuse if a touched path holds uncommitted edits.
+6. Log the intent (durable), bring the checkout along, then compare-and-swap the branch on the
+   base. A lost race rolls the checkout back and answers ``rebase-needed``.
+7. Log the settlement: the session now sits on its commit with an empty log.
+
+``crash_point`` marks every step so tests can kill the process there.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+import pygit2
+
+from headd.errors import HeaddError
+from headd.ops import Put
+from headd.record import Link
+from headd.store import git_io, recovery
+from headd.store.crashpoints import crash_point
+from headd.store.ports import Overlay, VersionSource, View, add_link
+from headd.store.results import (
+    COMMITTED,
+    REBASE_NEEDED,
+    REFUSED,
+    CommitResult,
+    Contradiction,
+    Violation,
+)
+from headd.store.sessions import Dropped, Event, Intent, SessionState, Settled
+from headd.store.validate import BATCH_CAP, Judgement, judge, touched_paths
+
+log = logging.getLogger(__name__)
+
+SUBJECT_PREFIX = "memhtml(session): "
+SUBJECT_MAX = 72
+SESSION_TRAILER = "Memhtml-Session"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def commit_message(message: str | None, session_id: str, paths: int) -> str:
+    """``memhtml(session): <subject>``, the rest of the message, then the session trailer.
+
+    The subject is the message's first line flattened and capped at 72 characters; the id is
+    flattened so it cannot forge a second trailer.
+    """
+    lines = (message or "").strip().splitlines()
+    first = _one_line(lines[0]) if lines else ""
+    if first == "":
+        first = f"{paths} path{'s' if paths != 1 else ''}"
+    if len(first) > SUBJECT_MAX:
+        first = first[: SUBJECT_MAX - 1].rstrip() + "…"
+    body = "\n".join(lines[1:]).strip()
+    parts = [SUBJECT_PREFIX + first]
+    if body:
+        parts.append(body)
+    parts.append(f"{SESSION_TRAILER}: {_one_line(session_id)}")
+    return "\n\n".join(parts) + "\n"
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _ordered_touched(state: SessionState, accepted: tuple[int, ...]) -> list[str]:
+    seen: dict[str, None] = {}
+    for index in accepted:
+        for path in touched_paths(state.ops[index].op):
+            seen.setdefault(path, None)
+    return list(seen)
+
+
+def _mark_contradictions(
+    version: View,
+    final: View,
+    state: SessionState,
+    accepted: tuple[int, ...],
+    writes: dict[str, str],
+) -> list[Contradiction]:
+    """Step 3: link each put to every other active memory sharing its frame key."""
+    found: list[Contradiction] = []
+    for index in accepted:
+        op = state.ops[index].op
+        if not isinstance(op, Put) or op.path not in writes:
+            continue
+        record = final.record(op.path)
+        if record is None or record.frame_key is None:
+            continue
+        for rival in version.by_frame_key(record.frame_key):
+            if rival == op.path:
+                continue
+            rival_record = final.record(rival)
+            if rival_record is None or rival_record.archived:
+                continue
+            href = "/" + rival
+            if Link(rel="contradicts", href=href) not in record.links:
+                writes[op.path] = add_link(writes[op.path], "contradicts", href)
+            found.append(Contradiction(path=op.path, against=rival))
+    return found
+
+
+def commit_session(
+    repo: pygit2.Repository,
+    state: SessionState,
+    *,
+    versions: VersionSource,
+    overlay: Overlay,
+    record: Callable[[Event], None],
+    now: datetime,
+    message: str | None = None,
+    cap: int = BATCH_CAP,
+    before_swap: Callable[[], None] | None = None,
+    judged: Judgement | None = None,
+) -> CommitResult:
+    """Run the commit path for one session; ``record`` durably logs an event for it.
+
+    ``before_swap`` is a test seam that runs between the intent and the ref swap (a place to
+    move the branch behind our back); the daemon passes None. ``judged`` is a judgement of
+    exactly these ops on exactly this base that the caller already holds (``apply`` judged them
+    as they arrived and nothing changed since); judging is pure, so it is not redone.
+    """
+    at = iso(now)
+    base = state.base
+    version = versions.version(base)
+    verdict = judged if judged is not None else judge(version, state.ops, overlay, cap=cap)
+    crash_point("validated")
+    if verdict.violations:
+        return CommitResult(outcome=REFUSED, violations=verdict.violations)
+    if verdict.deduped:
+        record(Dropped(indexes=tuple(d.op for d in verdict.deduped), at=at))
+    deduped = verdict.deduped or None
+
+    tip = git_io.resolve_ref(repo, state.ref)
+    touched = _ordered_touched(state, verdict.accepted)
+    if tip is not None and tip != base:
+        overlapping = sorted(set(touched) & git_io.changed_paths(repo, base, tip))
+        return CommitResult(outcome=REBASE_NEEDED, sha=tip, overlapping=tuple(overlapping))
+
+    final = verdict.view
+    writes: dict[str, str] = {}
+    removes: list[str] = []
+    for path in touched:
+        now_record = final.record(path)
+        if now_record is None:
+            removes.append(path)
+        else:
+            writes[path] = now_record.html
+    contradictions = _mark_contradictions(version, final, state, verdict.accepted, writes)
+
+    who = git_io.signature(repo, now)
+    text = commit_message(message, state.session, len(touched))
+    sha = git_io.write_commit(repo, base, writes, removes, text, who)
+    crash_point("objects")
+    if repo[sha].peel(pygit2.Commit).tree_id == repo[base].peel(pygit2.Commit).tree_id:
+        # Nothing changes the tree (every write deduped, or edits that cancel out).
+        record(Settled(commit=base, landed=True, recovered=False, at=at))
+        return CommitResult(outcome=COMMITTED, sha=base, paths=(), deduped=deduped)
+    paths = tuple(sorted(set(writes) | set(removes)))
+
+    follow = git_io.head_branch(repo) == state.ref
+    if follow:
+        dirty = git_io.dirty_paths(repo, base, paths)
+        if dirty:
+            return CommitResult(
+                outcome=REFUSED,
+                violations=(Violation(kind="worktree-dirty", paths=tuple(dirty)),),
+            )
+
+    intent = Intent(commit=sha, parent=base, ref=state.ref, paths=paths, worktree=follow, at=at)
+    record(intent)
+    crash_point("intent")
+    try:
+        if follow:
+            git_io.move_worktree(repo, base, sha, paths)
+        crash_point("worktree")
+        if before_swap is not None:
+            before_swap()
+        swapped = git_io.swap_ref(
+            repo, state.ref, sha, tip, f"headd: session {state.session} commit"
+        )
+        crash_point("swapped")
+    except (HeaddError, OSError, pygit2.GitError):
+        record(recovery.settle(repo, intent, at, recovered=False))
+        raise
+    if not swapped:
+        record(recovery.settle(repo, intent, at, recovered=False))
+        moved = git_io.resolve_ref(repo, state.ref)
+        overlapping = (
+            sorted(set(touched) & git_io.changed_paths(repo, base, moved)) if moved else []
+        )
+        log.info("session %s lost the race for %s", state.session, state.ref)
+        return CommitResult(outcome=REBASE_NEEDED, sha=moved, overlapping=tuple(overlapping))
+    record(Settled(commit=sha, landed=True, recovered=False, at=at))
+    crash_point("settled")
+    return CommitResult(
+        outcome=COMMITTED,
+        sha=sha,
+        paths=paths,
+        contradictions=tuple(contradictions),
+        deduped=deduped,
+        worktree_synced=follow,
+    )

@@ -1,0 +1,305 @@
+"""Thin pygit2 wrappers for the commit path: objects, the ref swap and the checked-out tree.
+
+Everything here is I/O and nothing here decides: the commit path (``commit.py``) judges, this module
+writes what it was told. Each function takes an open ``pygit2.Repository`` and raises
+``GitFailure`` (never a raw ``pygit2.GitError``) so the daemon can answer ``ERR_GIT``.
+
+Why pygit2 and not ``git`` subprocesses: one process per object costs milliseconds each, and a
+commit of a few files should cost about as much as writing them. The tree is built in an in-memory
+index (``pygit2.Index`` read from the parent tree), which handles nested directories in C.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+
+import pygit2
+
+from headd.errors import GitFailure
+
+log = logging.getLogger(__name__)
+
+BLOB_MODE = pygit2.enums.FileMode.BLOB
+DEFAULT_NAME = "headd"
+DEFAULT_EMAIL = "headd@localhost"
+
+
+def open_repo(path: str | os.PathLike[str]) -> pygit2.Repository:
+    try:
+        return pygit2.Repository(str(path))
+    except (pygit2.GitError, KeyError) as exc:
+        raise GitFailure(f"not a git repository: {path}") from exc
+
+
+def full_ref(repo: pygit2.Repository, ref: str | None) -> str:
+    """``main`` → ``refs/heads/main``; ``None`` → the branch ``HEAD`` points at."""
+    if ref is None:
+        head = repo.lookup_reference("HEAD")
+        target = head.target
+        if not isinstance(target, str):
+            raise GitFailure("HEAD is detached; name the branch to follow")
+        return target
+    if ref.startswith("refs/"):
+        return ref
+    return f"refs/heads/{ref}"
+
+
+def resolve_ref(repo: pygit2.Repository, ref: str) -> str | None:
+    """The commit sha a ref points at, or None when it does not exist yet."""
+    try:
+        reference = repo.references[ref]
+    except KeyError:
+        return None
+    return str(reference.resolve().target)
+
+
+def resolve_commit(repo: pygit2.Repository, spec: str) -> str:
+    """A sha or ref name to a commit sha; ``GitFailure`` when it names no commit."""
+    try:
+        obj = repo.revparse_single(spec)
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise GitFailure(f"no commit named {spec!r}") from exc
+    return str(commit.id)
+
+
+def head_branch(repo: pygit2.Repository) -> str | None:
+    """The ref ``HEAD`` names symbolically, or None when detached or bare."""
+    if repo.is_bare:
+        return None
+    target = repo.lookup_reference("HEAD").target
+    return target if isinstance(target, str) else None
+
+
+def is_ancestor(repo: pygit2.Repository, ancestor: str, descendant: str) -> bool:
+    if ancestor == descendant:
+        return True
+    try:
+        return bool(repo.descendant_of(descendant, ancestor))
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+
+
+def _tree_of(repo: pygit2.Repository, sha: str) -> pygit2.Tree:
+    try:
+        return repo[sha].peel(pygit2.Tree)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise GitFailure(f"no tree for {sha}") from exc
+
+
+def changed_paths(repo: pygit2.Repository, old_sha: str, new_sha: str) -> frozenset[str]:
+    """Every path that differs between two commits' trees; a rename counts as both its paths."""
+    if old_sha == new_sha:
+        return frozenset()
+    diff = _tree_of(repo, old_sha).diff_to_tree(_tree_of(repo, new_sha))
+    out: set[str] = set()
+    for delta in diff.deltas:
+        out.add(delta.old_file.path)
+        out.add(delta.new_file.path)
+    return frozenset(out)
+
+
+def blob_at(repo: pygit2.Repository, sha: str, path: str) -> str | None:
+    """The blob id at ``path`` in a commit's tree, or None when absent."""
+    tree = _tree_of(repo, sha)
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return str(entry.id) if entry.type_str == "blob" else None
+
+
+def read_text(repo: pygit2.Repository, sha: str, path: str) -> str | None:
+    blob = blob_at(repo, sha, path)
+    if blob is None:
+        return None
+    return bytes(repo[blob].read_raw()).decode("utf-8")
+
+
+def signature(repo: pygit2.Repository, when: datetime) -> pygit2.Signature:
+    """Author and committer: the store's git config identity, else ``headd``; time is ``when``."""
+    config = repo.config
+    name = str(config["user.name"]) if "user.name" in config else DEFAULT_NAME
+    email = str(config["user.email"]) if "user.email" in config else DEFAULT_EMAIL
+    offset = when.utcoffset()
+    minutes = int(offset.total_seconds() // 60) if offset is not None else 0
+    return pygit2.Signature(name, email, int(when.timestamp()), minutes)
+
+
+def write_commit(
+    repo: pygit2.Repository,
+    parent: str,
+    writes: Mapping[str, str],
+    removes: Iterable[str],
+    message: str,
+    who: pygit2.Signature,
+) -> str:
+    """Write blobs, a tree (parent's tree with ``writes`` and ``removes`` applied) and a commit.
+
+    Nothing references the commit afterwards: until a ref moves to it, it is an unreachable
+    object git's gc will collect, which is why writing it early is harmless.
+    """
+    try:
+        index = pygit2.Index()
+        index.read_tree(_tree_of(repo, parent))
+        for path in removes:
+            if path in index:
+                index.remove(path)
+        for path, html in writes.items():
+            blob = repo.create_blob(html.encode("utf-8"))
+            index.add(pygit2.IndexEntry(path, blob, BLOB_MODE))
+        tree = index.write_tree(repo)
+        commit = repo.create_commit(None, who, who, message, tree, [pygit2.Oid(hex=parent)])
+    except pygit2.GitError as exc:
+        raise GitFailure(f"writing the commit failed: {exc}") from exc
+    return str(commit)
+
+
+def swap_ref(
+    repo: pygit2.Repository, ref: str, new: str, expected: str | None, reflog: str
+) -> bool:
+    """Compare-and-swap: move ``ref`` to ``new`` only if it still points at ``expected``.
+
+    ``expected=None`` means the ref must not exist yet (a new branch). libgit2 takes the ref's
+    lock file and compares the old value under it (``set_target`` carries the value the reference
+    was read with), so a writer that moved the ref in between makes this return False.
+    """
+    try:
+        if expected is None:
+            try:
+                repo.references.create(ref, new, force=False)
+            except pygit2.AlreadyExistsError:
+                return False
+            return True
+        reference = _lookup(repo, ref)
+        if reference is None:
+            return False
+        if str(reference.target) != expected:
+            return False
+        try:
+            reference.set_target(new, reflog)
+        except pygit2.GitError as exc:
+            if "does not match" in str(exc) or "modified" in str(exc):
+                return False
+            raise
+        return True
+    except pygit2.GitError as exc:
+        raise GitFailure(f"moving {ref} failed: {exc}") from exc
+
+
+def _lookup(repo: pygit2.Repository, ref: str) -> pygit2.Reference | None:
+    try:
+        return repo.references[ref]
+    except KeyError:
+        return None
+
+
+def set_ref(repo: pygit2.Repository, ref: str, new: str) -> None:
+    """Force a ref (provenance refs only, never the followed branch)."""
+    try:
+        repo.references.create(ref, new, force=True)
+    except pygit2.GitError as exc:
+        raise GitFailure(f"setting {ref} failed: {exc}") from exc
+
+
+# --- the checked-out working tree ---------------------------------------------------------------
+
+
+def _worktree_blob(repo: pygit2.Repository, path: str) -> str | None:
+    full = Path(repo.workdir) / path
+    if not full.is_file() or full.is_symlink():
+        return None
+    return str(pygit2.hashfile(str(full)))
+
+
+def _index_blob(index: pygit2.Index, path: str) -> str | None:
+    return str(index[path].id) if path in index else None
+
+
+def dirty_paths(repo: pygit2.Repository, base: str, paths: Iterable[str]) -> list[str]:
+    """Of ``paths``, those whose index entry or file differ from the ``base`` commit's version.
+
+    Staged, modified, deleted and untracked all count: the commit would overwrite them.
+    """
+    index = repo.index
+    index.read(False)
+    out = []
+    for path in sorted(set(paths)):
+        want = blob_at(repo, base, path)
+        if _index_blob(index, path) != want or _worktree_blob(repo, path) != want:
+            out.append(path)
+    return out
+
+
+def _write_file(repo: pygit2.Repository, path: str, blob: str | None) -> None:
+    full = Path(repo.workdir) / path
+    if blob is None:
+        if full.exists() or full.is_symlink():
+            full.unlink()
+        parent = full.parent
+        root = Path(repo.workdir).resolve()
+        while parent.resolve() != root:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+        return
+    full.parent.mkdir(parents=True, exist_ok=True)
+    tmp = full.with_name(full.name + ".headd-tmp")
+    tmp.write_bytes(bytes(repo[blob].read_raw()))
+    os.replace(tmp, full)
+
+
+def move_worktree(repo: pygit2.Repository, old: str, new: str, paths: Iterable[str]) -> list[str]:
+    """Bring the shared index and the files at ``paths`` from commit ``old`` to commit ``new``.
+
+    A path is moved only while both its file and its index entry still hold ``old``'s version (or
+    already hold ``new``'s, which makes this idempotent after a crash); anything else is somebody's
+    uncommitted edit, left alone and returned. Paths outside ``paths`` are never touched, so
+    unrelated edits survive. Used forwards by the commit and backwards by recovery.
+    """
+    index = repo.index
+    try:
+        index.read(False)
+        skipped = []
+        for path in sorted(set(paths)):
+            before = blob_at(repo, old, path)
+            after = blob_at(repo, new, path)
+            on_disk = _worktree_blob(repo, path)
+            staged = _index_blob(index, path)
+            if on_disk not in (before, after) or staged not in (before, after):
+                skipped.append(path)
+                continue
+            if on_disk != after:
+                _write_file(repo, path, after)
+            if after is None:
+                if path in index:
+                    index.remove(path)
+            else:
+                index.add(path)
+        index.write()
+    except (pygit2.GitError, OSError) as exc:
+        raise GitFailure(f"moving the working tree failed: {exc}") from exc
+    if skipped:
+        log.warning("working tree: left %d path(s) with local edits alone", len(skipped))
+    return skipped
+
+
+def ensure_excluded(repo: pygit2.Repository, pattern: str) -> None:
+    """Append ``pattern`` to ``.git/info/exclude`` once, so headd's own files never look dirty."""
+    exclude = Path(repo.path) / "info" / "exclude"
+    try:
+        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        if pattern in existing.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        sep = "" if existing == "" or existing.endswith("\n") else "\n"
+        with open(exclude, "a", encoding="utf-8") as fh:
+            fh.write(f"{sep}{pattern}\n")
+    except OSError as exc:
+        log.warning("could not add %s to info/exclude: %s", pattern, exc)

@@ -1,0 +1,398 @@
+"""``SessionManager``: the session methods the daemon calls, synchronous and thread-safe.
+
+The daemon runs each call in a worker thread. State is a dict of immutable ``SessionState``
+values (swapped under one short lock); each session has its own lock, taken without waiting, so a
+second call on a session that is mid-apply or mid-commit fails at once with ``ERR_SESSION_LOCKED``
+instead of interleaving; commits of different sessions run one at a time under the commit lock
+(the working tree and the index are shared), and the ref swap still compares-and-swaps against
+writers outside this process.
+
+Every change is logged (``session_log``) before it is visible, so a restart replays exactly what
+was answered; at start, every session whose log ends in a commit intent is settled, and the next
+``commit`` of that session reports the settlement as ``recovered``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from msgspec.structs import replace
+
+from headd.errors import GitFailure, HeaddError, SessionLocked, SessionNotFound, WriteConflict
+from headd.ops import Op
+from headd.store import git_io, ports, recovery
+from headd.store.commit import commit_session, iso
+from headd.store.ports import Overlay, VersionSource, View
+from headd.store.resolve import resolve_ops
+from headd.store.results import (
+    COMMITTED,
+    ApplyResult,
+    CloseResult,
+    CommitResult,
+    Deduped,
+    ListResult,
+    OpenResult,
+    RebaseResult,
+    SessionInfo,
+    Settlement,
+    Violation,
+)
+from headd.store.session_log import SessionLog
+from headd.store.sessions import (
+    Applied,
+    Closed,
+    CorruptLog,
+    Dropped,
+    Event,
+    LoggedOp,
+    Opened,
+    Rebased,
+    SessionState,
+    check_session_id,
+    fold,
+    step,
+)
+from headd.store.validate import BATCH_CAP, Judgement, judge, touched_paths
+from headd.store.versions import GitVersions
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _settlement(session: str, state: SessionState) -> Settlement | None:
+    settled = state.last_settled
+    if settled is None:
+        return None
+    return Settlement(session=session, sha=settled.commit, landed=settled.landed, at=settled.at)
+
+
+class SessionManager:
+    def __init__(
+        self,
+        repo_path: str | Path,
+        ref: str | None = None,
+        clock: Clock = utc_now,
+        *,
+        versions: VersionSource | None = None,
+        overlay: Overlay | None = None,
+        cap: int = BATCH_CAP,
+    ) -> None:
+        self.store = Path(repo_path)
+        repo = git_io.open_repo(self.store)
+        self.ref = git_io.full_ref(repo, ref)
+        self.clock = clock
+        self.versions: VersionSource = versions or GitVersions(self.store)
+        self.overlay: Overlay = overlay or ports.with_overlay
+        self.cap = cap
+        self.log = SessionLog(self.store)
+        #: A test seam passed to the commit path (runs just before the ref swap).
+        self.before_swap: Callable[[], None] | None = None
+        self._states: dict[str, SessionState] = {}
+        #: Per session: (base, op count, view, judgement when the view came from one).
+        self._views: dict[str, tuple[str, int, View, Judgement | None]] = {}
+        self._registry = threading.Lock()
+        self._busy: dict[str, threading.Lock] = {}
+        self._commit_lock = threading.Lock()
+        self._unreported: dict[str, Settlement] = {}
+        if not repo.is_bare:
+            git_io.ensure_excluded(repo, "/.memhtml/headd/")
+        #: What the start settled: one entry per interrupted commit found in the logs.
+        self.recovered: tuple[Settlement, ...] = self._load()
+
+    # --- persistence -----------------------------------------------------------------------
+
+    def _load(self) -> tuple[Settlement, ...]:
+        settled = []
+        for session_id in self.log.ids():
+            try:
+                state = fold(self.log.read(session_id))
+            except (CorruptLog, HeaddError) as exc:
+                log.error("session %s: unreadable log left in place (%s)", session_id, exc)
+                continue
+            if state.closed:
+                self.log.remove(session_id)
+                continue
+            self._states[session_id] = state
+            self._busy[session_id] = threading.Lock()
+            if state.pending is not None:
+                settled.append(self._settle(session_id))
+        return tuple(settled)
+
+    def _record(self, session_id: str, event: Event) -> None:
+        """Log an event durably, then make it visible."""
+        self.log.append(session_id, event)
+        with self._registry:
+            self._states[session_id] = step(self._states[session_id], event)
+
+    def _settle(self, session_id: str) -> Settlement:
+        """Settle the session's pending commit (held by the caller or at start)."""
+        with self._commit_lock:
+            state = self._states[session_id]
+            assert state.pending is not None
+            repo = git_io.open_repo(self.store)
+            event = recovery.settle(repo, state.pending, iso(self.clock()))
+            self._record(session_id, event)
+        settlement = Settlement(
+            session=session_id, sha=event.commit, landed=event.landed, at=event.at
+        )
+        self._unreported[session_id] = settlement
+        return settlement
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _state(self, session_id: str) -> SessionState:
+        with self._registry:
+            state = self._states.get(session_id)
+        if state is None:
+            raise SessionNotFound(f"no open session {session_id!r}", {"session": session_id})
+        return state
+
+    @contextmanager
+    def _hold(self, session_id: str) -> Iterator[SessionState]:
+        """The session's lock, without waiting; settles a pending commit first."""
+        self._state(session_id)
+        with self._registry:
+            lock = self._busy.get(session_id)
+        if lock is None:
+            raise SessionNotFound(f"no open session {session_id!r}", {"session": session_id})
+        if not lock.acquire(blocking=False):
+            raise SessionLocked(
+                f"session {session_id!r} is busy with another call", {"session": session_id}
+            )
+        try:
+            if self._state(session_id).pending is not None:
+                self._settle(session_id)
+            yield self._state(session_id)
+        finally:
+            lock.release()
+
+    def _in_tree(self, sha: str) -> Callable[[str], bool]:
+        repo = git_io.open_repo(self.store)
+
+        def holds(path: str) -> bool:
+            return git_io.blob_at(repo, sha, path) is not None
+
+        return holds
+
+    def _view_of(self, state: SessionState) -> View:
+        cached = self._views.get(state.session)
+        if cached is not None and cached[0] == state.base and cached[1] == len(state.ops):
+            return cached[2]
+        view = self.versions.version(state.base)
+        if state.ops:
+            view = self.overlay(view, state.overlay_ops)
+        self._views[state.session] = (state.base, len(state.ops), view, None)
+        return view
+
+    def _judged(self, state: SessionState) -> Judgement | None:
+        """The judgement of all the session's ops on its base, if ``apply`` left one current."""
+        cached = self._views.get(state.session)
+        if cached is None or cached[0] != state.base or cached[1] != len(state.ops):
+            return None
+        return cached[3]
+
+    def _extend(self, state: SessionState, view: View, count: int) -> Judgement | None:
+        """After a clean ``apply``: the whole log judged clean on the base, if it was before.
+
+        Judging is a fold, so a clean judgement of the old log followed by a clean judgement of
+        the appended ops is the judgement of the whole log.
+        """
+        if state.ops and self._judged(state) is None:
+            return None
+        return Judgement((), (), view, tuple(range(count)))
+
+    def _tip(self) -> str:
+        repo = git_io.open_repo(self.store)
+        tip = git_io.resolve_ref(repo, self.ref)
+        if tip is None:
+            raise GitFailure(f"{self.ref} does not exist", {"ref": self.ref})
+        return tip
+
+    def _info(self, state: SessionState) -> SessionInfo:
+        return SessionInfo(
+            session=state.session,
+            base=state.base,
+            ref=state.ref,
+            ops=len(state.ops),
+            opened_at=state.opened_at,
+            updated_at=state.updated_at,
+            pending=state.pending.commit if state.pending is not None else None,
+            last_settlement=_settlement(state.session, state),
+        )
+
+    # --- the methods -----------------------------------------------------------------------
+
+    def open(self, id: str | None = None, base: str | None = None) -> OpenResult:
+        """Open a session on ``base`` (default: the branch tip); reopening an id resumes it."""
+        session_id = check_session_id(id) if id is not None else f"s-{uuid.uuid4().hex[:16]}"
+        repo = git_io.open_repo(self.store)
+        sha = git_io.resolve_commit(repo, base) if base is not None else self._tip()
+        event = Opened(session=session_id, base=sha, ref=self.ref, at=iso(self.clock()))
+        with self._registry:
+            existing = self._states.get(session_id)
+            if existing is None:
+                # Claimed before the log is written, so two opens of one id write one Opened.
+                busy = threading.Lock()
+                busy.acquire()  # held until the log says Opened: no call can log before it
+                self._states[session_id] = step(None, event)
+                self._busy[session_id] = busy
+        if existing is not None:
+            if base is not None and existing.base != sha:
+                raise WriteConflict(
+                    f"session {session_id!r} is open on another base",
+                    {"session": session_id, "base": existing.base},
+                )
+            return OpenResult(session=session_id, base=existing.base)
+        try:
+            self.log.append(session_id, event)
+        except HeaddError:
+            with self._registry:
+                self._states.pop(session_id, None)
+                self._busy.pop(session_id, None)
+            raise
+        finally:
+            busy.release()
+        return OpenResult(session=session_id, base=sha)
+
+    def view(self, session: str) -> View:
+        """The session's read-through view: its base with its ops applied."""
+        return self._view_of(self._state(session))
+
+    def apply(self, session: str, ops: Sequence[Op]) -> ApplyResult:
+        """Judge ``ops`` on the session's view and append them all, or none when one fails."""
+        with self._hold(session) as state:
+            now = self.clock()
+            view = self._view_of(state)
+            first = len(state.ops)
+            resolved = resolve_ops(ops, view, self._in_tree(state.base), now)
+            violations: list[Violation] = []
+            good: list[LoggedOp] = []
+            positions: list[int] = []
+            for offset, item in enumerate(resolved):
+                if isinstance(item, LoggedOp):
+                    good.append(item)
+                    positions.append(first + offset)
+                else:
+                    reasons = (
+                        item.violations
+                        if hasattr(item, "violations")
+                        else (getattr(item, "message", str(item)),)
+                    )
+                    path = getattr(ops[offset], "path", None)
+                    violations.append(
+                        Violation(
+                            kind="format", path=path, op=first + offset, reasons=tuple(reasons)
+                        )
+                    )
+            verdict = judge(view, good, self.overlay, total=first + len(ops), cap=self.cap)
+            # judge numbers ops by their place in ``good``; report them by their place in the log.
+            for v in verdict.violations:
+                violations.append(v if v.op is None else replace(v, op=positions[v.op]))
+            deduped = tuple(
+                Deduped(op=positions[d.op], existing=d.existing) for d in verdict.deduped
+            )
+            if violations:
+                violations.sort(key=lambda v: -1 if v.op is None else v.op)
+                return ApplyResult(
+                    session=session, ops=first, violations=tuple(violations), deduped=deduped
+                )
+            kept = tuple(good[i] for i in verdict.accepted)
+            if kept:
+                self._record(session, Applied(ops=kept, at=iso(now)))
+                self._views[session] = (
+                    state.base,
+                    first + len(kept),
+                    verdict.view,
+                    self._extend(state, verdict.view, first + len(kept)),
+                )
+            dedup_at = {d.op: d.existing for d in deduped}
+            paths = []
+            for offset, item in enumerate(resolved):
+                position = first + offset
+                if position in dedup_at:
+                    paths.append(dedup_at[position])
+                elif isinstance(item, LoggedOp):
+                    paths.append(touched_paths(item.op)[-1])
+            return ApplyResult(
+                session=session, ops=first + len(kept), deduped=deduped, paths=tuple(paths)
+            )
+
+    def rebase(self, session: str, onto: str | None = None) -> RebaseResult:
+        """Move the session onto ``onto`` (default: the branch tip) and judge its ops there."""
+        with self._hold(session) as state:
+            repo = git_io.open_repo(self.store)
+            sha = git_io.resolve_commit(repo, onto) if onto is not None else self._tip()
+            version = self.versions.version(sha)
+            verdict = judge(version, state.ops, self.overlay, cap=self.cap)
+            at = iso(self.clock())
+            self._record(session, Rebased(onto=sha, at=at))
+            if verdict.deduped:
+                self._record(session, Dropped(indexes=tuple(d.op for d in verdict.deduped), at=at))
+            state = self._state(session)
+            if not verdict.violations and not verdict.deduped:
+                judged = Judgement((), (), verdict.view, tuple(range(len(state.ops))))
+                self._views[session] = (sha, len(state.ops), verdict.view, judged)
+            return RebaseResult(
+                session=session,
+                base=sha,
+                ops=len(state.ops),
+                violations=verdict.violations,
+                deduped=verdict.deduped,
+            )
+
+    def commit(self, session: str, message: str | None = None) -> CommitResult:
+        """Land the session's ops on the branch (see ``commit.py`` for the order of steps)."""
+        with self._hold(session) as state:
+            recovered = self._unreported.pop(session, None)
+            if not state.ops:
+                return CommitResult(
+                    outcome=COMMITTED, sha=state.base, paths=(), recovered=recovered
+                )
+            with self._commit_lock:
+                repo = git_io.open_repo(self.store)
+                result = commit_session(
+                    repo,
+                    state,
+                    versions=self.versions,
+                    overlay=self.overlay,
+                    record=lambda event: self._record(session, event),
+                    now=self.clock(),
+                    message=message,
+                    cap=self.cap,
+                    before_swap=self.before_swap,
+                    judged=self._judged(state),
+                )
+            if recovered is not None:
+                result = replace(result, recovered=recovered)
+            return result
+
+    def close(self, session: str) -> CloseResult:
+        """Close a session: its log is removed and its pending ops are dropped."""
+        with self._hold(session) as state:
+            self._record(session, Closed(at=iso(self.clock())))
+            self.log.remove(session)
+            with self._registry:
+                self._states.pop(session, None)
+                self._views.pop(session, None)
+                self._unreported.pop(session, None)
+                self._busy.pop(session, None)
+            return CloseResult(session=session, closed=True, dropped_ops=len(state.ops))
+
+    def list(self) -> ListResult:
+        with self._registry:
+            states = sorted(self._states.values(), key=lambda s: s.session)
+        return ListResult(sessions=tuple(self._info(s) for s in states))
+
+    def info(self, session: str) -> SessionInfo:
+        return self._info(self._state(session))

@@ -1,0 +1,113 @@
+"""Turn what a client sends into what the overlay applies: ``write`` → ``put``, archive defaults.
+
+A ``write`` is rendered the way memhtml's writer renders it (``headd.memfile.render``) and placed
+by its placement rules (``headd.memfile.placement``); the resulting put is marked ``from_write``
+so a duplicate of active content is answered ``deduped`` rather than refused. An ``archive``
+without ``to``/``html`` gets the archive path of its source in the current year and the source's
+file with the three archive stamps. ``now`` is passed in; nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence, Set
+from datetime import datetime
+
+from headd.errors import PathNotFound
+from headd.ops import Archive, Op, Put, Write
+from headd.store.ports import View
+from headd.store.sessions import LoggedOp
+
+
+class _Taken(Set[str]):
+    """The paths a placement must avoid: held in the view, in the tree, or placed in this batch.
+
+    Only membership is asked by placement; iteration covers the batch's own paths.
+    """
+
+    def __init__(self, view: View, in_tree: Callable[[str], bool], batch: set[str]) -> None:
+        self.view = view
+        self.in_tree = in_tree
+        self.batch = batch
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        return path in self.batch or self.view.record(path) is not None or self.in_tree(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.batch)
+
+    def __len__(self) -> int:
+        return len(self.batch)
+
+
+def render_write(op: Write, taken: Set[str], now: datetime) -> Put:
+    from headd.memfile.placement import choose_path
+    from headd.memfile.render import fields_from_write, render_memory
+
+    fields = fields_from_write(
+        title=op.title,
+        memory_type=op.type,
+        now=now,
+        claim=op.claim,
+        body=op.body,
+        tags=op.tags or (),
+        entities=op.entities or (),
+        workspace=op.workspace,
+        importance=op.importance,
+        confidence=op.confidence,
+    )
+    path = choose_path(
+        title=op.title,
+        memory_type=op.type,
+        taken=taken,
+        now=now,
+        entities=op.entities or (),
+        tags=op.tags or (),
+        workspace=op.workspace,
+        path=op.path,
+    )
+    return Put(path=path, html=render_memory(fields))
+
+
+def fill_archive(op: Archive, current_html: str | None, now: datetime) -> Archive:
+    if op.to is not None and op.html is not None:
+        return op
+    from headd.memfile.archive import archive_path, archive_stamps
+
+    to = op.to if op.to is not None else archive_path(op.path, now.year)
+    html = op.html
+    if html is None:
+        if current_html is None:
+            raise PathNotFound(f"archive: no memory at {op.path}", {"path": op.path})
+        html = archive_stamps(current_html, now)
+    return Archive(path=op.path, to=to, html=html)
+
+
+def resolve_ops(
+    ops: Sequence[Op], view: View, in_tree: Callable[[str], bool], now: datetime
+) -> list[LoggedOp | Exception]:
+    """Each op resolved, or the error that stopped it (the caller turns it into a violation)."""
+    batch_paths: set[str] = set()
+    batch_html: dict[str, str] = {}
+    taken = _Taken(view, in_tree, batch_paths)
+    out: list[LoggedOp | Exception] = []
+    for op in ops:
+        try:
+            if isinstance(op, Write):
+                put = render_write(op, taken, now)
+                logged = LoggedOp(op=put, from_write=True)
+            elif isinstance(op, Archive):
+                record = view.record(op.path)
+                current = batch_html.get(op.path, record.html if record is not None else None)
+                logged = LoggedOp(op=fill_archive(op, current, now))
+            else:
+                logged = LoggedOp(op=op)
+        except Exception as exc:  # a render/placement refusal is this op's violation
+            out.append(exc)
+            continue
+        if isinstance(logged.op, Put):
+            batch_paths.add(logged.op.path)
+            batch_html[logged.op.path] = logged.op.html
+        out.append(logged)
+    return out

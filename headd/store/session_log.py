@@ -1,0 +1,105 @@
+"""Append-only JSON-lines session logs under ``<store>/.memhtml/headd/sessions/``.
+
+One file per session, ``<id>.jsonl``, one event per line (``sessions.Event``), each line written
+with a single ``write`` and ``fsync``ed before the call that wrote it returns, so a session the
+daemon answered for survives a crash or a restart. A line cut short by a crash (no final newline,
+or JSON that does not decode) can only be the last one; it is dropped and the file truncated back
+to the last whole line, so the next append starts clean.
+
+A closed session's log is removed: there is nothing left in it to recover.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import msgspec
+
+from headd.errors import StorageFailure
+from headd.store.sessions import Event, check_session_id
+
+log = logging.getLogger(__name__)
+
+SESSIONS_DIR = Path(".memhtml") / "headd" / "sessions"
+SUFFIX = ".jsonl"
+
+_encode = msgspec.json.Encoder().encode
+_decode_event = msgspec.json.Decoder(Event).decode
+
+
+def sessions_dir(store: Path) -> Path:
+    return store / SESSIONS_DIR
+
+
+class SessionLog:
+    """The log directory of one store."""
+
+    def __init__(self, store: Path) -> None:
+        self.dir = sessions_dir(store)
+
+    def path_of(self, session_id: str) -> Path:
+        return self.dir / f"{check_session_id(session_id)}{SUFFIX}"
+
+    def exists(self, session_id: str) -> bool:
+        return self.path_of(session_id).exists()
+
+    def append(self, session_id: str, *events: Event) -> None:
+        """Append events durably (one write, then fsync)."""
+        data = b"".join(_encode(event) + b"\n" for event in events)
+        path = self.path_of(session_id)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise StorageFailure(f"writing the log of session {session_id} failed") from exc
+
+    def read(self, session_id: str) -> list[Event]:
+        """Every whole event in order; a torn tail is dropped and truncated away."""
+        path = self.path_of(session_id)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise StorageFailure(f"reading the log of session {session_id} failed") from exc
+        events: list[Event] = []
+        good = 0
+        pos = 0
+        while pos < len(raw):
+            end = raw.find(b"\n", pos)
+            if end == -1:
+                break
+            try:
+                events.append(_decode_event(raw[pos:end]))
+            except msgspec.DecodeError:
+                break
+            pos = end + 1
+            good = pos
+        if good != len(raw):
+            log.warning(
+                "session %s: dropped a torn last line (%d bytes)", session_id, len(raw) - good
+            )
+            try:
+                with open(path, "r+b") as fh:
+                    fh.truncate(good)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as exc:
+                raise StorageFailure(f"repairing the log of session {session_id} failed") from exc
+        return events
+
+    def ids(self) -> list[str]:
+        if not self.dir.is_dir():
+            return []
+        return sorted(p.name[: -len(SUFFIX)] for p in self.dir.glob(f"*{SUFFIX}"))
+
+    def remove(self, session_id: str) -> None:
+        try:
+            self.path_of(session_id).unlink(missing_ok=True)
+        except OSError as exc:
+            raise StorageFailure(f"removing the log of session {session_id} failed") from exc

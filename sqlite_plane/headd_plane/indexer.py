@@ -1,0 +1,568 @@
+"""Keeping ``index.db`` equal to the tree: rebuild, update by watermark, and vector backfill.
+
+``rebuild`` reads everything first (the tree at HEAD, every blob, every parse), then changes the
+database in ONE transaction: it clears ``index_state.head_sha``, sets the vectors of the
+configured space aside, empties the memory tables, projects every file and puts back each saved
+vector whose chunk came back. Only then, in a second short transaction, does it record the
+commit. A process killed inside the big transaction leaves the old index untouched; one killed
+between the two leaves ``head_sha`` NULL, which ``update`` refuses with ``IndexStale`` (and a
+rebuild repairs). A tree holding two active files with one body fails with ``DuplicateContent``
+and changes nothing.
+
+``update`` diffs the recorded commit against HEAD (renames detected, a rename is an UPDATE of
+the path that the child tables' ``ON UPDATE CASCADE`` carries, so chunks and vectors survive),
+then adds the dirty working tree, the later change of a path winning. Its writes go in batches of
+about :data:`WRITE_BATCH_SIZE` statements, each batch its own transaction and never splitting one
+file's writes, and the watermark moves only after the last batch, so an interrupted update is
+redone from the same commit by the next one.
+
+The vector space (``<model>@<dim>``) recorded in ``index_state`` must equal the embedder's:
+otherwise ``update``, ``backfill``, ``embed_missing`` and a rebuild that cannot write vectors
+refuse with ``EmbedModelMismatch``. ``rebuild(embed=True)`` with an embedder is the one way
+past: it keeps only vectors already in the new space and records that space before any vector
+is written. A store holding no vector at all simply adopts the configured space.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from headd.errors import (
+    DuplicateContent,
+    EmbedModelMismatch,
+    HeaddError,
+    IndexStale,
+    InvalidMemory,
+    ModelUnavailable,
+)
+from headd.record import MemoryRecord
+
+from .db import PlaneDb, Write
+from .embedding import PlaneEmbedder, embed_documents
+from .gitsource import GitSource, is_indexable_path
+from .projection import FileProjection, project_file
+
+log = logging.getLogger(__name__)
+
+INDEX_STATE_ID = 1
+#: Tables a rebuild empties, children first. Trace tables and the state plane keep their rows.
+MEMORY_TABLES = (
+    "file_citations",
+    "file_facets",
+    "file_entities",
+    "file_tags",
+    "embeddings",
+    "chunks",
+    "edges",
+    "files",
+)
+WRITE_BATCH_SIZE = 500
+EMBED_PERSIST_SLICE = 960
+PENDING_SCAN_ID_BATCH = 500
+#: The space an index records when it was never given an embedder (embed_dim must be > 0).
+NO_SPACE = "none@1"
+
+Hook = Callable[[str], None]
+Parse = Callable[[str, bytes], MemoryRecord]
+
+
+class RebuildNoEmbedRefused(HeaddError):
+    """A rebuild that cannot write vectors over a store that carries some, without ``force``."""
+
+    code = "ERR_REBUILD_NO_EMBED_REFUSED"
+
+
+@dataclass
+class RebuildReport:
+    head_sha: str
+    files_indexed: int
+    chunks_indexed: int
+    edges_indexed: int
+    embeddings_written: int
+    embeddings_preserved: int
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"mode": "rebuild", **asdict(self)}
+
+
+@dataclass
+class UpdateReport:
+    head_sha: str
+    unchanged: bool
+    added: int = 0
+    modified: int = 0
+    removed: int = 0
+    renamed: int = 0
+    dirty: int = 0
+    embeddings_written: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"mode": "update", **asdict(self)}
+
+
+@dataclass
+class BackfillReport:
+    head_sha: str | None
+    chunks: int
+    embeddings: int
+    embeddings_written: int
+    embeddings_remaining: int
+
+
+def _default_parse() -> Parse:
+    from headd.memfile.parse import parse_memory  # the parser engineer's module
+
+    return parse_memory
+
+
+def _dim_of(space: str) -> int:
+    _, _, tail = space.rpartition("@")
+    try:
+        return max(1, int(tail))
+    except ValueError:
+        return 1
+
+
+def _is_dedup_violation(error: sqlite3.Error) -> bool:
+    text = str(error)
+    return "UNIQUE" in text and "files.content_hash" in text
+
+
+class Indexer:
+    """The write side of ``index.db`` for one store."""
+
+    def __init__(
+        self,
+        db: PlaneDb,
+        git: GitSource,
+        now: Callable[[], str],
+        embedder: PlaneEmbedder | None = None,
+        parse: Parse | None = None,
+        persist_every: int = EMBED_PERSIST_SLICE,
+        hook: Hook | None = None,
+    ) -> None:
+        self.db = db
+        self.git = git
+        self.now = now
+        self.embedder = embedder
+        self._parse = parse
+        self.persist_every = persist_every
+        self.hook: Hook = hook or (lambda point: None)
+
+    # -- state ----------------------------------------------------------------------------------
+
+    @property
+    def parse(self) -> Parse:
+        if self._parse is None:
+            self._parse = _default_parse()
+        return self._parse
+
+    def read_state(self) -> dict[str, Any] | None:
+        row = self.db.get(
+            "SELECT id, head_sha, embed_model, embed_dim, rebuilt_at, updated_at "
+            "FROM index_state WHERE id = ?",
+            (INDEX_STATE_ID,),
+            op="index_state.read",
+        )
+        return None if row is None else dict(zip(row.keys(), tuple(row), strict=True))
+
+    def _count(self, table: str) -> int:
+        row = self.db.get(f"SELECT count(*) AS n FROM {table}", op=f"count.{table}")
+        return int(row["n"]) if row else 0
+
+    def configured_space(self) -> tuple[str, int]:
+        """The space vectors are written in: the embedder's, else the stored one, else none."""
+        if self.embedder is not None:
+            return self.embedder.space, int(self.embedder.dim) or _dim_of(self.embedder.space)
+        state = self.read_state()
+        if state is not None:
+            return str(state["embed_model"]), int(state["embed_dim"])
+        return NO_SPACE, 1
+
+    def guard_space(self) -> None:
+        """Refuse to mix two vector spaces; a store without vectors adopts the configured one."""
+        if self.embedder is None:
+            return
+        state = self.read_state()
+        if state is None or state["embed_model"] == self.embedder.space:
+            return
+        if self._count("embeddings") > 0:
+            raise EmbedModelMismatch(
+                "the stored vector space differs from the configured one",
+                {"stored": state["embed_model"], "configured": self.embedder.space},
+            )
+        space, dim = self.configured_space()
+        self.db.run(
+            "UPDATE index_state SET embed_model = ?, embed_dim = ? WHERE id = ?",
+            (space, dim, INDEX_STATE_ID),
+            op="index_state.adopt_space",
+        )
+
+    # -- reading and parsing --------------------------------------------------------------------
+
+    def _project(
+        self, path: str, blob_sha: str, data: bytes, indexed_at: str, skipped: list[dict[str, str]]
+    ) -> FileProjection | None:
+        try:
+            record = self.parse(path, data)
+        except InvalidMemory as error:
+            skipped.append({"path": path, "reason": "; ".join(error.violations)})
+            return None
+        return project_file(record, indexed_at, blob_sha=blob_sha, path=path)
+
+    # -- rebuild --------------------------------------------------------------------------------
+
+    def rebuild(self, embed: bool = False, force: bool = False) -> RebuildReport:
+        cannot_embed = not embed or self.embedder is None
+        if cannot_embed:
+            self.guard_space()
+            if not force:
+                held = self._count("embeddings")
+                if held > 0:
+                    raise RebuildNoEmbedRefused(
+                        "this store carries vectors; a rebuild without an embedder would leave "
+                        "every new or changed chunk without one (pass force to run it anyway)",
+                        {"embeddings": held, "because": "flag" if not embed else "no-embedder"},
+                    )
+        head = self.git.head_sha()
+        entries = self.git.tree_entries(head)
+        indexed_at = self.now()
+        skipped: list[dict[str, str]] = []
+        projections: list[FileProjection] = []
+        for entry in entries:
+            projected = self._project(
+                entry.path, entry.blob_sha, self.git.blob(entry.blob_sha), indexed_at, skipped
+            )
+            if projected is not None:
+                projections.append(projected)
+        self.hook("rebuild.read")
+        space, dim = self.configured_space()
+        preserved = self.db.transact(
+            "rebuild", lambda conn: self._repopulate(conn, projections, space, dim, indexed_at)
+        )
+        self.hook("rebuild.committed")
+        self._record(head, rebuilt=True, space=space, dim=dim)
+        self.hook("rebuild.recorded")
+        written = self.embed_missing() if embed and self.embedder is not None else 0
+        report = RebuildReport(
+            head_sha=head,
+            files_indexed=len(projections),
+            chunks_indexed=sum(len(p.chunks) for p in projections),
+            edges_indexed=self._count("edges"),
+            embeddings_written=written,
+            embeddings_preserved=preserved,
+            skipped=skipped,
+        )
+        log.info(
+            "index rebuild: %d files, %d skipped, %d vectors kept at %s",
+            report.files_indexed,
+            len(skipped),
+            preserved,
+            head,
+        )
+        return report
+
+    def _repopulate(
+        self,
+        conn: sqlite3.Connection,
+        projections: Sequence[FileProjection],
+        space: str,
+        dim: int,
+        at: str,
+    ) -> int:
+        conn.execute("DROP TABLE IF EXISTS temp.embeddings_stash")
+        conn.execute(
+            "CREATE TEMP TABLE embeddings_stash AS SELECT * FROM embeddings WHERE model = ?",
+            (space,),
+        )
+        conn.execute(
+            "INSERT INTO index_state (id, head_sha, embed_model, embed_dim, rebuilt_at, "
+            "updated_at) VALUES (?, NULL, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+            "head_sha = NULL, embed_model = excluded.embed_model, embed_dim = excluded.embed_dim, "
+            "updated_at = excluded.updated_at",
+            (INDEX_STATE_ID, space, dim, at, at),
+        )
+        for table in MEMORY_TABLES:
+            conn.execute(f"DELETE FROM {table}")
+        self.hook("rebuild.truncated")
+        pending = 0
+        for projection in projections:
+            self._apply(conn, projection.writes, projection.path)
+            pending += len(projection.writes)
+            if pending >= WRITE_BATCH_SIZE:
+                pending = 0
+                self.hook("rebuild.batch")
+        conn.execute(
+            "INSERT INTO embeddings SELECT * FROM temp.embeddings_stash "
+            "WHERE chunk_id IN (SELECT chunk_id FROM chunks)"
+        )
+        conn.execute("DROP TABLE temp.embeddings_stash")
+        self.hook("rebuild.projected")
+        row = conn.execute("SELECT count(*) FROM embeddings").fetchone()
+        return int(row[0])
+
+    @staticmethod
+    def _apply(conn: sqlite3.Connection, writes: Iterable[Write], path: str) -> None:
+        try:
+            for write in writes:
+                conn.execute(write.sql, write.params)
+        except sqlite3.IntegrityError as error:
+            if _is_dedup_violation(error):
+                holder = conn.execute(
+                    "SELECT path FROM files WHERE content_hash = "
+                    "(SELECT content_hash FROM files WHERE path = ?) AND path <> ?",
+                    (path, path),
+                ).fetchone()
+                raise DuplicateContent(
+                    "duplicate content: another active memory has the same body",
+                    {"path": path, "existing": holder[0] if holder else None},
+                ) from None
+            raise
+
+    def _record(self, head: str, rebuilt: bool, space: str, dim: int) -> None:
+        at = self.now()
+        if rebuilt:
+            sql = (
+                "INSERT INTO index_state (id, head_sha, embed_model, embed_dim, rebuilt_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "head_sha = excluded.head_sha, embed_model = excluded.embed_model, "
+                "embed_dim = excluded.embed_dim, rebuilt_at = excluded.rebuilt_at, "
+                "updated_at = excluded.updated_at"
+            )
+        else:
+            sql = (
+                "INSERT INTO index_state (id, head_sha, embed_model, embed_dim, rebuilt_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "head_sha = excluded.head_sha, updated_at = excluded.updated_at"
+            )
+        self.db.run(sql, (INDEX_STATE_ID, head, space, dim, at, at), op="index_state.record")
+
+    # -- update ---------------------------------------------------------------------------------
+
+    def update(self, embed: bool = False) -> UpdateReport:
+        self.guard_space()
+        head = self.git.head_sha()
+        state = self.read_state()
+        if state is None:
+            rebuilt = self.rebuild(embed=embed, force=True)
+            return UpdateReport(
+                head_sha=rebuilt.head_sha,
+                unchanged=False,
+                added=rebuilt.files_indexed,
+                embeddings_written=rebuilt.embeddings_written,
+                skipped=rebuilt.skipped,
+            )
+        if state["head_sha"] is None:
+            raise IndexStale(
+                "a rebuild emptied the index and did not finish repopulating it; run a rebuild",
+                {"reason": "rebuild-unfinished"},
+            )
+        watermark = str(state["head_sha"])
+        diffs = [] if watermark == head else self.git.diff(watermark, head)
+        diffs = [
+            d for d in diffs if is_indexable_path(d.path) or is_indexable_path(d.from_path or "")
+        ]
+        dirty = [s for s in self.git.dirty() if is_indexable_path(s.path)]
+        report = UpdateReport(head_sha=head, unchanged=not diffs and not dirty)
+        indexed_at = self.now()
+
+        # The final action per path: committed changes first, the working tree last.
+        final: dict[str, FileProjection | None] = {}
+        moves: list[tuple[str, str]] = []
+        tree_sha: dict[str, str] | None = None
+        for diff in diffs:
+            if diff.status == "D":
+                final[diff.path] = None
+                report.removed += 1
+                continue
+            if diff.status == "R" and diff.from_path is not None:
+                if not is_indexable_path(diff.path):
+                    final[diff.from_path] = None
+                    report.removed += 1
+                    continue
+                if is_indexable_path(diff.from_path):
+                    moves.append((diff.from_path, diff.path))
+                    final.pop(diff.from_path, None)
+                    report.renamed += 1
+            if tree_sha is None:
+                tree_sha = {e.path: e.blob_sha for e in self.git.tree_entries(head)}
+            sha = tree_sha.get(diff.path)
+            if sha is None:
+                report.skipped.append({"path": diff.path, "reason": "path absent from tree"})
+                continue
+            final[diff.path] = self._project(
+                diff.path, sha, self.git.blob(sha), indexed_at, report.skipped
+            )
+            if diff.status == "A" or (
+                diff.status == "R" and not is_indexable_path(diff.from_path or "")
+            ):
+                report.added += 1
+            elif diff.status == "M":
+                report.modified += 1
+        for entry in dirty:
+            if entry.deleted:
+                final[entry.path] = None
+                continue
+            data, sha = self.git.working_file(entry.path)
+            final[entry.path] = self._project(entry.path, sha, data, indexed_at, report.skipped)
+        report.dirty = len(dirty)
+        self.hook("update.read")
+
+        groups: list[tuple[str, list[Write]]] = []
+        for path, projection in final.items():
+            if projection is None:
+                groups.append((path, _delete_path(path)))
+        for source, target in moves:
+            if target in final and final[target] is None:
+                groups.append((source, _delete_path(source)))
+            else:
+                groups.append((target, _move_path(source, target)))
+        candidate_chunks: list[str] = []
+        for path, projection in final.items():
+            if projection is not None:
+                groups.append((path, list(projection.writes)))
+                candidate_chunks.extend(c.chunk_id for c in projection.chunks)
+        self._apply_batched(groups)
+        space, dim = self.configured_space()
+        self._record(head, rebuilt=False, space=space, dim=dim)
+        self.hook("update.recorded")
+        if embed and self.embedder is not None:
+            report.embeddings_written = self.embed_missing(candidate_chunks)
+        log.info(
+            "index update: %d added, %d modified, %d removed, %d renamed, %d dirty at %s",
+            report.added,
+            report.modified,
+            report.removed,
+            report.renamed,
+            report.dirty,
+            head,
+        )
+        return report
+
+    def _apply_batched(self, groups: Sequence[tuple[str, list[Write]]]) -> None:
+        """Batches of about WRITE_BATCH_SIZE statements, each one transaction, files whole."""
+        batch: list[tuple[str, list[Write]]] = []
+        size = 0
+
+        def flush() -> None:
+            nonlocal batch, size
+            if not batch:
+                return
+            todo = batch
+
+            def body(conn: sqlite3.Connection) -> None:
+                for path, writes in todo:
+                    self._apply(conn, writes, path)
+
+            self.db.transact("update", body)
+            self.hook("update.batch")
+            batch, size = [], 0
+
+        for path, writes in groups:
+            if batch and size + len(writes) > WRITE_BATCH_SIZE:
+                flush()
+            batch.append((path, writes))
+            size += len(writes)
+        flush()
+
+    # -- vectors --------------------------------------------------------------------------------
+
+    def _pending(self, space: str, candidates: Sequence[str] | None) -> list[sqlite3.Row]:
+        select = (
+            "SELECT c.chunk_id AS chunk_id, c.text AS text FROM chunks c "
+            "LEFT JOIN embeddings e ON e.chunk_id = c.chunk_id "
+            "WHERE (e.chunk_id IS NULL OR e.model <> ?)"
+        )
+        if candidates is None:
+            return self.db.all(f"{select} ORDER BY c.chunk_id", (space,), op="embed.pending")
+        ids = list(dict.fromkeys(candidates))
+        rows: list[sqlite3.Row] = []
+        for at in range(0, len(ids), PENDING_SCAN_ID_BATCH):
+            part = ids[at : at + PENDING_SCAN_ID_BATCH]
+            holes = ", ".join("?" for _ in part)
+            rows += self.db.all(
+                f"{select} AND c.chunk_id IN ({holes}) ORDER BY c.chunk_id",
+                (space, *part),
+                op="embed.pending",
+            )
+        return rows
+
+    def embed_missing(self, candidate_chunk_ids: Sequence[str] | None = None) -> int:
+        """Embed chunks lacking a vector in the configured space, saving each slice before the
+        next; a model failure stops the pass and keeps what landed."""
+        self.guard_space()
+        embedder = self.embedder
+        if embedder is None:
+            return 0
+        if candidate_chunk_ids is not None and len(candidate_chunk_ids) == 0:
+            return 0
+        space, dim = self.configured_space()
+        pending = self._pending(space, candidate_chunk_ids)
+        written = 0
+        for start in range(0, len(pending), self.persist_every):
+            part = pending[start : start + self.persist_every]
+            try:
+                blobs = embed_documents(embedder, [row["text"] for row in part])
+            except ModelUnavailable:
+                log.error(
+                    "embedding stopped after %d of %d chunks; the written vectors are kept",
+                    written,
+                    len(pending),
+                )
+                return written
+            at = self.now()
+            self.db.write_all(
+                [
+                    Write(
+                        "INSERT INTO embeddings (chunk_id, model, dim, vec, created_at) "
+                        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET "
+                        "model = excluded.model, dim = excluded.dim, vec = excluded.vec, "
+                        "created_at = excluded.created_at",
+                        (row["chunk_id"], space, dim, blob, at),
+                    )
+                    for row, blob in zip(part, blobs, strict=True)
+                ],
+                op="embed.write",
+            )
+            written += len(part)
+            self.hook("embed.slice")
+        return written
+
+    def backfill(self, dry_run: bool = False) -> BackfillReport:
+        self.guard_space()
+        written = 0 if dry_run else self.embed_missing()
+        state = self.read_state()
+        space, _ = self.configured_space()
+        return BackfillReport(
+            head_sha=None if state is None else state["head_sha"],
+            chunks=self._count("chunks"),
+            embeddings=self._count("embeddings"),
+            embeddings_written=written,
+            embeddings_remaining=len(self._pending(space, None)),
+        )
+
+
+def _delete_path(path: str) -> list[Write]:
+    return [
+        Write("DELETE FROM edges WHERE src_path = ?", (path,)),
+        Write("DELETE FROM files WHERE path = ?", (path,)),
+    ]
+
+
+def _move_path(source: str, target: str) -> list[Write]:
+    """The row follows the file: an UPDATE of the key that the children's cascade carries."""
+    moving = "EXISTS (SELECT 1 FROM files WHERE path = ?2)"
+    return [
+        Write(f"DELETE FROM edges WHERE src_path = ?1 AND {moving}", (source, target)),
+        Write(f"DELETE FROM files WHERE path = ?1 AND {moving}", (source, target)),
+        Write("UPDATE files SET path = ?1 WHERE path = ?2", (target, source)),
+        # an edge from the file to where it now lives would become a self-loop: drop it
+        Write("DELETE FROM edges WHERE src_path = ?1 AND dst_path = ?2", (source, target)),
+        Write("UPDATE edges SET src_path = ?1 WHERE src_path = ?2", (target, source)),
+    ]

@@ -1,0 +1,187 @@
+"""The SQLite plane's index as one object: what the daemon and ``headctl`` call.
+
+``open_plane(store)`` opens (creating and migrating) ``<store>/.memhtml/headd/index.db`` with
+``state.db`` attached beside it, and binds the indexer and retrieval to it. Calls on one plane
+are serialised by a lock (one writer connection; SQLite serialises writers across processes).
+The clock is read here, at the edge, and passed inward.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .coverage import VECTOR_COVERAGE_FLOOR, read_vector_coverage
+from .db import PlaneDb, open_writer
+from .embedding import as_plane_embedder
+from .gitsource import GitSource
+from .indexer import BackfillReport, Hook, Indexer, Parse, RebuildReport, UpdateReport
+from .recall import RecallPack, recall
+from .retrieval import DEFAULT_SEARCH_LIMIT, Retrieval, SearchResult
+from .scope import Scope
+
+PLANE_DIR = Path(".memhtml") / "headd"
+
+
+def iso_now() -> str:
+    at = datetime.now(UTC)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+def index_path_of(store: Path | str) -> Path:
+    return Path(store) / PLANE_DIR / "index.db"
+
+
+def state_path_of(store: Path | str) -> Path:
+    return Path(store) / PLANE_DIR / "state.db"
+
+
+class Plane:
+    def __init__(
+        self,
+        store: Path,
+        db: PlaneDb,
+        indexer: Indexer,
+        retrieval: Retrieval,
+    ) -> None:
+        self.store = store
+        self.db = db
+        self.indexer = indexer
+        self.retrieval = retrieval
+        self.lock = threading.RLock()
+
+    @property
+    def index_path(self) -> Path:
+        return index_path_of(self.store)
+
+    @property
+    def state_path(self) -> Path:
+        return state_path_of(self.store)
+
+    def rebuild(self, embed: bool = False, force: bool = False) -> RebuildReport:
+        with self.lock:
+            return self.indexer.rebuild(embed=embed, force=force)
+
+    def update(self, embed: bool = False) -> UpdateReport:
+        with self.lock:
+            return self.indexer.update(embed=embed)
+
+    def embed_missing(self) -> int:
+        with self.lock:
+            return self.indexer.embed_missing()
+
+    def backfill(self, dry_run: bool = False) -> BackfillReport:
+        with self.lock:
+            return self.indexer.backfill(dry_run=dry_run)
+
+    def search(
+        self,
+        query: str,
+        scope: Scope | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        now_epoch: float | None = None,
+    ) -> SearchResult:
+        with self.lock:
+            return self.retrieval.search(query, scope, limit, now_epoch)
+
+    def recall(
+        self,
+        query: str,
+        scope: Scope | None = None,
+        budget_chars: int | None = None,
+        now_epoch: float | None = None,
+    ) -> RecallPack:
+        with self.lock:
+            return recall(self.retrieval, query, scope, budget_chars, now_epoch)
+
+    def status(self) -> dict[str, Any]:
+        with self.lock:
+            state = self.indexer.read_state()
+            coverage = read_vector_coverage(self.db, self.retrieval.space)
+            counts = {
+                table: int(self.db.get(f"SELECT count(*) AS n FROM {table}", op="status")["n"])  # type: ignore[index]
+                for table in ("files", "chunks", "embeddings", "edges")
+            }
+            return {
+                "index_path": str(self.index_path),
+                "state_path": str(self.state_path),
+                "indexed": state is not None,
+                "stale": state is not None and state["head_sha"] is None,
+                "head_sha": None if state is None else state["head_sha"],
+                "rebuilt_at": None if state is None else state["rebuilt_at"],
+                "updated_at": None if state is None else state["updated_at"],
+                "space": None if state is None else state["embed_model"],
+                **counts,
+                "vectors": coverage.to_wire(),
+                "migrations_applied": self.db.migrations_applied,
+                "state_migrations_applied": self.db.state_migrations_applied,
+            }
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+
+def open_plane(
+    store: Path | str,
+    embedder: Any = None,
+    now: Callable[[], str] = iso_now,
+    parse: Parse | None = None,
+    coverage_floor: float = VECTOR_COVERAGE_FLOOR,
+    hook: Hook | None = None,
+) -> Plane:
+    root = Path(store)
+    db = open_writer(index_path_of(root), state_path_of(root))
+    bound = as_plane_embedder(embedder)
+    indexer = Indexer(db, GitSource(root), now=now, embedder=bound, parse=parse, hook=hook)
+    retrieval = Retrieval(db, embedder=bound, coverage_floor=coverage_floor)
+    return Plane(root, db, indexer, retrieval)
+
+
+# Function forms, for callers that prefer them (the daemon's method table, headctl).
+
+
+def rebuild(plane: Plane, embed: bool = False, force: bool = False) -> dict[str, Any]:
+    return plane.rebuild(embed=embed, force=force).to_wire()
+
+
+def update(plane: Plane, embed: bool = False) -> dict[str, Any]:
+    return plane.update(embed=embed).to_wire()
+
+
+def status(plane: Plane) -> dict[str, Any]:
+    return plane.status()
+
+
+def search(plane: Plane, query: str, scope: Scope | None = None, limit: int = 10) -> dict[str, Any]:
+    return plane.search(query, scope, limit).to_wire()
+
+
+def recall_pack(
+    plane: Plane, query: str, scope: Scope | None = None, budget_chars: int | None = None
+) -> dict[str, Any]:
+    return plane.recall(query, scope, budget_chars).to_wire()
+
+
+def backfill_report(plane: Plane, dry_run: bool = False) -> dict[str, Any]:
+    return asdict(plane.backfill(dry_run=dry_run))
+
+
+def scope_from_filter(filter_: dict[str, Any] | None) -> Scope:
+    """The contract's ``filter`` object as a :class:`Scope`."""
+    from .scope import parse_facet_filters
+
+    f = filter_ or {}
+    return Scope(
+        memory_types=tuple(f.get("types") or ()),
+        workspace=f.get("workspace") or None,
+        tags=tuple(f.get("tags") or ()),
+        entity=f.get("entity") or None,
+        facets=parse_facet_filters(list(f.get("facets") or ())),
+        include_archived=bool(f.get("include_archived", False)),
+        as_of=f.get("as_of") or None,
+    )

@@ -1,0 +1,293 @@
+"""One parsed memory file projected onto its ``index.db`` rows (seed 000 ``projectFile``).
+
+Pure: a :class:`headd.record.MemoryRecord` in, a :class:`FileProjection` out (the file's chunks
+and the list of writes), no I/O and no clock (``indexed_at`` is passed in). ``rebuild`` and
+``update`` both apply these writes, so the two paths cannot disagree on a row.
+
+The writes are idempotent: they clear the file's tags, entities, facets, citations and own
+authored edges, and only those of its chunks whose content hash is not the new one (a head-only
+edit keeps the chunk rows and so the vectors), then upsert the ``files`` row on ``path`` (never
+delete it: that would cascade the chunks and their vectors away). Inbound edges are left alone:
+each is another file's assertion.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from headd.record import MemoryRecord
+
+from .chunking import PlaneChunk, chunk_id_for, chunk_text, utf16_len
+from .db import SqlValue, Write
+
+PARA_BUCKETS = ("projects", "areas", "resources", "archive")
+
+MEMORY_RELS = frozenset(
+    {
+        "supersedes",
+        "contradicts",
+        "caused_by",
+        "leads_to",
+        "part_of",
+        "relates_to",
+        "example_of",
+        "supports",
+        "laterally_related",
+    }
+)
+PERSON_RELS = frozenset({"about_person", "authored_by"})
+TASK_RELS = frozenset({"blocks", "subtask_of"})
+
+#: The ``files`` columns in bind order: one list drives the insert and the upsert clause.
+FILE_COLUMNS: tuple[str, ...] = (
+    "path",
+    "blob_sha",
+    "content_hash",
+    "memory_type",
+    "title",
+    "body_text",
+    "gist",
+    "fts_text",
+    "disclosure_text",
+    "para",
+    "workspace",
+    "confidence",
+    "importance",
+    "archived",
+    "origin_path",
+    "word_count",
+    "created_at",
+    "updated_at",
+    "event_at",
+    "archived_at",
+    "valid_from",
+    "valid_until",
+    "reprieves",
+    "needs_revision",
+    "author",
+    "session_id",
+    "prompt_id",
+    "turn_uuid",
+    "indexed_at",
+    "task_status",
+    "due_at",
+    "frame_key",
+)
+
+UPSERT_FILE_SQL = (
+    f"INSERT INTO files ({', '.join(FILE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in FILE_COLUMNS)}) "
+    "ON CONFLICT(path) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "path")
+)
+UPSERT_CHUNK_SQL = (
+    "INSERT INTO chunks (chunk_id, path, content_hash, ordinal, text, char_count) "
+    "VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(chunk_id) DO UPDATE SET path = excluded.path, ordinal = excluded.ordinal, "
+    "text = excluded.text, char_count = excluded.char_count"
+)
+INSERT_EDGE_SQL = (
+    "INSERT INTO edges (src_path, rel, dst_path, edge_class, derived, strength, provenance, "
+    "src_hash, created_at) VALUES (?, ?, ?, ?, 0, 1.0, 'authored', ?, ?)"
+)
+
+_ARCHIVE_PATH = re.compile(r"^archive/\d{4,}/(.+)$")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True)
+class FileProjection:
+    """Everything one file contributes to the index."""
+
+    path: str
+    content_hash: str
+    chunks: tuple[PlaneChunk, ...]
+    writes: tuple[Write, ...]
+
+
+def normalize_path(path: str) -> str:
+    """Repo-relative form: no leading slash, no doubled or trailing slash."""
+    collapsed = re.sub(r"/{2,}", "/", path.lstrip("/"))
+    return collapsed[:-1] if collapsed.endswith("/") else collapsed
+
+
+def para_of(path: str) -> str:
+    head, sep, _ = normalize_path(path).partition("/")
+    return head if sep and head in PARA_BUCKETS else "areas"
+
+
+def workspace_of(path: str) -> str | None:
+    """The directory under ``projects/``, or None outside that bucket."""
+    normalized = normalize_path(path)
+    if not normalized.startswith("projects/"):
+        return None
+    rest = normalized[len("projects/") :]
+    at = rest.find("/")
+    return None if at <= 0 else rest[:at]
+
+
+def origin_of(path: str) -> str | None:
+    """The pre-archive path of ``archive/<YYYY>/<p>``, else None."""
+    match = _ARCHIVE_PATH.match(path)
+    return match.group(1) if match else None
+
+
+def rel_class_for(rel: str) -> str:
+    if rel in MEMORY_RELS:
+        return "memory"
+    if rel in PERSON_RELS:
+        return "person"
+    if rel in TASK_RELS:
+        return "task"
+    return "provenance"
+
+
+def word_count_of(body_text: str) -> int:
+    return len(body_text.split())
+
+
+def dedupe_by(values: Iterable[V], key: Callable[[V], K]) -> list[V]:
+    """First occurrence per key, order kept: a repeated row would fail the batch's primary key."""
+    seen: set[K] = set()
+    out: list[V] = []
+    for value in values:
+        k = key(value)
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append(value)
+    return out
+
+
+def chunks_of(record: MemoryRecord) -> tuple[PlaneChunk, ...]:
+    """The parser's chunks with their content-addressed ids; chunked here if it gave none."""
+    if record.chunks:
+        return tuple(
+            PlaneChunk(
+                chunk_id_for(record.content_hash, c.ordinal),
+                c.ordinal,
+                c.text,
+                c.char_count if c.char_count else utf16_len(c.text),
+            )
+            for c in record.chunks
+        )
+    return tuple(chunk_text(record.body_text, record.content_hash))
+
+
+def file_row(
+    record: MemoryRecord, path: str, blob_sha: str, indexed_at: str
+) -> tuple[SqlValue, ...]:
+    para = para_of(path)
+    archived = para == "archive"
+    row: tuple[SqlValue, ...] = (
+        path,
+        blob_sha,
+        record.content_hash,
+        record.memory_type,
+        record.title,
+        record.body_text,
+        record.claim,
+        record.fts_text,
+        record.disclosure_text,
+        para,
+        workspace_of(path),
+        record.confidence,
+        record.importance,
+        1 if archived else 0,
+        origin_of(path) if archived else None,
+        record.word_count,
+        record.created_at,
+        record.updated_at,
+        record.event_at,
+        record.archived_at,
+        record.valid_from,
+        record.valid_until,
+        record.reprieves,
+        1 if record.needs_revision else 0,
+        record.author,
+        record.session_id,
+        record.prompt_id,
+        record.turn_uuid,
+        indexed_at,
+        record.task_status,
+        record.due,
+        record.frame_key,
+    )
+    assert len(row) == len(FILE_COLUMNS)
+    return row
+
+
+def edge_writes(record: MemoryRecord, path: str, indexed_at: str) -> list[Write]:
+    """Authored edges from the head links: slash stripped, self-links and repeats dropped."""
+    pairs = []
+    for link in record.links:
+        dst = normalize_path(link.href)
+        if dst == "" or dst == path:
+            continue
+        pairs.append((link.rel, dst))
+    return [
+        Write(
+            INSERT_EDGE_SQL, (path, rel, dst, rel_class_for(rel), record.content_hash, indexed_at)
+        )
+        for rel, dst in dedupe_by(pairs, lambda p: p)
+    ]
+
+
+def project_file(
+    record: MemoryRecord, indexed_at: str, blob_sha: str | None = None, path: str | None = None
+) -> FileProjection:
+    """Project one record onto its complete row set (``archived`` follows the path)."""
+    where = normalize_path(path if path is not None else record.path)
+    sha = blob_sha if blob_sha is not None else record.blob_sha
+    chunks = chunks_of(record)
+    writes: list[Write] = [
+        Write("DELETE FROM file_tags WHERE path = ?", (where,)),
+        Write("DELETE FROM file_entities WHERE path = ?", (where,)),
+        Write("DELETE FROM file_facets WHERE path = ?", (where,)),
+        Write("DELETE FROM file_citations WHERE path = ?", (where,)),
+        Write(
+            "DELETE FROM chunks WHERE path = ? AND content_hash <> ?",
+            (where, record.content_hash),
+        ),
+        Write("DELETE FROM edges WHERE src_path = ? AND derived = 0", (where,)),
+        Write(UPSERT_FILE_SQL, file_row(record, where, sha, indexed_at)),
+    ]
+    tags = dedupe_by((t.strip() for t in record.tags if t.strip() != ""), lambda t: t)
+    writes += [Write("INSERT INTO file_tags (path, tag) VALUES (?, ?)", (where, t)) for t in tags]
+    entities = dedupe_by(record.entity_rows, lambda e: (e.entity_type, e.entity_name))
+    writes += [
+        Write(
+            "INSERT INTO file_entities (path, entity_type, entity_name) VALUES (?, ?, ?)",
+            (where, e.entity_type, e.entity_name),
+        )
+        for e in entities
+    ]
+    writes += [
+        Write(
+            UPSERT_CHUNK_SQL,
+            (c.chunk_id, where, record.content_hash, c.ordinal, c.text, c.char_count),
+        )
+        for c in chunks
+    ]
+    facets = dedupe_by(record.facets, lambda f: (f.name, f.value))
+    writes += [
+        Write(
+            "INSERT INTO file_facets (path, name, value, numeric_value) VALUES (?, ?, ?, ?)",
+            (where, f.name, f.value, f.numeric_value),
+        )
+        for f in facets
+    ]
+    citations = dedupe_by(record.citations, lambda c: c.text)
+    writes += [
+        Write(
+            "INSERT INTO file_citations (path, text, href) VALUES (?, ?, ?)",
+            (where, c.text, c.href),
+        )
+        for c in citations
+    ]
+    writes += edge_writes(record, where, indexed_at)
+    return FileProjection(where, record.content_hash, chunks, tuple(writes))

@@ -1,0 +1,86 @@
+"""``recall``: the same fusion and polarity step as search, folded into a disclosure pack.
+
+The pool is ``DEFAULT_SEARCH_LIMIT * MMR_POOL_FACTOR`` fused candidates, kept in rank order (no
+MMR: the fold's per-entity cap is recall's diversity). Arcs fold under their own envelope
+(``ARC_BODY_BUDGET``), ordinary memories under the caller's ``budget_chars`` or
+``MEMORY_BODY_BUDGET``. Only ``disclosure_text`` is ever quoted: the claim, summaries, facets
+and citations, never a ``<details>`` body or an ``<aside>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .disclosure import (
+    ARC_BODY_BUDGET,
+    MEMORY_BODY_BUDGET,
+    DisclosureCandidate,
+    DisclosureFold,
+    fold_disclosure,
+)
+from .retrieval import DEFAULT_SEARCH_LIMIT, MMR_POOL_FACTOR, Retrieval
+from .scope import Scope
+
+
+@dataclass
+class RecallPack:
+    arcs: DisclosureFold
+    memories: DisclosureFold
+    spent_chars: int
+    truncated: bool
+    degraded: bool
+    vector_coverage: float
+
+    def to_wire(self) -> dict[str, Any]:
+        """The contract's ``{entries, index_lines, spent, truncated}``, plus the two folds."""
+        return {
+            "entries": self.arcs.disclosed + self.memories.disclosed,
+            "index_lines": self.arcs.index_lines + self.memories.index_lines,
+            "spent": self.spent_chars,
+            "truncated": self.truncated,
+            "arcs": self.arcs.__dict__.copy(),
+            "memories": self.memories.__dict__.copy(),
+            "degraded": self.degraded,
+            "vector_coverage": self.vector_coverage,
+        }
+
+
+def recall(
+    retrieval: Retrieval,
+    query: str,
+    scope: Scope | None = None,
+    budget_chars: int | None = None,
+    now_epoch: float | None = None,
+) -> RecallPack:
+    scope = scope or Scope()
+    budget = MEMORY_BODY_BUDGET if budget_chars is None else budget_chars
+    vector, coverage = retrieval.gated_query_vector(query)
+    with retrieval.db.reading():
+        fused = retrieval.fuse(
+            query, scope, DEFAULT_SEARCH_LIMIT * MMR_POOL_FACTOR, vector, now_epoch
+        )
+        rows = [
+            row for row, _, _ in retrieval.polarity_ordered(query, retrieval.hydrate(fused.paths))
+        ]
+    candidates = [
+        DisclosureCandidate(
+            path=row["path"],
+            title=row["title"],
+            claim=row["gist"],
+            memory_type=row["memory_type"],
+            disclosure_text=row["disclosure_text"],
+            entity_names=tuple(row["entity_names"].split("\n")) if row["entity_names"] else (),
+        )
+        for row in rows
+    ]
+    arcs = fold_disclosure([c for c in candidates if c.memory_type == "arc"], ARC_BODY_BUDGET)
+    memories = fold_disclosure([c for c in candidates if c.memory_type != "arc"], budget)
+    return RecallPack(
+        arcs=arcs,
+        memories=memories,
+        spent_chars=arcs.spent_chars + memories.spent_chars,
+        truncated=arcs.truncated or memories.truncated,
+        degraded=vector is None,
+        vector_coverage=coverage.coverage,
+    )

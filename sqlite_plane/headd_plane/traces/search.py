@@ -1,0 +1,106 @@
+"""``traces_search`` and ``traces_show``: reading the trace plane back.
+
+Search ranks sessions by FTS5 bm25 over ``first_prompt`` and ``ai_title``. The caller's text is
+reduced to lowercased runs of letters and digits, each quoted, because FTS5 syntax (an
+apostrophe, a hyphen, a bare ``AND``) would otherwise fail the statement; every term must match,
+and when no session holds them all, any term may. Trace search never touches memory retrieval.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any
+
+from headd.errors import SessionNotFound
+from headd_plane.traces import store
+
+_TERM = re.compile(r"[^\W_]+")
+
+HIT_COLUMNS = (
+    "session_id",
+    "slug",
+    "cwd",
+    "first_prompt",
+    "ai_title",
+    "started_at",
+    "ended_at",
+    "prompt_count",
+)
+_HIT_SELECT = ", ".join(f"t.{c}" for c in HIT_COLUMNS)
+
+
+def fts_terms(query: str) -> list[str]:
+    """The query's searchable terms, lowercased, in order, without repeats."""
+    return list(dict.fromkeys(m.group(0).lower() for m in _TERM.finditer(query)))
+
+
+def _match(terms: list[str], joiner: str) -> str:
+    return f" {joiner} ".join(f'"{t}"' for t in terms)
+
+
+def traces_search(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, Any]:
+    """``{hits: [...]}`` best first; an empty query lists the most recent sessions."""
+    limit = max(1, int(limit))
+    terms = fts_terms(query)
+    if not terms:
+        rows = conn.execute(
+            f"SELECT {_HIT_SELECT} FROM traces t"
+            " ORDER BY coalesce(t.ended_at, '') DESC, t.session_id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return {"hits": [dict(zip(HIT_COLUMNS, r, strict=True)) for r in rows]}
+    sql = (
+        f"SELECT {_HIT_SELECT} FROM traces_fts JOIN traces t ON t.rowid = traces_fts.rowid"
+        " WHERE traces_fts MATCH ? ORDER BY bm25(traces_fts), t.session_id LIMIT ?"
+    )
+    rows = conn.execute(sql, (_match(terms, "AND"), limit)).fetchall()
+    if not rows and len(terms) > 1:
+        rows = conn.execute(sql, (_match(terms, "OR"), limit)).fetchall()
+    return {"hits": [dict(zip(HIT_COLUMNS, r, strict=True)) for r in rows]}
+
+
+def _resolve(conn: sqlite3.Connection, session: str) -> str:
+    """An exact session id, or a unique prefix of at least 4 characters of one."""
+    if conn.execute("SELECT 1 FROM traces WHERE session_id = ?", (session,)).fetchone():
+        return session
+    if len(session) >= 4:
+        rows = conn.execute(
+            "SELECT session_id FROM traces WHERE session_id >= ? AND session_id < ? LIMIT 2",
+            (session, session + "\uffff"),
+        ).fetchall()
+        if len(rows) == 1:
+            return str(rows[0][0])
+    raise SessionNotFound("no indexed transcript session has this id", {"session": session})
+
+
+def traces_show(conn: sqlite3.Connection, session: str) -> dict[str, Any]:
+    """One session: its ``traces`` columns, its prompts, the memories linked to it, its files.
+
+    ``missing`` is true when its main transcript is gone from disk (the row is kept).
+    """
+    store.ensure_schema(conn)
+    session_id = _resolve(conn, session)
+    cur = conn.execute("SELECT * FROM traces WHERE session_id = ?", (session_id,))
+    names = [d[0] for d in cur.description]
+    out: dict[str, Any] = dict(zip(names, cur.fetchone(), strict=True))
+    out.pop("search_text", None)
+    cur = conn.execute(
+        """SELECT prompt_id, turn_uuid, ordinal, at, agent_id, text_head FROM trace_prompts
+           WHERE session_id = ? ORDER BY ordinal""",
+        (session_id,),
+    )
+    cols = [d[0] for d in cur.description]
+    out["prompts"] = [dict(zip(cols, r, strict=True)) for r in cur]
+    cur = conn.execute(
+        """SELECT path, link_kind, prompt_id, turn_uuid, at FROM memory_session_links
+           WHERE session_id = ? ORDER BY at, path, link_kind""",
+        (session_id,),
+    )
+    cols = [d[0] for d in cur.description]
+    out["memories"] = [dict(zip(cols, r, strict=True)) for r in cur]
+    files = store.session_files(conn, session_id)
+    out["files"] = files
+    main = next((f for f in files if f["path"] == out["file_path"]), None)
+    out["missing"] = main is not None and main["missing_at"] is not None
+    return out

@@ -1,0 +1,131 @@
+"""The sync and asyncio clients against the real daemon over a real socket.
+
+The daemon runs in this process on its own thread and event loop (``headd.daemon.main.run`` with
+an explicit stop event instead of signals), which keeps this module fast; the subprocess daemon
+is covered by test_daemon_e2e.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_support import make_store, short_socket_dir
+from headd_client.async_client import AsyncClient
+from headd_client.protocol import DaemonUnavailable
+from headd_client.sync_client import Client
+
+from headd.daemon.main import build_parser, config_from, run
+from headd.errors import InvalidParams, MethodNotFound, PathNotFound
+
+SHORT = "areas/inbox/user-prefers-short-answers.html"
+
+
+class InProcessDaemon:
+    def __init__(self, store: Path, socket_path: Path) -> None:
+        args = build_parser().parse_args(
+            [
+                "--store",
+                str(store),
+                "--socket",
+                str(socket_path),
+                "--embedder",
+                "off",
+            ]
+        )
+        self.config = config_from(args, {})
+        self.socket_path = socket_path
+        self.loop = asyncio.new_event_loop()
+        self.stop_event: asyncio.Event | None = None
+        self.result: int | None = None
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._main, daemon=True)
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+
+        async def go() -> int:
+            self.stop_event = asyncio.Event()
+            self.ready.set()
+            return await run(self.config, {}, self.stop_event)
+
+        self.result = self.loop.run_until_complete(go())
+        self.loop.close()
+
+    def start(self) -> InProcessDaemon:
+        self.thread.start()
+        self.ready.wait(10)
+        for _ in range(400):
+            try:
+                with Client(self.socket_path, timeout=5) as c:
+                    c.call("status")
+                return self
+            except DaemonUnavailable:
+                threading.Event().wait(0.025)
+        raise AssertionError("in-process daemon did not come up")
+
+    def stop(self) -> int | None:
+        assert self.stop_event is not None
+        self.loop.call_soon_threadsafe(self.stop_event.set)
+        self.thread.join(30)
+        return self.result
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessDaemon]:
+    store = tmp_path_factory.mktemp("client") / "store"
+    make_store(store)
+    d = InProcessDaemon(store, short_socket_dir() / "head.sock").start()
+    yield d
+    assert d.stop() == 0
+    assert not d.socket_path.exists()
+
+
+def test_sync_client_calls_and_typed_errors(daemon: InProcessDaemon) -> None:
+    with Client(daemon.socket_path) as c:
+        assert c.call("status")["records"] == 5
+        assert c.call("read", path=SHORT)["record"]["path"] == SHORT
+        with pytest.raises(PathNotFound):
+            c.call("resolve", path="nope.html")
+        with pytest.raises(InvalidParams):
+            c.call("read")
+        with pytest.raises(MethodNotFound):
+            c.call("no.such.method")
+        c.notify("status")
+        assert c.call("status")["records"] == 5, "a notification leaves no answer behind"
+        answers = c.batch([("status", None), ("read", {"path": SHORT}), ("bogus", None)])
+        assert answers[0].result["records"] == 5
+        assert answers[2].error is not None and answers[2].error.code == -32601
+
+
+def test_sync_client_without_a_daemon() -> None:
+    with pytest.raises(DaemonUnavailable):
+        Client(short_socket_dir() / "none.sock").call("status")
+
+
+def test_async_client_shares_one_connection_between_tasks(daemon: InProcessDaemon) -> None:
+    async def main() -> None:
+        async with AsyncClient(daemon.socket_path) as c:
+            results = await asyncio.gather(
+                *(c.call("search", query="postgres", limit=1) for _ in range(20)),
+                c.call("read", path=SHORT),
+            )
+            assert all(r["hits"][0]["path"].endswith("system-of-record.html") for r in results[:20])
+            assert results[20]["record"]["path"] == SHORT
+            with pytest.raises(PathNotFound):
+                await c.call("resolve", path="nope.html")
+            await c.notify("status")
+            assert (await c.call("status"))["records"] == 5
+
+    asyncio.run(main())
+
+
+def test_async_client_without_a_daemon() -> None:
+    async def main() -> None:
+        with pytest.raises(DaemonUnavailable):
+            await AsyncClient(short_socket_dir() / "none.sock").call("status")
+
+    asyncio.run(main())

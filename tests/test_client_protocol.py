@@ -1,0 +1,101 @@
+"""The client's sans-I/O core: what it sends, and how answers become results or typed errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from headd_client.protocol import (
+    Answer,
+    ClientProtocol,
+    ErrorObject,
+    ProtocolViolation,
+    exception_for,
+    unwrap,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from headd.errors import (
+    DOMAIN_ERRORS,
+    HeaddError,
+    InvalidMemory,
+    InvalidParams,
+    MethodNotFound,
+    ParseError,
+    PathNotFound,
+    RpcError,
+)
+
+
+def test_requests_carry_increasing_ids_and_drop_null_params() -> None:
+    proto = ClientProtocol()
+    id1, line1 = proto.request("search", {"query": "x", "at": None})
+    id2, line2 = proto.request("status")
+    assert (id1, id2) == (1, 2)
+    assert line1.endswith(b"\n") and line1.count(b"\n") == 1
+    assert json.loads(line1) == {
+        "jsonrpc": "2.0",
+        "method": "search",
+        "params": {"query": "x"},
+        "id": 1,
+    }
+    assert "params" not in json.loads(line2)
+
+
+def test_notifications_have_no_id_and_batches_are_arrays() -> None:
+    proto = ClientProtocol()
+    assert "id" not in json.loads(proto.notification("status"))
+    ids, line = proto.batch([("status", None), ("read", {"path": "a"})])
+    assert [m["id"] for m in json.loads(line)] == ids
+
+
+def test_receive_frames_answers_across_chunks() -> None:
+    proto = ClientProtocol()
+    data = b'{"jsonrpc":"2.0","id":1,"result":{"a":1}}\n[{"jsonrpc":"2.0","id":2,"result":2}]\n'
+    got = proto.receive(data[:10]) + proto.receive(data[10:50]) + proto.receive(data[50:])
+    assert isinstance(got[0], Answer) and unwrap(got[0]) == {"a": 1}
+    assert isinstance(got[1], list) and unwrap(got[1][0]) == 2
+
+
+def test_garbage_from_the_daemon_is_a_protocol_violation() -> None:
+    with pytest.raises(ProtocolViolation):
+        ClientProtocol().receive(b"not json\n")
+
+
+@settings(max_examples=40, deadline=None)
+@given(code=st.sampled_from(sorted(DOMAIN_ERRORS)), message=st.text(max_size=30))
+def test_every_domain_code_maps_back_to_its_class(code: str, message: str) -> None:
+    details = {"path": "a.html", "violations": ["one", "two"]}
+    exc = exception_for(ErrorObject(-32000, message, {"code": code, "details": details}))
+    assert type(exc) is DOMAIN_ERRORS[code]
+    assert isinstance(exc, HeaddError)
+    assert exc.message == message and exc.details == details and exc.code == code
+
+
+def test_invalid_memory_keeps_its_violations() -> None:
+    sent = InvalidMemory("a.html", ["no article", "no mark"]).to_wire()
+    exc = exception_for(ErrorObject(sent["code"], sent["message"], sent["data"]))
+    assert isinstance(exc, InvalidMemory)
+    assert exc.violations == ("no article", "no mark") and exc.path == "a.html"
+
+
+def test_an_unknown_err_code_is_still_a_headd_error_with_that_code() -> None:
+    exc = exception_for(ErrorObject(-32000, "m", {"code": "ERR_FUTURE", "details": {}}))
+    assert isinstance(exc, HeaddError) and exc.code == "ERR_FUTURE"
+    assert not isinstance(exc, PathNotFound)
+
+
+@pytest.mark.parametrize(
+    ("code", "cls"),
+    [(-32700, ParseError), (-32601, MethodNotFound), (-32602, InvalidParams), (-1, RpcError)],
+)
+def test_rpc_codes_map_to_rpc_errors(code: int, cls: type[RpcError]) -> None:
+    exc = exception_for(ErrorObject(code, "m"))
+    assert type(exc) is cls
+
+
+def test_unwrap_raises_the_error() -> None:
+    answer = Answer(id=1, error=ErrorObject(-32000, "gone", {"code": "ERR_PATH_NOT_FOUND"}))
+    with pytest.raises(PathNotFound, match="gone"):
+        unwrap(answer)

@@ -1,0 +1,84 @@
+"""The follower on a real repository: advancing, the ``at`` LRU, one advance per move."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from daemon_support import external_commit, make_store, memory_html
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from headd.daemon.follow import GitThread, RefFollower, VersionLRU, resolve_followed_ref
+from headd.daemon.head_api import HeadApi
+from headd.errors import GitFailure
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=st.lists(st.tuples(st.booleans(), st.integers(0, 9)), max_size=40))
+def test_lru_keeps_the_most_recently_used(ops: list[tuple[bool, int]]) -> None:
+    lru: VersionLRU[int] = VersionLRU(3)
+    model: list[int] = []  # most recent last
+    for is_put, key in ops:
+        sha = str(key)
+        if is_put:
+            lru.put(sha, key)
+            model = [k for k in model if k != key] + [key]
+            model = model[-3:]
+        else:
+            got = lru.get(sha)
+            assert got == (key if key in model else None)
+            if key in model:
+                model = [k for k in model if k != key] + [key]
+    assert len(lru) == len(model)
+    assert all(str(k) in lru for k in model)
+
+
+def make_follower(store: Path) -> tuple[RefFollower, GitThread]:
+    import pygit2
+
+    head = HeadApi.from_head()
+    git = GitThread(store)
+    ref = resolve_followed_ref(pygit2.Repository(str(store)), None)
+    follower = RefFollower(store, ref, git, loader=head.load_head, advancer=head.advance_head)
+    follower.load_blocking()
+    return follower, git
+
+
+def test_follower_advances_once_and_serves_older_versions(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    seed = make_store(store)
+    follower, git = make_follower(store)
+    try:
+        assert follower.ref == "refs/heads/main" and follower.version.sha == seed
+        tip = external_commit(store, {"areas/a.html": memory_html("A thing", "A thing holds.")})
+
+        async def scenario() -> None:
+            views = await asyncio.gather(*(follower.current() for _ in range(8)))
+            assert {v.sha for v in views} == {tip}
+            assert follower.advances == 1
+            assert follower.version.parent is None, "the delta chain is cut"
+            old = await follower.at(seed)
+            assert old.sha == seed and old.record("areas/a.html") is None
+            assert (await follower.at(seed[:10])) is old, "served from the LRU"
+            with pytest.raises(GitFailure):
+                await follower.at("no-such-ref")
+            version, report = await follower.version_report(seed)
+            assert version is old and report.changed == 1 and report.from_sha == tip
+            assert follower.version_blocking(seed) is old
+
+        asyncio.run(scenario())
+    finally:
+        git.shutdown()
+
+
+def test_followed_ref_resolution(tmp_path: Path) -> None:
+    import pygit2
+
+    store = tmp_path / "store"
+    make_store(store)
+    repo = pygit2.Repository(str(store))
+    assert resolve_followed_ref(repo, None) == "refs/heads/main"
+    assert resolve_followed_ref(repo, "main") == "refs/heads/main"
+    assert resolve_followed_ref(repo, "curate/x") == "refs/heads/curate/x"

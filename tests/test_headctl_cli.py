@@ -1,0 +1,179 @@
+"""headctl against a real daemon over its socket, and without one (gate, check, failures).
+
+Most cases call ``headctl.run`` in this process (same code path as the console script, real
+socket); a few run the real ``headctl`` module in a subprocess to pin the entry point and the
+exit status as a shell sees it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_support import (
+    BASE_FILES,
+    Daemon,
+    external_commit,
+    headctl,
+    make_store,
+    memory_html,
+    short_socket_dir,
+)
+from headd_client import headctl as cli
+
+SHORT = "areas/inbox/user-prefers-short-answers.html"
+
+
+class Ctl:
+    def __init__(self, store: Path, socket_path: Path, seed: str, landed: str) -> None:
+        self.store = store
+        self.socket_path = socket_path
+        self.seed = seed
+        self.landed = landed
+
+    def run(
+        self, *argv: str, stdin: str = "", socket_path: Path | None = None
+    ) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        sock = str(socket_path or self.socket_path)
+        code = cli.run(
+            ["--store", str(self.store), "--socket", sock, *argv],
+            environ={},
+            stdin=io.StringIO(stdin),
+            stdout=out,
+            stderr=err,
+        )
+        return code, out.getvalue(), err.getvalue()
+
+    def json(self, *argv: str, **kw: Any) -> Any:
+        code, out, err = self.run("--json", *argv, **kw)
+        assert code == 0, err
+        return json.loads(out)
+
+
+def _twin_commit(store: Path) -> str:
+    """A landing that adds a newer twin of every memory: each probe's target falls to rank 2."""
+    twins = {}
+    for path, html in BASE_FILES.items():
+        if "broken" in path:
+            continue
+        twin = path.replace(".html", "-twin.html")
+        twins[twin] = html.replace("2026-11-01T09:00:00Z", "2026-11-20T09:00:00Z")
+    return external_commit(store, twins, "twins")
+
+
+@pytest.fixture(scope="module")
+def ctl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ctl]:
+    store = tmp_path_factory.mktemp("ctl") / "store"
+    seed = make_store(store)
+    landed = _twin_commit(store)
+    daemon = Daemon(store, short_socket_dir() / "head.sock").wait_ready()
+    yield Ctl(store, daemon.socket_path, seed, landed)
+    assert daemon.stop() == 0, daemon.log()
+
+
+def test_status_human_and_json(ctl: Ctl) -> None:
+    code, out, err = ctl.run("status")
+    assert code == 0 and err == ""
+    assert "records: 10" in out and f"sha: {ctl.landed}" in out
+    assert ctl.json("status")["records"] == 10
+
+
+def test_search_read_and_type_filter(ctl: Ctl) -> None:
+    hits = ctl.json("search", "short answers", "--limit", "3")["hits"]
+    assert hits and "short-answers" in hits[0]["path"]
+    code, out, _ = ctl.run("search", "short answers")
+    assert code == 0 and "short-answers" in out and "hits at" in out
+    typed = ctl.json("search", "short answers", "--type", "semantic")["hits"]
+    assert all("short-answers" not in h["path"] for h in typed), "a user_preference is filtered out"
+    record = ctl.json("read", SHORT)["record"]
+    assert record["path"] == SHORT
+    older = ctl.json("search", "short answers", "--at", ctl.seed)
+    assert older["sha"] == ctl.seed and len(older["hits"]) == 1
+
+
+def test_advance_and_a_domain_error(ctl: Ctl) -> None:
+    assert ctl.json("advance")["sha"] == ctl.landed
+    code, out, err = ctl.run("read", SHORT, "--at", "no-such-ref")
+    assert code == 1 and out == ""
+    assert err.startswith("ERR_GIT: ") and err.count("\n") == 1
+
+
+def test_session_lifecycle(ctl: Ctl) -> None:
+    path = "areas/inbox/loki-holds-the-logs.html"
+    op = {
+        "op": "put",
+        "path": path,
+        "html": memory_html("Loki holds the logs", "Loki holds the logs."),
+    }
+    opened = ctl.json("session", "open", "--id", "ctl-1")
+    assert opened["session"] == "ctl-1"
+    applied = ctl.json("session", "apply", "ctl-1", stdin=json.dumps(op) + "\n")
+    assert applied["ops"] == 1
+    assert [s["session"] for s in ctl.json("session", "list")["sessions"]] == ["ctl-1"]
+    committed = ctl.json("session", "commit", "ctl-1", "-m", "loki")
+    assert committed["outcome"] == "committed"
+    assert ctl.json("read", path)["record"]["title"] == "Loki holds the logs"
+    assert ctl.json("session", "close", "ctl-1")["session"] == "ctl-1"
+    ctl.landed = committed["sha"]
+
+
+def test_gate_passes_through_the_daemon_and_in_process_alike(ctl: Ctl) -> None:
+    via_daemon = ctl.json("gate", ctl.seed, ctl.seed)
+    assert via_daemon["passed"] is True and via_daemon["mode"] == "head"
+    nowhere = short_socket_dir() / "none.sock"
+    local = ctl.json("gate", ctl.seed, ctl.seed, socket_path=nowhere)
+    assert local == via_daemon
+
+
+def test_gate_refusal_exits_1_with_the_failure_line(ctl: Ctl) -> None:
+    twins = ctl.run("gate", ctl.seed, ctl.landed)
+    code, out, err = twins
+    assert code == 1
+    assert err.startswith("ERR_DISCRIMINATION_FAILED: ") and err.count("\n") == 1
+    assert "refused" in out
+    nowhere = short_socket_dir() / "none.sock"
+    local_code, _, local_err = ctl.run("gate", ctl.seed, ctl.landed, socket_path=nowhere)
+    assert (local_code, local_err) == (code, err), "in-process gate says exactly the same"
+    code, out, _ = ctl.run("--json", "gate", ctl.seed, ctl.landed, "--tolerance", "0.02")
+    report = json.loads(out)
+    assert code == 1 and report["passed"] is False and report["mrr"] < report["floor"]
+
+
+def test_usage_errors_exit_2(ctl: Ctl) -> None:
+    code, _, err = ctl.run("search")
+    assert code == 2 and err.startswith("ERR_USAGE: ")
+    code, _, err = ctl.run("frobnicate")
+    assert code == 2
+    code, _, err = ctl.run("search", "x", "--limit", "0")
+    assert code == 2 and err.startswith("ERR_INVALID_PARAMS: ")
+
+
+def test_no_daemon_is_a_runtime_failure(ctl: Ctl) -> None:
+    code, _, err = ctl.run("status", socket_path=short_socket_dir() / "none.sock")
+    assert code == 1 and err.startswith("ERR_DAEMON_UNAVAILABLE: ")
+
+
+def test_check_delegates_to_the_parser_and_needs_no_daemon(ctl: Ctl, tmp_path: Path) -> None:
+    good = ctl.store / SHORT
+    bad = tmp_path / "bad.html"
+    bad.write_text(BASE_FILES["areas/inbox/broken-memory.html"])
+    code, out, _ = ctl.run("--json", "check", str(good), socket_path=tmp_path / "none.sock")
+    assert code == 0
+    assert json.loads(out)[0]["path"] == SHORT and json.loads(out)[0]["ok"] is True
+    code, _, _ = ctl.run("check", str(good), str(bad))
+    assert code == 1
+
+
+def test_the_console_entry_point_as_a_shell_sees_it(ctl: Ctl) -> None:
+    env = {"MEMHTML_ROOT": str(ctl.store), "HEADD_SOCKET": str(ctl.socket_path)}
+    done = headctl("--json", "status", env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["store"] == str(ctl.store)
+    done = headctl("gate", ctl.seed, ctl.landed, env=env)
+    assert done.returncode == 1
+    assert done.stderr.startswith("ERR_DISCRIMINATION_FAILED: ")

@@ -1,0 +1,145 @@
+"""Rebuild: every row equals memhtml 0.15.1's own index.db; the refusals change nothing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import ANCHOR
+from headd_plane.indexer import RebuildNoEmbedRefused
+from headd_plane.plane import Plane, open_plane
+from plane_testkit import HashEmbedder, Store, clone_anchor, memory_html, rows
+
+from headd.errors import DuplicateContent, EmbedModelMismatch
+
+NOW = "2026-11-30T10:00:00.000Z"
+
+
+@pytest.fixture(scope="module")
+def rebuilt_anchor(tmp_path_factory: pytest.TempPathFactory) -> Plane:
+    store = clone_anchor(tmp_path_factory.mktemp("rebuild") / "store")
+    plane = open_plane(store, now=lambda: NOW)
+    plane.rebuild()
+    return plane
+
+
+def test_every_row_equals_the_tools_own_index(rebuilt_anchor: Plane) -> None:
+    ours = rows(rebuilt_anchor.db.conn)
+    theirs = rows(sqlite3.connect(ANCHOR / "index.db"))
+    for table in theirs:
+        assert ours[table] == theirs[table], table
+    assert len(ours["files"]) == 241 and len(ours["chunks"]) == 247 and len(ours["edges"]) == 26
+
+
+def test_fts_index_matches_the_files_it_covers(rebuilt_anchor: Plane) -> None:
+    conn = rebuilt_anchor.db.conn
+    conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
+    hits = conn.execute(
+        "SELECT count(*) FROM files_fts WHERE files_fts MATCH 'checkout'"
+    ).fetchone()[0]
+    expected = conn.execute(
+        "SELECT count(*) FROM files WHERE lower(fts_text) LIKE '%checkout%'"
+    ).fetchone()[0]
+    assert hits == expected > 0
+
+
+def test_state_records_the_commit_and_skips_match_the_tools_report(tmp_path: Path) -> None:
+    store = clone_anchor(tmp_path / "store")
+    plane = open_plane(store, now=lambda: NOW)
+    report = plane.rebuild()
+    tool = json.loads((ANCHOR / "rebuild-report.json").read_text())["data"]
+    assert report.head_sha == tool["headSha"]
+    assert report.files_indexed == tool["filesIndexed"]
+    assert report.chunks_indexed == tool["chunksIndexed"]
+    assert report.edges_indexed == tool["edgesIndexed"]
+    assert sorted(s["path"] for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
+    status = plane.status()
+    assert status["head_sha"] == tool["headSha"] and not status["stale"]
+
+
+def _two_file_store(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "store")
+    store.commit(
+        {
+            "areas/a.html": memory_html("A", "Alpha runs the deploy gate.", tags=["x"]),
+            "areas/b.html": memory_html("B", "Beta owns the billing ledger."),
+        }
+    )
+    return store
+
+
+def test_duplicate_content_fails_and_empties_nothing(tmp_path: Path) -> None:
+    store = _two_file_store(tmp_path)
+    plane = open_plane(store.root, now=lambda: NOW)
+    plane.rebuild()
+    before = rows(plane.db.conn, drop_indexed_at=False)
+    state_before = plane.indexer.read_state()
+    store.commit({"resources/copy.html": memory_html("Copy", "Alpha runs the deploy gate.")})
+    with pytest.raises(DuplicateContent) as caught:
+        plane.rebuild()
+    assert caught.value.details["path"] in ("areas/a.html", "resources/copy.html")
+    assert rows(plane.db.conn, drop_indexed_at=False) == before
+    assert plane.indexer.read_state() == state_before
+    with pytest.raises(DuplicateContent):
+        plane.update()
+    assert plane.indexer.read_state() == state_before
+
+
+def test_two_open_tasks_with_one_body_are_not_duplicates(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    task = memory_html(
+        "Review", "Review the deploy runbook.", memory_type="task", task_status="todo"
+    )
+    store.commit({"projects/ops/t1.html": task, "projects/ops/t2.html": task})
+    plane = open_plane(store.root, now=lambda: NOW)
+    assert plane.rebuild().files_indexed == 2
+
+
+def test_rebuild_keeps_vectors_whose_chunk_survives(tmp_path: Path) -> None:
+    store = _two_file_store(tmp_path)
+    embedder = HashEmbedder()
+    plane = open_plane(store.root, embedder=embedder, now=lambda: NOW)
+    assert plane.rebuild(embed=True).embeddings_written == 2
+    vec_a = plane.db.get(
+        "SELECT e.vec FROM embeddings e JOIN chunks c USING (chunk_id) WHERE c.path = 'areas/a.html'"
+    )[0]  # type: ignore[index]
+    store.commit({"areas/b.html": memory_html("B", "Beta now owns the payments ledger.")})
+    calls = embedder.calls
+    report = plane.rebuild(embed=True)
+    assert report.embeddings_preserved == 1 and report.embeddings_written == 1
+    assert embedder.calls == calls + 1
+    kept = plane.db.get(
+        "SELECT e.vec FROM embeddings e JOIN chunks c USING (chunk_id) WHERE c.path = 'areas/a.html'"
+    )[0]  # type: ignore[index]
+    assert kept == vec_a
+    assert plane.status()["vectors"]["coverage"] == 1.0
+
+
+def test_rebuild_without_embedder_over_vectors_is_refused_unless_forced(tmp_path: Path) -> None:
+    store = _two_file_store(tmp_path)
+    plane = open_plane(store.root, embedder=HashEmbedder(), now=lambda: NOW)
+    plane.rebuild(embed=True)
+    plane.close()
+    lexical = open_plane(store.root, now=lambda: NOW)
+    with pytest.raises(RebuildNoEmbedRefused) as caught:
+        lexical.rebuild()
+    assert caught.value.details["embeddings"] == 2
+    report = lexical.rebuild(force=True)
+    assert report.embeddings_preserved == 2  # vectors survive a forced lexical rebuild
+
+
+def test_a_second_vector_space_is_refused(tmp_path: Path) -> None:
+    store = _two_file_store(tmp_path)
+    open_plane(store.root, embedder=HashEmbedder(dim=32), now=lambda: NOW).rebuild(embed=True)
+    other = open_plane(store.root, embedder=HashEmbedder(dim=16), now=lambda: NOW)
+    for call in (other.update, other.embed_missing, lambda: other.rebuild(embed=False)):
+        with pytest.raises(EmbedModelMismatch):
+            call()
+    # rebuild --embed migrates the whole space: no vector of the old space survives
+    report = other.rebuild(embed=True)
+    assert report.embeddings_preserved == 0 and report.embeddings_written == 2
+    models = {r[0] for r in other.db.all("SELECT DISTINCT model FROM embeddings")}
+    assert models == {"hash-test@16"}
+    assert other.status()["space"] == "hash-test@16"

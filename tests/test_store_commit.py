@@ -1,0 +1,313 @@
+"""The commit path on real repositories: every outcome, the checkout, the ref race.
+
+Mutation notes (each applied once, the named test seen red, then reverted):
+- step 1: ``if verdict.violations`` -> ``if False`` -> ``test_refused_writes_nothing``.
+- step 2: ``tip != base`` -> ``False`` -> ``test_a_moved_branch_needs_a_rebase``.
+- step 3: drop the ``add_link`` call -> ``test_a_frame_key_rival_gets_a_contradicts_link``.
+- step 5: skip ``dirty_paths`` -> ``test_a_dirty_touched_path_refuses_and_moves_nothing``.
+- step 6: ignore the ``swap_ref`` answer -> ``test_losing_the_ref_race_rolls_back``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+import pytest
+from test_store_support import (
+    ALPHA,
+    CAPITAL,
+    TickingClock,
+    commit_files,
+    file_at,
+    git,
+    make_store,
+    memory,
+    tip,
+    tree_paths,
+)
+
+from headd.ops import Archive, LinkOp, Put
+from headd.store.commit import commit_message
+from headd.store.manager import SessionManager
+
+BETA = memory("Beta", "Beta is the second letter of the Greek alphabet.")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return make_store(tmp_path / "store")
+
+
+@pytest.fixture
+def manager(store: Path) -> SessionManager:
+    return SessionManager(store, clock=TickingClock())
+
+
+def session_with(manager: SessionManager, *ops) -> str:
+    s = manager.open().session
+    result = manager.apply(s, list(ops))
+    assert result.violations == (), result.violations
+    return s
+
+
+def test_commit_message_form() -> None:
+    assert commit_message("  add\ntwo  facts ", "s1", 2) == (
+        "memhtml(session): add\n\ntwo  facts\n\nMemhtml-Session: s1\n"
+    )
+    assert commit_message(None, "s1", 1) == "memhtml(session): 1 path\n\nMemhtml-Session: s1\n"
+    long = commit_message("x" * 100, "s\nForged: yes", 3)
+    assert long.splitlines()[0] == "memhtml(session): " + "x" * 71 + "…"
+    assert long.endswith("Memhtml-Session: s Forged: yes\n")
+
+
+def test_a_put_lands_with_trailer_author_and_checkout(manager: SessionManager, store: Path) -> None:
+    base = tip(store)
+    s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
+    result = manager.commit(s, "add beta")
+    assert result.outcome == "committed"
+    assert result.paths == ("areas/inbox/beta.html",) and result.contradictions == ()
+    assert result.worktree_synced is True
+    assert tip(store) == result.sha
+    assert git(store, "rev-parse", f"{result.sha}^") == base
+    assert file_at(store, result.sha, "areas/inbox/beta.html") == BETA
+    assert git(store, "log", "-1", "--format=%s%n%an <%ae>%n%(trailers:key=Memhtml-Session)") == (
+        f"memhtml(session): add beta\nStore Owner <owner@example.org>\nMemhtml-Session: {s}"
+    )
+    # The checkout followed: the file is there and git sees nothing to commit.
+    assert (store / "areas/inbox/beta.html").read_text() == BETA
+    assert git(store, "status", "--porcelain") == ""
+    info = manager.info(s)
+    assert info.base == result.sha and info.ops == 0
+    # A second commit with nothing pending is answered with the session's base.
+    again = manager.commit(s)
+    assert again.outcome == "committed" and again.sha == result.sha and again.paths == ()
+
+
+def test_refused_writes_nothing(manager: SessionManager, store: Path) -> None:
+    base = tip(store)
+    s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
+    # The file lands on the branch by hand, then the session is rebased onto it.
+    commit_files(store, {"areas/inbox/beta.html": BETA})
+    manager.rebase(s)
+    moved = tip(store)
+    result = manager.commit(s)
+    assert result.outcome == "refused"
+    assert [(v.kind, v.path, v.existing) for v in result.violations or ()] == [
+        ("duplicate", "areas/inbox/beta.html", "areas/inbox/beta.html")
+    ]
+    assert tip(store) == moved != base
+    assert manager.info(s).ops == 1  # kept for the caller to decide
+
+
+def test_a_moved_branch_needs_a_rebase(manager: SessionManager, store: Path) -> None:
+    """Disjoint or not, a moved branch answers rebase-needed; a rebase then lands it."""
+    s = session_with(
+        manager,
+        Put(path="areas/inbox/beta.html", html=BETA),
+        LinkOp(path="areas/inbox/alpha.html", rel="relates_to", href="/areas/inbox/capital.html"),
+    )
+    t = session_with(manager, Put(path="areas/inbox/other.html", html=memory("O", "Other fact.")))
+    commit_files(store, {"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
+    moved = tip(store)
+    blocked = manager.commit(s)
+    assert blocked.outcome == "rebase-needed"
+    assert blocked.overlapping == ("areas/inbox/alpha.html",) and blocked.sha == moved
+    disjoint = manager.commit(t)
+    assert disjoint.outcome == "rebase-needed" and disjoint.overlapping == ()
+    assert tip(store) == moved
+    assert manager.rebase(t).violations == ()
+    landed = manager.commit(t)
+    assert landed.outcome == "committed"
+    assert git(store, "rev-parse", f"{landed.sha}^") == moved
+    manager.rebase(s)
+    assert manager.commit(s).outcome == "committed"
+    linked = file_at(store, tip(store), "areas/inbox/alpha.html") or ""
+    assert '<link rel="memhtml-relates-to" href="/areas/inbox/capital.html">' in linked
+    assert "Alpha </title>" in linked  # the hand edit is kept under the link
+
+
+def test_same_path_from_two_sessions(manager: SessionManager, store: Path) -> None:
+    shared = memory("Shared", "Shared claim one.")
+    a = session_with(manager, Put(path="areas/inbox/shared.html", html=shared))
+    b = session_with(manager, Put(path="areas/inbox/shared.html", html=memory("Shared", "Two.")))
+    c = session_with(manager, Put(path="areas/inbox/shared.html", html=shared))
+    first = manager.commit(a)
+    assert first.outcome == "committed"
+    blocked = manager.commit(b)
+    assert blocked.outcome == "rebase-needed"
+    assert blocked.overlapping == ("areas/inbox/shared.html",)
+    assert [v.kind for v in manager.rebase(b).violations] == ["claim-edit"]
+    assert [v.kind for v in manager.commit(b).violations or ()] == ["claim-edit"]
+    manager.rebase(c)
+    refused = manager.commit(c)
+    assert [(v.kind, v.existing) for v in refused.violations or ()] == [
+        ("duplicate", "areas/inbox/shared.html")
+    ]
+    assert tip(store) == first.sha
+
+
+def test_a_frame_key_rival_gets_a_contradicts_link(manager: SessionManager, store: Path) -> None:
+    rival = memory("Capital, revised", "The capital of India is Mumbai.")
+    s = session_with(manager, Put(path="areas/inbox/capital-2.html", html=rival))
+    result = manager.commit(s, "rival")
+    assert result.outcome == "committed"
+    assert [(c.path, c.against) for c in result.contradictions or ()] == [
+        ("areas/inbox/capital-2.html", "areas/inbox/capital.html")
+    ]
+    assert {"areas/inbox/capital.html", "areas/inbox/capital-2.html"} <= tree_paths(
+        store, result.sha or ""
+    )
+    written = file_at(store, result.sha or "", "areas/inbox/capital-2.html") or ""
+    assert '<link rel="memhtml-contradicts" href="/areas/inbox/capital.html">' in written
+    assert file_at(store, result.sha or "", "areas/inbox/capital.html") == CAPITAL
+    # Both stay live: the new version holds both as active with one frame key.
+    from headd.head.version import load_head
+
+    version = load_head(pygit2.Repository(str(store)), result.sha or "")
+    assert version.by_frame_key("the capital of india is") == [
+        "areas/inbox/capital-2.html",
+        "areas/inbox/capital.html",
+    ]
+    new = version.record("areas/inbox/capital-2.html")
+    assert (
+        new is not None
+        and new.content_hash == manager.view(s).record("areas/inbox/capital-2.html").content_hash
+    )  # type: ignore[union-attr]
+
+
+def test_archive_moves_through_the_tree_with_stamps(manager: SessionManager, store: Path) -> None:
+    s = session_with(manager, Archive(path="areas/inbox/alpha.html"))
+    result = manager.commit(s, "archive alpha")
+    assert result.paths == ("archive/2026/areas/inbox/alpha.html", "areas/inbox/alpha.html")
+    paths = tree_paths(store, result.sha or "")
+    assert "areas/inbox/alpha.html" not in paths
+    archived = file_at(store, result.sha or "", "archive/2026/areas/inbox/alpha.html") or ""
+    assert '<meta name="memhtml-status" content="archived">' in archived
+    assert '<meta name="memhtml-archived" content="2026-11-30T09:00:' in archived
+    rename = git(store, "diff", "--name-status", "-M", f"{result.sha}^", result.sha or "")
+    assert rename.startswith("R0") and rename.endswith(
+        "areas/inbox/alpha.html\tarchive/2026/areas/inbox/alpha.html"
+    )
+    assert not (store / "areas/inbox/alpha.html").exists()
+    assert git(store, "status", "--porcelain") == ""
+
+
+def test_a_dirty_touched_path_refuses_and_moves_nothing(
+    manager: SessionManager, store: Path
+) -> None:
+    base = tip(store)
+    s = session_with(
+        manager,
+        LinkOp(path="areas/inbox/alpha.html", rel="relates_to", href="/areas/inbox/capital.html"),
+    )
+    (store / "areas/inbox/alpha.html").write_text(ALPHA + "<!-- local -->\n")
+    result = manager.commit(s)
+    assert result.outcome == "refused"
+    assert [(v.kind, v.paths) for v in result.violations or ()] == [
+        ("worktree-dirty", ("areas/inbox/alpha.html",))
+    ]
+    assert tip(store) == base
+    assert (store / "areas/inbox/alpha.html").read_text().endswith("<!-- local -->\n")
+    assert manager.info(s).ops == 1 and manager.info(s).pending is None
+
+
+def test_an_unrelated_edit_survives_the_checkout_following(
+    manager: SessionManager, store: Path
+) -> None:
+    (store / "areas/inbox/capital.html").write_text(CAPITAL + "<!-- mine -->\n")
+    s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
+    result = manager.commit(s)
+    assert result.outcome == "committed" and result.worktree_synced
+    assert git(store, "status", "--porcelain") == "M areas/inbox/capital.html"
+    assert (store / "areas/inbox/beta.html").read_text() == BETA
+
+
+def test_a_branch_not_checked_out_leaves_the_checkout_alone(store: Path) -> None:
+    git(store, "branch", "memory")
+    manager = SessionManager(store, ref="memory", clock=TickingClock())
+    s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
+    result = manager.commit(s)
+    assert result.outcome == "committed" and result.worktree_synced is False
+    assert tip(store, "refs/heads/memory") == result.sha
+    assert not (store / "areas/inbox/beta.html").exists()
+    assert git(store, "status", "--porcelain") == ""
+
+
+def test_losing_the_ref_race_rolls_back(manager: SessionManager, store: Path) -> None:
+    """Someone moves the branch between our judgement and our swap: the CAS sees it."""
+    base = tip(store)
+    intruder = git(store, "commit-tree", f"{base}^{{tree}}", "-p", base, "-m", "intruder")
+
+    def intrude() -> None:
+        git(store, "update-ref", "refs/heads/main", intruder, base)
+
+    manager.before_swap = intrude
+    s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
+    result = manager.commit(s)
+    assert result.outcome == "rebase-needed" and result.sha == intruder
+    assert result.overlapping == ()
+    assert tip(store) == intruder
+    # The checkout had followed before the swap; it is rolled back, the file is not left behind.
+    assert not (store / "areas/inbox/beta.html").exists()
+    git(store, "reset", "-q")  # HEAD moved under the index by the intruder's update-ref
+    assert git(store, "status", "--porcelain") == ""
+    info = manager.info(s)
+    assert info.ops == 1 and info.pending is None and info.base == base
+    manager.before_swap = None
+    manager.rebase(s)
+    assert manager.commit(s).outcome == "committed"
+
+
+def test_commit_on_a_clone_of_the_anchor_corpus(tmp_path: Path, anchor_store: Path) -> None:
+    clone = tmp_path / "anchor"
+    git(tmp_path, "clone", "-q", str(anchor_store), str(clone))
+    git(clone, "config", "user.name", "Anchor")
+    git(clone, "config", "user.email", "anchor@example.org")
+    manager = SessionManager(clone, clock=TickingClock())
+    view = manager.view(manager.open(id="probe").session)
+    some = next(
+        p for p in sorted(view.paths()) if p.startswith("areas/") and not view.record(p).archived
+    )  # type: ignore[attr-defined, union-attr]
+    s = session_with(
+        manager,
+        Put(
+            path="areas/inbox/headd-probe.html",
+            html=memory("Headd probe", "Headd can commit here."),
+        ),
+        LinkOp(path="areas/inbox/headd-probe.html", rel="relates_to", href="/" + some),
+    )
+    result = manager.commit(s, "probe")
+    assert result.outcome == "committed"
+    assert git(clone, "status", "--porcelain") == ""
+    from headd.head.version import load_head
+
+    landed = load_head(pygit2.Repository(str(clone)), result.sha or "")
+    assert landed.record("areas/inbox/headd-probe.html") is not None
+    assert landed.size == view.size + 1  # type: ignore[attr-defined]
+
+
+def test_the_judgement_kept_from_apply_lands_what_a_fresh_one_would(tmp_path: Path) -> None:
+    """``commit`` reuses apply's judgement; a restarted manager judges afresh: same tree."""
+    ops = [
+        Put(path="areas/inbox/beta.html", html=BETA),
+        Put(path="areas/inbox/capital-2.html", html=memory("C2", "The capital of India is Pune.")),
+        LinkOp(path="areas/inbox/beta.html", rel="supports", href="/areas/inbox/alpha.html"),
+        Archive(path="areas/inbox/alpha.html"),
+    ]
+    trees = []
+    for fresh in (False, True):
+        store = make_store(tmp_path / f"store-{fresh}")
+        manager = SessionManager(store, clock=TickingClock())
+        s = manager.open(id="same").session
+        for op in ops:
+            assert manager.apply(s, [op]).violations == ()
+        if fresh:
+            manager = SessionManager(store, clock=TickingClock())
+            assert manager._judged(manager._state(s)) is None
+        else:
+            assert manager._judged(manager._state(s)) is not None
+        result = manager.commit(s)
+        assert result.outcome == "committed"
+        trees.append(git(store, "rev-parse", f"{result.sha}^{{tree}}"))
+    assert trees[0] == trees[1]
