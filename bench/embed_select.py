@@ -155,8 +155,9 @@ def bm25_rankings(
 
     started = time.perf_counter()
     retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(list(doc_texts), stopwords="en", show_progress=False),
-                    show_progress=False)
+    retriever.index(
+        bm25s.tokenize(list(doc_texts), stopwords="en", show_progress=False), show_progress=False
+    )
     qids = list(queries)
     tokens = bm25s.tokenize([queries[q] for q in qids], stopwords="en", show_progress=False)
     results, _scores = retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
@@ -169,7 +170,9 @@ def embed_corpus(
 ) -> tuple[npt.NDArray[np.float32], float | None]:
     """Document vectors, from the cache dir when a run with the same tag stored them."""
     digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
-    path = cache_dir / f"{re.sub(r'[^A-Za-z0-9_.@-]', '_', tag)}-{digest}.npy" if cache_dir else None
+    path = (
+        cache_dir / f"{re.sub(r'[^A-Za-z0-9_.@-]', '_', tag)}-{digest}.npy" if cache_dir else None
+    )
     if path is not None and path.is_file():
         return np.load(path), None
     started = time.perf_counter()

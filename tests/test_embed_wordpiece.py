@@ -153,9 +153,9 @@ def test_matches_reference_on_hard_cases(real: WordPieceTokenizer, reference, te
 # Two documented differences are kept out: bracketed special-token literals, and code points that
 # this Python's Unicode tables leave unassigned (the reference's newer tables may know them);
 # lone surrogates cannot reach the reference at all.
-_comparable = st.text(alphabet=st.characters(blacklist_categories=("Cn", "Cs")), max_size=120).filter(
-    lambda s: "[" not in s
-)
+_comparable = st.text(
+    alphabet=st.characters(blacklist_categories=("Cn", "Cs")), max_size=120
+).filter(lambda s: "[" not in s)
 
 
 @settings(max_examples=40, deadline=None)

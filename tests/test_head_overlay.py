@@ -284,6 +284,12 @@ def test_an_overlay_shares_the_untouched_structure_of_a_version(tmp_path: Path) 
             assert overlay.record(f.path) is version.record(f.path)
     for token, bucket in version.lexical.postings.items():
         assert overlay.lexical.postings[token] is bucket
+    # A head-only edit re-files the record under the same keys: every old bucket is kept.
+    for name in ("by_entity", "inbound", "by_frame_key", "content_paths"):
+        old_map, new_map = getattr(version.indexes, name), getattr(overlay.indexes, name)
+        for key, members in old_map.items():
+            assert new_map[key] is members, (name, key)
+    assert overlay.by_entity("system:x") == [files[4].path]
 
 
 def test_splices_touch_one_line_only() -> None:

@@ -104,6 +104,19 @@ def test_lexical_arm_alone_at_weight_one_and_k_60(small) -> None:  # type: ignor
     assert hits[0].claim and hits[0].title == "Kafka consumer lag"
 
 
+def test_each_distinct_query_token_counts_once(small) -> None:  # type: ignore[no-untyped-def]
+    view, _ = small
+    from headd.head.lexical import bm25_scores
+
+    ids, once = bm25_scores(view_of_small(view).lexical, "kafka orders")
+    ids_twice, twice = bm25_scores(view_of_small(view).lexical, "Kafka kafka orders KAFKA orders")
+    assert ids.tolist() == ids_twice.tolist() and once.tolist() == twice.tolist()
+
+
+def view_of_small(view: MapView):  # type: ignore[no-untyped-def]
+    return version_from_records(view.records(), "small")
+
+
 def test_recency_never_adds_a_record_no_arm_matched(small) -> None:  # type: ignore[no-untyped-def]
     view, _ = small
     assert "areas/inbox/postgres-vacuum.html" not in paths(search_head(view, "kafka"))

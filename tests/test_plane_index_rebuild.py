@@ -79,7 +79,8 @@ def test_duplicate_content_fails_and_empties_nothing(tmp_path: Path) -> None:
     store.commit({"resources/copy.html": memory_html("Copy", "Alpha runs the deploy gate.")})
     with pytest.raises(DuplicateContent) as caught:
         plane.rebuild()
-    assert caught.value.details["path"] in ("areas/a.html", "resources/copy.html")
+    pair = {caught.value.details["path"], caught.value.details["existing"]}
+    assert pair == {"areas/a.html", "resources/copy.html"}
     assert rows(plane.db.conn, drop_indexed_at=False) == before
     assert plane.indexer.read_state() == state_before
     with pytest.raises(DuplicateContent):
@@ -143,3 +144,27 @@ def test_a_second_vector_space_is_refused(tmp_path: Path) -> None:
     models = {r[0] for r in other.db.all("SELECT DISTINCT model FROM embeddings")}
     assert models == {"hash-test@16"}
     assert other.status()["space"] == "hash-test@16"
+
+
+class FlakyEmbedder(HashEmbedder):
+    """Fails from its second call on: a model outage in the middle of a backfill."""
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        if self.calls >= 1:
+            self.calls += 1
+            raise RuntimeError("model down")
+        return super().embed_documents(texts)
+
+
+def test_a_model_outage_keeps_the_slices_that_landed(tmp_path: Path) -> None:
+    store = _two_file_store(tmp_path)
+    store.commit({"areas/c.html": memory_html("C", "Gamma watches the disk alerts.")})
+    plane = open_plane(store.root, embedder=FlakyEmbedder(), now=lambda: NOW)
+    plane.indexer.persist_every = 1
+    report = plane.rebuild(embed=True)
+    assert report.embeddings_written == 1
+    gap = plane.backfill(dry_run=True)
+    assert (gap.chunks, gap.embeddings, gap.embeddings_remaining) == (3, 1, 2)
+    healthy = open_plane(store.root, embedder=HashEmbedder(), now=lambda: NOW)
+    done = healthy.backfill()
+    assert done.embeddings_written == 2 and done.embeddings_remaining == 0

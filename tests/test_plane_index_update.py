@@ -188,3 +188,24 @@ def test_batches_commit_separately_and_the_watermark_moves_last(
     assert points.index("update.recorded") > max(
         i for i, p in enumerate(points) if p == "update.batch"
     )
+
+
+def test_a_reverted_dirty_file_goes_back_to_its_committed_row(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    committed = (store.root / "areas/inbox/b.html").read_text(encoding="utf-8")
+    plane = open_plane(store.root, now=lambda: NOW)
+    plane.rebuild()
+    store.write({"areas/inbox/b.html": _memory(40, links=False)})
+    assert plane.update().dirty == 1
+    store.write({"areas/inbox/b.html": committed})  # reverted: clean again
+    report = plane.update()
+    assert report.dirty == 0 and report.reconciled == 1
+    # and a new process (no memory of the dirty set) finds drift by comparing blobs
+    store.write({"areas/inbox/b.html": _memory(41, links=False)})
+    plane.update()
+    store.write({"areas/inbox/b.html": committed})
+    fresh_process = open_plane(store.root, now=lambda: NOW)
+    assert fresh_process.update().reconciled == 1
+    rebuilt = open_plane(_clone(store, tmp_path / "fresh"), now=lambda: NOW)
+    rebuilt.rebuild()
+    assert rows(fresh_process.db.conn) == rows(rebuilt.db.conn)

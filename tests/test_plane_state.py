@@ -156,7 +156,12 @@ def test_two_writers_at_one_instant_bump_once(tmp_path: Path) -> None:
             barrier = threading.Barrier(2)
             results: list[list[str]] = []
 
-            def go(db: PlaneDb, path: str = path, barrier: threading.Barrier = barrier) -> None:
+            def go(
+                db: PlaneDb,
+                path: str = path,
+                barrier: threading.Barrier = barrier,
+                results: list[list[str]] = results,
+            ) -> None:
                 barrier.wait()
                 results.append(reinforce(db.conn, [path], "positive", at(0))["bumped"])
 

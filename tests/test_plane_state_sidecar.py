@@ -198,7 +198,7 @@ def test_importing_a_missing_sidecar_restores_nothing(tmp_path: Path, plane: Pla
 
 
 _paths = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30
+    alphabet=st.characters(exclude_categories=("Cs",)), min_size=1, max_size=30
 ).filter(lambda s: s.strip() != "")
 _stamps = st.none() | st.datetimes(
     min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1)

@@ -79,6 +79,10 @@ def test_a_put_lands_with_trailer_author_and_checkout(manager: SessionManager, s
     assert git(store, "status", "--porcelain") == ""
     info = manager.info(s)
     assert info.base == result.sha and info.ops == 0
+    # The log of landed ops is compacted to two lines that replay to the same session.
+    log_file = store / ".memhtml/headd/sessions" / f"{s}.jsonl"
+    assert len(log_file.read_text().splitlines()) == 2
+    assert SessionManager(store, clock=TickingClock()).info(s) == info
     # A second commit with nothing pending is answered with the session's base.
     again = manager.commit(s)
     assert again.outcome == "committed" and again.sha == result.sha and again.paths == ()
@@ -311,3 +315,19 @@ def test_the_judgement_kept_from_apply_lands_what_a_fresh_one_would(tmp_path: Pa
         assert result.outcome == "committed"
         trees.append(git(store, "rev-parse", f"{result.sha}^{{tree}}"))
     assert trees[0] == trees[1]
+
+
+def test_commit_judges_again_when_it_holds_no_judgement(store: Path) -> None:
+    """A restarted manager with a lower cap refuses at commit what apply let through."""
+    first = SessionManager(store, clock=TickingClock())
+    s = first.open().session
+    puts = [
+        Put(path=f"areas/p{i}.html", html=memory(f"P{i}", f"Fact number {i}.")) for i in range(3)
+    ]
+    assert first.apply(s, puts).ops == 3
+    base = tip(store)
+    strict = SessionManager(store, clock=TickingClock(), cap=2)
+    result = strict.commit(s)
+    assert result.outcome == "refused"
+    assert [(v.kind, v.count, v.cap) for v in result.violations or ()] == [("batch-cap", 3, 2)]
+    assert tip(store) == base

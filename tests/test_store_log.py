@@ -118,7 +118,7 @@ event_strategy = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.lists(event_strategy, max_size=12))
 def test_replaying_the_log_gives_the_state_that_was_answered(tmp_path_factory, events) -> None:
     """Property: what a restart folds from disk equals what the live process held."""

@@ -327,3 +327,38 @@ def test_concurrent_opens_of_one_id_write_one_open_event(store: Path) -> None:
     lines = (store / ".memhtml/headd/sessions/same.jsonl").read_text().splitlines()
     assert len(lines) == 1 and '"ev":"open"' in lines[0]
     assert [s.session for s in SessionManager(store).list().sessions] == ["same"]
+
+
+def test_a_log_torn_in_its_first_line_is_forgotten(store: Path) -> None:
+    logs = store / ".memhtml/headd/sessions"
+    logs.mkdir(parents=True)
+    (logs / "torn.jsonl").write_bytes(b'{"ev":"open","sess')
+    manager = SessionManager(store, clock=TickingClock())
+    assert manager.list().sessions == ()
+    assert not (logs / "torn.jsonl").exists()
+    assert manager.open(id="torn").session == "torn"
+
+
+def test_a_new_branch_is_created_by_its_first_commit(store: Path) -> None:
+    manager = SessionManager(store, ref="curate/2026-11-30", clock=TickingClock())
+    main = tip(store)
+    s = manager.open(base=main).session
+    manager.apply(s, [Put(path="areas/inbox/beta.html", html=BETA)])
+    result = manager.commit(s)
+    assert result.outcome == "committed" and result.worktree_synced is False
+    assert tip(store, "refs/heads/curate/2026-11-30") == result.sha
+    assert tip(store) == main
+
+
+def test_a_write_to_an_occupied_path_is_that_ops_violation(manager: SessionManager) -> None:
+    s = manager.open().session
+    result = manager.apply(
+        s,
+        [
+            Write(title="Fine", type="semantic", claim="This one is fine.", entities=["system:x"]),
+            Write(title="Taken", type="semantic", claim="Taken.", path="areas/inbox/alpha.html"),
+        ],
+    )
+    assert kinds(result.violations) == [("format", "areas/inbox/alpha.html", 1)]
+    assert "occupied" in result.violations[0].reasons[0]
+    assert result.ops == 0

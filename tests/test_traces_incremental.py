@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from headd_plane.db import PlaneDb, open_writer
 from headd_plane.traces import default_trace_root, traces_index, traces_search, traces_show
+from headd_plane.traces.store import iso_to_ms, ms_to_iso
 from headd_plane.traces.watermark import Plan, Watermark, advance, plan_read
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 SID = "11111111-2222-4333-8444-555555555555"
@@ -301,7 +301,8 @@ def test_malformed_lines_are_counted_and_unknown_types_ignored(tree: Tree, plane
         + "[1, 2, 3]\n"
         + '{"type": 5}\n'
         + "\n   \n"
-        + '{"type":"progress","uuid":"p1","sessionId":"%s","data":{}}\n' % SID
+        + json.dumps({"type": "progress", "uuid": "p1", "sessionId": SID, "data": {}})
+        + "\n"
         + '{"type":"file-history-snapshot","messageId":"m","snapshot":{}}\n'
         + '{"type":"user","uuid":"nosession","message":{"content":"x"}}\n'
         + lines(
@@ -456,3 +457,38 @@ def test_scanning_in_pieces_ends_where_one_scan_does(
         finally:
             db_a.close()
             db_b.close()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 8_000_000_000_000))
+def test_watermark_mtimes_round_trip_through_iso_text(ms: int) -> None:
+    """The skip test compares a stored mtime with a fresh stat: the ISO column must round-trip."""
+    assert iso_to_ms(ms_to_iso(ms)) == ms
+
+
+def test_crlf_transcripts_parse(tree: Tree, plane: PlaneDb) -> None:
+    body = lines(user("u1", "windows line endings", 1), assistant("a1", 2)).replace("\n", "\r\n")
+    tree.write(f"{SID}.jsonl", body)
+    report = traces_index(plane.conn, tree.root, NOW)
+    assert (report["bad_lines"], report["bytes_read"]) == (0, len(body.encode()))
+    assert row(plane)["turn_count"] == 2
+
+
+def test_titles_and_stray_prompt_ids(tree: Tree, plane: PlaneDb) -> None:
+    """Synthetic (no sample has them): ai-title is re-emitted and the last one wins, it is no
+    turn; a promptId on an assistant record is not a prompt."""
+    title = {"type": "ai-title", "sessionId": SID}
+    body = lines(
+        json.dumps({**title, "aiTitle": "Draft title"}),
+        user("u1", "plan the parser rewrite", 1, promptId="P1"),
+        assistant("a1", 2, promptId="P9"),
+        json.dumps({**title, "aiTitle": "Rewriting the tokenizer"}),
+        json.dumps({**title, "aiTitle": ""}),
+    )
+    tree.write(f"{SID}.jsonl", body)
+    traces_index(plane.conn, tree.root, NOW)
+    r = row(plane)
+    assert r["ai_title"] == "Rewriting the tokenizer"
+    assert (r["turn_count"], r["prompt_count"]) == (2, 1)
+    assert r["search_text"] == "plan the parser rewrite\nRewriting the tokenizer"
+    assert traces_search(plane.conn, "tokenizer")["hits"][0]["ai_title"] == r["ai_title"]

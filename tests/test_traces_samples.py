@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 from conftest import SHARED
-
-from headd.errors import SessionNotFound
-from headd_plane.db import PlaneDb, open_writer
+from headd_plane.db import PlaneDb, open_reader, open_writer
 from headd_plane.recorder import SessionLink, record_link
 from headd_plane.traces import traces_index, traces_search, traces_show
 from headd_plane.traces.discover import discover
 from headd_plane.traces.reader import read_from
+
+from headd.errors import SessionNotFound
 
 SAMPLES = SHARED / "data" / "traces"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -231,3 +231,36 @@ def test_search_and_show(root: Path, plane: PlaneDb) -> None:
     ]
     with pytest.raises(SessionNotFound):
         traces_show(plane.conn, "no-such-session")
+
+
+def test_a_read_only_connection_can_search_and_show(root: Path, tmp_path: Path) -> None:
+    writer = open_writer(tmp_path / "ro" / "index.db", None)
+    try:
+        traces_index(writer.conn, root, NOW)
+    finally:
+        writer.close()
+    reader = open_reader(tmp_path / "ro" / "index.db")
+    try:
+        assert traces_search(reader.conn, "hello.sh")["hits"][0]["session_id"] == S3
+        assert traces_show(reader.conn, S4)["agent_count"] == 1
+    finally:
+        reader.close()
+
+
+def test_an_index_written_by_memhtml_is_read_and_rescanned(root: Path, tmp_path: Path) -> None:
+    """A store's index.db from memhtml 0.15.1 (its own trace tables, no headd state) works."""
+    import shutil as _shutil
+
+    from conftest import ANCHOR
+
+    target = tmp_path / "mem" / "index.db"
+    target.parent.mkdir()
+    _shutil.copyfile(ANCHOR / "index.db", target)
+    db = open_writer(target, None)  # every migration is already in its ledger
+    try:
+        assert db.migrations_applied == 12
+        report = traces_index(db.conn, root, NOW)
+        assert (report["files_read"], report["sessions"]) == (9, 6)
+        assert _row(db, S2)["agent_count"] == 2
+    finally:
+        db.close()

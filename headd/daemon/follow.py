@@ -209,7 +209,8 @@ class RefFollower:
         """The version at the ref's tip as it is now, advancing first if the ref moved."""
         tip = self.tip()
         if tip is None:
-            log.warning("ref %s does not resolve; answering at %s", self.ref, self.version.sha)
+            if by != "background":  # the poll would say it fifty times a second
+                log.warning("ref %s does not resolve; answering at %s", self.ref, self.version.sha)
             return self.version
         if tip == self.version.sha:
             return self.version
@@ -246,14 +247,18 @@ class RefFollower:
 
     async def follow_forever(self, interval: float) -> None:
         """The background follower: poll the ref every ``interval`` seconds."""
+        last_failure: str | None = None
         while True:
             await asyncio.sleep(interval)
             try:
                 await self.current("background")
+                last_failure = None
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("background advance failed")
+            except Exception as exc:
+                if repr(exc) != last_failure:  # once per distinct failure, not every poll
+                    log.exception("background advance failed")
+                    last_failure = repr(exc)
 
     # -- other versions --------------------------------------------------------------------
 

@@ -71,8 +71,14 @@ def daemon_version() -> str:
         return "0+unknown"
 
 
+@functools.lru_cache(maxsize=4)
+def _iso_second(second: int) -> str:
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def iso_utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``2026-11-30T09:21:35Z`` (memoized per second: every search stamps ``now``)."""
+    return _iso_second(int(moment.timestamp()))
 
 
 def utc_now() -> datetime:
@@ -96,6 +102,7 @@ class Service:
     _writer: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-commit")
     )
+    _default_scope: Any = None
     _compute: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-gate")
     )
@@ -197,7 +204,9 @@ class Service:
     def _admit(self, filter_: Filter | None) -> Any:
         """The scope every arm ranks within; with no filter, active non-task memories."""
         if filter_ is None:
-            return self.head.scope()
+            if self._default_scope is None:
+                self._default_scope = self.head.scope()
+            return self._default_scope
         args = {
             name: tuple(value) if isinstance(value, list) else value
             for name, value in msgspec.structs.asdict(filter_).items()

@@ -84,4 +84,3 @@ def make_embedder(
             {"model": key, "reason": "not installed"},
         )
     return factory()
-

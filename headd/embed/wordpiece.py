@@ -97,7 +97,7 @@ def normalize(text: str) -> str:
         else:
             out.append(ch)
     decomposed = unicodedata.normalize("NFD", "".join(out))
-    stripped = iter(decomposed)
+    stripped = (ch for ch in decomposed if unicodedata.category(ch) != "Mn")
     return "".join(ch.lower() for ch in stripped)
 
 

@@ -350,7 +350,7 @@ def _apply_one(
             return None
         return Postings(np.delete(ids, position), np.delete(tfs, position))
     if present:
-        if True:
+        if float(tfs[position]) == float(count):
             return original
         new_tfs = tfs.copy()
         new_tfs[position] = float(count)

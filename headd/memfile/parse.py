@@ -61,6 +61,7 @@ _JS_DECIMAL = re.compile(
 )
 _JS_RADIX = re.compile(r"0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)", re.ASCII)
 _MAX_SAFE_INTEGER = 2**53 - 1
+_QUERY_OR_FRAGMENT = re.compile(r"[?#]")
 
 # Element flags, set while walking: where an element sits.
 _IN_HEAD = 1
@@ -197,16 +198,20 @@ def _collect(root: Any) -> _Document:
                 continue
             title_just_opened = False
             parent = node.parent
-            pre_depth = close_to(parent.mem_id if parent is not None else -1)
+            parent_id = parent.mem_id if parent is not None else -1
+            if open_ids and open_ids[-1] != parent_id:
+                pre_depth = close_to(parent_id)
             texts.append(node.text_content or "")
             verbatims.append(pre_depth > 0)
             continue
         title_just_opened = False
         if not tag or tag[0] == "-" or tag[0] == "!":
             continue
-        parent = node.parent
         if open_ids:
-            pre_depth = close_to(parent.mem_id if parent is not None else -1)
+            parent = node.parent
+            parent_id = parent.mem_id if parent is not None else -1
+            if open_ids[-1] != parent_id:
+                pre_depth = close_to(parent_id)
         parent_index = open_elements[-1].index if open_elements else -1
         flags = open_elements[-1].child_flags if open_elements else 0
         attrs = node.attributes
@@ -278,7 +283,7 @@ def _has_ancestor(doc: _Document, element: _Element, tag: str) -> bool:
 def _is_root_relative(href: str) -> bool:
     if not href.startswith("/") or href.startswith("//"):
         return False
-    path = re.split(r"[?#]", href, maxsplit=1)[0]
+    path = _QUERY_OR_FRAGMENT.split(href, maxsplit=1)[0]
     return all(segment not in ("", ".", "..") for segment in path[1:].split("/"))
 
 

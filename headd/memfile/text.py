@@ -63,6 +63,8 @@ def collapse_js(text: str) -> str:
 
 def utf16_len(text: str) -> int:
     """JavaScript's ``length``: UTF-16 code units (an astral character counts twice)."""
+    if text.isascii():
+        return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 

@@ -24,7 +24,14 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from headd.errors import GitFailure, HeaddError, SessionLocked, SessionNotFound, WriteConflict
+from headd.errors import (
+    GitFailure,
+    HeaddError,
+    InvalidMemory,
+    SessionLocked,
+    SessionNotFound,
+    WriteConflict,
+)
 from headd.ops import Op
 from headd.store import git_io, ports, recovery
 from headd.store.commit import commit_session, iso
@@ -54,6 +61,7 @@ from headd.store.sessions import (
     Opened,
     Rebased,
     SessionState,
+    Settled,
     check_session_id,
     fold,
     step,
@@ -116,7 +124,11 @@ class SessionManager:
         settled = []
         for session_id in self.log.ids():
             try:
-                state = fold(self.log.read(session_id))
+                events = self.log.read(session_id)
+                if not events:  # killed while writing its first line: it never opened
+                    self.log.remove(session_id)
+                    continue
+                state = fold(events)
             except (CorruptLog, HeaddError) as exc:
                 log.error("session %s: unreadable log left in place (%s)", session_id, exc)
                 continue
@@ -130,10 +142,20 @@ class SessionManager:
         return tuple(settled)
 
     def _record(self, session_id: str, event: Event) -> None:
-        """Log an event durably, then make it visible."""
+        """Log an event durably, then make it visible; compact the log once ops have landed."""
         self.log.append(session_id, event)
         with self._registry:
-            self._states[session_id] = step(self._states[session_id], event)
+            state = self._states[session_id] = step(self._states[session_id], event)
+        if isinstance(event, Settled) and event.landed:
+            self._compact(state, event)
+
+    def _compact(self, state: SessionState, settled: Settled) -> None:
+        """Rewrite a log whose ops all landed as the two events that fold to the same state."""
+        opened = Opened(session=state.session, base=state.base, ref=state.ref, at=state.opened_at)
+        try:
+            self.log.rewrite(state.session, opened, settled)
+        except HeaddError:
+            log.warning("session %s: compacting its log failed; the long log stands", state.session)
 
     def _settle(self, session_id: str) -> Settlement:
         """Settle the session's pending commit (held by the caller or at start)."""
@@ -285,9 +307,7 @@ class SessionManager:
                     positions.append(first + offset)
                 else:
                     reasons = (
-                        item.violations
-                        if hasattr(item, "violations")
-                        else (getattr(item, "message", str(item)),)
+                        item.violations if isinstance(item, InvalidMemory) else (item.message,)
                     )
                     path = getattr(ops[offset], "path", None)
                     violations.append(

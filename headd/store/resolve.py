@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence, Set
 from datetime import datetime
 
-from headd.errors import PathNotFound
+from headd.errors import HeaddError, PathNotFound
 from headd.ops import Archive, Op, Put, Write
 from headd.store.ports import View
 from headd.store.sessions import LoggedOp
@@ -86,12 +86,12 @@ def fill_archive(op: Archive, current_html: str | None, now: datetime) -> Archiv
 
 def resolve_ops(
     ops: Sequence[Op], view: View, in_tree: Callable[[str], bool], now: datetime
-) -> list[LoggedOp | Exception]:
+) -> list[LoggedOp | HeaddError]:
     """Each op resolved, or the error that stopped it (the caller turns it into a violation)."""
     batch_paths: set[str] = set()
     batch_html: dict[str, str] = {}
     taken = _Taken(view, in_tree, batch_paths)
-    out: list[LoggedOp | Exception] = []
+    out: list[LoggedOp | HeaddError] = []
     for op in ops:
         try:
             if isinstance(op, Write):
@@ -103,7 +103,7 @@ def resolve_ops(
                 logged = LoggedOp(op=fill_archive(op, current, now))
             else:
                 logged = LoggedOp(op=op)
-        except Exception as exc:  # a render/placement refusal is this op's violation
+        except HeaddError as exc:  # a render/placement refusal is this op's violation
             out.append(exc)
             continue
         if isinstance(logged.op, Put):

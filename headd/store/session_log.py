@@ -93,6 +93,31 @@ class SessionLog:
                 raise StorageFailure(f"repairing the log of session {session_id} failed") from exc
         return events
 
+    def rewrite(self, session_id: str, *events: Event) -> None:
+        """Replace the log with ``events`` atomically (temp file, fsync, rename, fsync dir).
+
+        Used to compact a log once its ops have landed: a reader sees the old log or the new
+        one, never a mix.
+        """
+        path = self.path_of(session_id)
+        tmp = path.with_name(path.name + ".tmp")
+        data = b"".join(_encode(event) + b"\n" for event in events)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+            dir_fd = os.open(self.dir, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError as exc:
+            raise StorageFailure(f"compacting the log of session {session_id} failed") from exc
+
     def ids(self) -> list[str]:
         if not self.dir.is_dir():
             return []

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -99,6 +99,7 @@ class UpdateReport:
     removed: int = 0
     renamed: int = 0
     dirty: int = 0
+    reconciled: int = 0
     embeddings_written: int = 0
     skipped: list[dict[str, str]] = field(default_factory=list)
 
@@ -154,6 +155,8 @@ class Indexer:
         self._parse = parse
         self.persist_every = persist_every
         self.hook: Hook = hook or (lambda point: None)
+        #: Paths the last update indexed from the work tree; None until this process updated.
+        self._dirty_indexed: set[str] | None = None
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -308,16 +311,18 @@ class Indexer:
         return int(row[0])
 
     @staticmethod
-    def _apply(conn: sqlite3.Connection, writes: Iterable[Write], path: str) -> None:
+    def _apply(conn: sqlite3.Connection, writes: Sequence[Write], path: str) -> None:
         try:
             for write in writes:
                 conn.execute(write.sql, write.params)
         except sqlite3.IntegrityError as error:
             if _is_dedup_violation(error):
+                upsert = next((w for w in writes if w.sql.startswith("INSERT INTO files ")), None)
+                content_hash = upsert.params[2] if upsert is not None else None
                 holder = conn.execute(
-                    "SELECT path FROM files WHERE content_hash = "
-                    "(SELECT content_hash FROM files WHERE path = ?) AND path <> ?",
-                    (path, path),
+                    "SELECT path FROM files WHERE content_hash = ? AND archived = 0 "
+                    "AND memory_type <> 'task' AND path <> ?",
+                    (content_hash, path),
                 ).fetchone()
                 raise DuplicateContent(
                     "duplicate content: another active memory has the same body",
@@ -405,6 +410,15 @@ class Indexer:
                 report.added += 1
             elif diff.status == "M":
                 report.modified += 1
+        dirty_paths = {entry.path for entry in dirty}
+        handled = set(final) | dirty_paths | {source for source, _ in moves}
+        for path, sha in self._drifted(head, handled).items():
+            final[path] = (
+                None
+                if sha is None
+                else self._project(path, sha, self.git.blob(sha), indexed_at, report.skipped)
+            )
+            report.reconciled += 1
         for entry in dirty:
             if entry.deleted:
                 final[entry.path] = None
@@ -429,6 +443,7 @@ class Indexer:
                 groups.append((path, list(projection.writes)))
                 candidate_chunks.extend(c.chunk_id for c in projection.chunks)
         self._apply_batched(groups)
+        self._dirty_indexed = dirty_paths
         space, dim = self.configured_space()
         self._record(head, rebuilt=False, space=space, dim=dim)
         self.hook("update.recorded")
@@ -444,6 +459,34 @@ class Indexer:
             head,
         )
         return report
+
+    def _drifted(self, head: str, handled: set[str]) -> dict[str, str | None]:
+        """Clean paths whose row no longer describes HEAD: path -> HEAD blob (None: gone).
+
+        A dirty file is indexed from the work tree; once it is reverted, neither the diff nor
+        the status names it again. The first update of a process compares every row's blob with
+        the tree (one tree walk); later ones look only at the paths it indexed dirty last time.
+        """
+        if self._dirty_indexed is None:
+            candidates = [
+                (str(r["path"]), str(r["blob_sha"]))
+                for r in self.db.all("SELECT path, blob_sha FROM files", op="update.reconcile")
+            ]
+        else:
+            holes = ", ".join("?" for _ in self._dirty_indexed)
+            candidates = [
+                (str(r["path"]), str(r["blob_sha"]))
+                for r in self.db.all(
+                    f"SELECT path, blob_sha FROM files WHERE path IN ({holes})",
+                    tuple(self._dirty_indexed),
+                    op="update.reconcile",
+                )
+            ]
+        candidates = [(p, b) for p, b in candidates if p not in handled]
+        if not candidates:
+            return {}
+        tree = {e.path: e.blob_sha for e in self.git.tree_entries(head)}
+        return {p: tree.get(p) for p, blob in candidates if tree.get(p) != blob}
 
     def _apply_batched(self, groups: Sequence[tuple[str, list[Write]]]) -> None:
         """Batches of about WRITE_BATCH_SIZE statements, each one transaction, files whole."""

@@ -151,11 +151,10 @@ def traces_index(
     touched: set[str] = set()
     prompts = 0
     if changes or gone or reappeared:  # an unchanged tree takes no write lock at all
-        fresh = {c.row.file_path: c.extract for c in changes}
         stats = {f.path: (f.size, f.mtime_ms) for f in found}
         try:
             with transaction(conn):
-                touched, prompts = _write(conn, changes, gone, reappeared, at, fresh, stats)
+                touched, prompts = _write(conn, changes, gone, reappeared, at, known, stats)
         except sqlite3.Error as exc:
             raise StorageFailure("traces index failed", {"operation": "traces.index"}) from exc
 
@@ -181,13 +180,13 @@ def _write(
     gone: list[tuple[str, str | None]],
     reappeared: list[str],
     at: str,
-    fresh: dict[str, FileExtract],
+    known: dict[str, store.KnownFile],
     stats: dict[str, tuple[int, int]],
 ) -> tuple[set[str], int]:
     """Store the changed files and reassemble every session they touch (in one transaction)."""
+    store.write_files(conn, [(c.row, c.extract, c.watermark) for c in changes], at)
     touched: set[str] = set()
     for c in changes:
-        store.write_file(conn, c.row, c.extract, c.watermark, at)
         touched.update(s for s in (c.row.session_id, c.old_session) if s)
     for path, session_id in gone:
         store.set_missing(conn, path, at)
@@ -195,7 +194,37 @@ def _write(
             touched.add(session_id)
     for path in reappeared:
         store.set_missing(conn, path, None)
-    prompts = 0
+
+    # Every file of each touched session: this scan's extracts in hand, the others from the table.
+    members: dict[str, dict[str, store.Part]] = {sid: {} for sid in touched}
+    for c in changes:
+        r = c.row
+        if r.session_id is not None and r.session_id in members:
+            part = store.Part(r.file_path, r.kind, r.agent_id, r.slug, c.extract)
+            members[r.session_id][r.file_path] = part
+    for path, k in known.items():
+        group = members.get(k.session_id) if k.session_id else None
+        if group is None or path in group:
+            continue
+        stored = store.load_extract(conn, path)
+        if stored is not None:
+            group[path] = store.Part(path, k.kind, k.agent_id, k.slug, stored)
+
+    rows: list[tuple[object, ...]] = []
+    prompts: list[tuple[object, ...]] = []
     for session_id in sorted(touched):
-        prompts += store.assemble_session(conn, session_id, at, fresh, stats)
-    return touched, prompts
+        parts = sorted(members[session_id].values(), key=lambda p: (p.kind != "session", p.path))
+        if not parts:
+            continue
+        owner = store.owner_of(parts)
+        size, mtime_ms = stats.get(owner.path) or _stored_stat(known, owner.path)
+        row, prompt_rows = store.assemble(session_id, parts, (size, store.ms_to_iso(mtime_ms)), at)
+        rows.append(row)
+        prompts.extend(prompt_rows)
+    store.write_sessions(conn, rows, prompts)
+    return touched, len(prompts)
+
+
+def _stored_stat(known: dict[str, store.KnownFile], path: str) -> tuple[int, int]:
+    k = known.get(path)
+    return (k.size, k.mtime_ms) if k is not None else (0, 0)

@@ -79,7 +79,6 @@ def traces_show(conn: sqlite3.Connection, session: str) -> dict[str, Any]:
 
     ``missing`` is true when its main transcript is gone from disk (the row is kept).
     """
-    store.ensure_schema(conn)
     session_id = _resolve(conn, session)
     cur = conn.execute("SELECT * FROM traces WHERE session_id = ?", (session_id,))
     names = [d[0] for d in cur.description]

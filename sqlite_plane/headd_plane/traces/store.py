@@ -15,7 +15,7 @@ being marked (``missing_at``).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -68,6 +68,9 @@ class KnownFile(NamedTuple):
     size: int
     mtime_ms: int
     byte_off: int
+    slug: str
+    kind: str
+    agent_id: str | None
 
 
 def ensure_schema(conn: sqlite3.Connection) -> None:
@@ -78,9 +81,26 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
 
 
 def ms_to_iso(mtime_ms: int) -> str:
-    """Epoch milliseconds as the ISO text the watermark column stores."""
-    moment = datetime.fromtimestamp(mtime_ms / 1000, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{mtime_ms % 1000:03d}Z"
+    """Epoch milliseconds as the ISO text the watermark column stores (``toISOString``'s form)."""
+    seconds, ms = divmod(mtime_ms, 1000)
+    days, rest = divmod(seconds, 86400)
+    y, m, d = _civil_from_days(days)
+    hh, rest = divmod(rest, 3600)
+    mm, ss = divmod(rest, 60)
+    return f"{y:04d}-{m:02d}-{d:02d}T{hh:02d}:{mm:02d}:{ss:02d}.{ms:03d}Z"
+
+
+def _civil_from_days(z: int) -> tuple[int, int, int]:
+    """The proleptic Gregorian date ``z`` days after 1970-01-01 (H. Hinnant's algorithm)."""
+    z += 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (m <= 2), m, d
 
 
 def iso_to_ms(text: str) -> int:
@@ -134,11 +154,12 @@ def load_known(conn: sqlite3.Connection, prefix: str) -> dict[str, KnownFile]:
     cur = conn.cursor()
     cur.row_factory = None  # plain tuples whatever the connection's factory: 5,000 rows a scan
     rows = cur.execute(
-        f"SELECT file_path, session_id, missing_at, size, mtime_ms, byte_off FROM {FILES_TABLE}"
-        " WHERE file_path >= ? AND file_path < ?",
+        f"""SELECT file_path, session_id, missing_at, size, mtime_ms, byte_off, slug, kind,
+                   agent_id
+            FROM {FILES_TABLE} WHERE file_path >= ? AND file_path < ?""",
         (lo, hi),
     )
-    return {r[0]: KnownFile(r[1], r[2], r[3], r[4], r[5]) for r in rows}
+    return {r[0]: KnownFile(*r[1:]) for r in rows}
 
 
 def load_extract(conn: sqlite3.Connection, file_path: str) -> FileExtract | None:
@@ -148,46 +169,52 @@ def load_extract(conn: sqlite3.Connection, file_path: str) -> FileExtract | None
     return None if row is None else _DECODER.decode(row[0])
 
 
-def write_file(
+_UPSERT_FILE = f"""
+    INSERT INTO {FILES_TABLE} (file_path, session_id, slug, kind, agent_id, extract,
+      missing_at, size, mtime_ms, byte_off)
+    VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)
+    ON CONFLICT(file_path) DO UPDATE SET session_id = excluded.session_id,
+      slug = excluded.slug, kind = excluded.kind, agent_id = excluded.agent_id,
+      extract = excluded.extract, missing_at = NULL, size = excluded.size,
+      mtime_ms = excluded.mtime_ms, byte_off = excluded.byte_off
+"""
+_UPSERT_WATERMARK = """
+    INSERT INTO trace_watermarks (file_path, size, mtime, byte_off, scanned_at)
+    VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT(file_path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
+      byte_off = excluded.byte_off, scanned_at = excluded.scanned_at
+"""
+
+
+def write_files(
     conn: sqlite3.Connection,
-    row: FileRow,
-    extract: FileExtract,
-    watermark: Watermark,
+    items: Sequence[tuple[FileRow, FileExtract, Watermark]],
     scanned_at: str,
 ) -> None:
-    """Store one file's extract and its watermark (inside the caller's transaction)."""
-    conn.execute(
-        f"""INSERT INTO {FILES_TABLE} (file_path, session_id, slug, kind, agent_id, extract,
-              missing_at, size, mtime_ms, byte_off)
-            VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)
-            ON CONFLICT(file_path) DO UPDATE SET session_id = excluded.session_id,
-              slug = excluded.slug, kind = excluded.kind, agent_id = excluded.agent_id,
-              extract = excluded.extract, missing_at = NULL, size = excluded.size,
-              mtime_ms = excluded.mtime_ms, byte_off = excluded.byte_off""",
-        (
-            row.file_path,
-            row.session_id,
-            row.slug,
-            row.kind,
-            row.agent_id,
-            _ENCODER.encode(extract),
-            watermark.size,
-            watermark.mtime_ms,
-            watermark.byte_off,
-        ),
+    """Store files' extracts and watermarks (inside the caller's transaction)."""
+    conn.executemany(
+        _UPSERT_FILE,
+        [
+            (
+                row.file_path,
+                row.session_id,
+                row.slug,
+                row.kind,
+                row.agent_id,
+                _ENCODER.encode(extract),
+                mark.size,
+                mark.mtime_ms,
+                mark.byte_off,
+            )
+            for row, extract, mark in items
+        ],
     )
-    write_watermark(conn, row.file_path, watermark, scanned_at)
-
-
-def write_watermark(
-    conn: sqlite3.Connection, file_path: str, watermark: Watermark, scanned_at: str
-) -> None:
-    conn.execute(
-        """INSERT INTO trace_watermarks (file_path, size, mtime, byte_off, scanned_at)
-           VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT(file_path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
-             byte_off = excluded.byte_off, scanned_at = excluded.scanned_at""",
-        (file_path, watermark.size, ms_to_iso(watermark.mtime_ms), watermark.byte_off, scanned_at),
+    conn.executemany(
+        _UPSERT_WATERMARK,
+        [
+            (row.file_path, mark.size, ms_to_iso(mark.mtime_ms), mark.byte_off, scanned_at)
+            for row, _, mark in items
+        ],
     )
 
 
@@ -197,30 +224,14 @@ def set_missing(conn: sqlite3.Connection, file_path: str, missing_at: str | None
     )
 
 
-class _Part(msgspec.Struct, frozen=True):
+class Part(msgspec.Struct, frozen=True):
+    """One file of a session, with its extract, as the assembly reads it."""
+
     path: str
     kind: str
     agent_id: str | None
     slug: str
     extract: FileExtract
-
-
-def _session_parts(
-    conn: sqlite3.Connection, session_id: str, fresh: dict[str, FileExtract]
-) -> list[_Part]:
-    """The session's files, main transcript first; extracts from ``fresh`` when this scan has
-    them in hand, else decoded from the table."""
-    rows = conn.execute(
-        f"SELECT file_path, kind, agent_id, slug FROM {FILES_TABLE} WHERE session_id = ?"
-        " ORDER BY kind <> 'session', file_path",
-        (session_id,),
-    ).fetchall()
-    parts: list[_Part] = []
-    for path, kind, agent_id, slug in rows:
-        extract = fresh.get(path) or load_extract(conn, path)
-        if extract is not None:
-            parts.append(_Part(path, kind, agent_id, slug, extract))
-    return parts
 
 
 def _first(values: Iterable[str | None]) -> str | None:
@@ -230,23 +241,38 @@ def _first(values: Iterable[str | None]) -> str | None:
     return None
 
 
-def assemble_session(
-    conn: sqlite3.Connection,
-    session_id: str,
-    indexed_at: str,
-    fresh: dict[str, FileExtract] | None = None,
-    stats: dict[str, tuple[int, int]] | None = None,
-) -> int:
-    """Rewrite one session's ``traces`` row and ``trace_prompts`` from all of its files.
+_UPSERT_TRACE = """
+    INSERT INTO traces (
+      session_id, slug, cwd, git_branch, entrypoint, model, version, started_at, ended_at,
+      prompt_count, turn_count, agent_count, first_prompt, ai_title, file_path, file_size,
+      file_mtime, search_text, indexed_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT(session_id) DO UPDATE SET
+      slug = excluded.slug, cwd = excluded.cwd, git_branch = excluded.git_branch,
+      entrypoint = excluded.entrypoint, model = excluded.model, version = excluded.version,
+      started_at = excluded.started_at, ended_at = excluded.ended_at,
+      prompt_count = excluded.prompt_count, turn_count = excluded.turn_count,
+      agent_count = excluded.agent_count, first_prompt = excluded.first_prompt,
+      ai_title = excluded.ai_title, file_path = excluded.file_path,
+      file_size = excluded.file_size, file_mtime = excluded.file_mtime,
+      search_text = excluded.search_text, indexed_at = excluded.indexed_at
+"""
+_INSERT_PROMPT = """
+    INSERT INTO trace_prompts (session_id, prompt_id, turn_uuid, ordinal, at, agent_id, text_head)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+def assemble(
+    session_id: str, parts: Sequence[Part], owner_stat: tuple[int, str], indexed_at: str
+) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+    """A session's ``traces`` row and ``trace_prompts`` rows from all of its files (pure).
 
     The main transcript (``kind = 'session'``) owns the identity fields, the first prompt, the
     title, the turn count and the model; subagent files add their agents, widen the times and
-    add their own prompts after the main file's. Returns the prompts written (0 and no row when
-    the session has no file left).
+    add their own prompts after the main file's. ``owner_stat`` is the owner file's size and
+    ISO mtime.
     """
-    parts = _session_parts(conn, session_id, fresh or {})
-    if not parts:
-        return 0
     mains = [p for p in parts if p.kind == "session"]
     owner = mains[0] if mains else parts[0]
     ordered = [owner, *[p for p in parts if p is not owner]]
@@ -278,70 +304,61 @@ def assemble_session(
     first_prompt = _first(e.first_prompt for e in ex) or ""
     ai_title = _first(e.ai_title for e in ex)
     search_text = "\n".join(x for x in (first_prompt, ai_title or "") if x)
+    row = (
+        session_id,
+        owner.slug,
+        _first(e.cwd for e in ex),
+        _first(e.git_branch for e in ex),
+        _first(e.entrypoint for e in ex),
+        model,
+        _first(e.version for e in ex),
+        min(starts) if starts else None,
+        max(ends) if ends else None,
+        len(prompts),
+        turns,
+        len(agents),
+        first_prompt,
+        ai_title,
+        owner.path,
+        owner_stat[0],
+        owner_stat[1],
+        search_text,
+        indexed_at,
+    )
+    prompt_rows = [
+        (session_id, p.prompt_id, p.turn_uuid, i, p.at, p.agent_id, p.text_head)
+        for i, p in enumerate(prompts)
+    ]
+    return row, prompt_rows
 
-    known = (stats or {}).get(owner.path)
-    if known is not None:
-        size, mtime = known[0], ms_to_iso(known[1])
-    else:
-        mark = conn.execute(
-            "SELECT size, mtime FROM trace_watermarks WHERE file_path = ?", (owner.path,)
-        ).fetchone()
-        size, mtime = (mark[0], mark[1]) if mark else (0, indexed_at)
-    conn.execute(
-        """INSERT INTO traces (
-             session_id, slug, cwd, git_branch, entrypoint, model, version, started_at, ended_at,
-             prompt_count, turn_count, agent_count, first_prompt, ai_title, file_path, file_size,
-             file_mtime, search_text, indexed_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(session_id) DO UPDATE SET
-             slug = excluded.slug, cwd = excluded.cwd, git_branch = excluded.git_branch,
-             entrypoint = excluded.entrypoint, model = excluded.model, version = excluded.version,
-             started_at = excluded.started_at, ended_at = excluded.ended_at,
-             prompt_count = excluded.prompt_count, turn_count = excluded.turn_count,
-             agent_count = excluded.agent_count, first_prompt = excluded.first_prompt,
-             ai_title = excluded.ai_title, file_path = excluded.file_path,
-             file_size = excluded.file_size, file_mtime = excluded.file_mtime,
-             search_text = excluded.search_text, indexed_at = excluded.indexed_at""",
-        (
-            session_id,
-            owner.slug,
-            _first(e.cwd for e in ex),
-            _first(e.git_branch for e in ex),
-            _first(e.entrypoint for e in ex),
-            model,
-            _first(e.version for e in ex),
-            min(starts) if starts else None,
-            max(ends) if ends else None,
-            len(prompts),
-            turns,
-            len(agents),
-            first_prompt,
-            ai_title,
-            owner.path,
-            size,
-            mtime,
-            search_text,
-            indexed_at,
-        ),
-    )
-    conn.execute("DELETE FROM trace_prompts WHERE session_id = ?", (session_id,))
-    conn.executemany(
-        """INSERT INTO trace_prompts
-             (session_id, prompt_id, turn_uuid, ordinal, at, agent_id, text_head)
-           VALUES (?, ?, ?, ?, ?, ?, ?)""",
-        [
-            (session_id, p.prompt_id, p.turn_uuid, i, p.at, p.agent_id, p.text_head)
-            for i, p in enumerate(prompts)
-        ],
-    )
-    return len(prompts)
+
+def owner_of(parts: Sequence[Part]) -> Part:
+    """The file whose path and stat the session row cites: its main transcript if it has one."""
+    return next((p for p in parts if p.kind == "session"), parts[0])
+
+
+def write_sessions(
+    conn: sqlite3.Connection,
+    rows: Sequence[tuple[Any, ...]],
+    prompts: Sequence[tuple[Any, ...]],
+) -> None:
+    """Upsert session rows and replace their prompts (inside the caller's transaction)."""
+    conn.executemany(_UPSERT_TRACE, rows)
+    conn.executemany("DELETE FROM trace_prompts WHERE session_id = ?", [(r[0],) for r in rows])
+    conn.executemany(_INSERT_PROMPT, prompts)
 
 
 def session_files(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
-    """The files feeding one session, for ``traces_show``."""
+    """The files feeding one session, for ``traces_show`` (none when headd never scanned it, e.g.
+    an index.db written by memhtml, which has no ``headd_trace_files``)."""
     out: list[dict[str, Any]] = []
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (FILES_TABLE,)
+    ).fetchone()
+    if exists is None:
+        return out
     for part, missing in (
-        (_Part(p, k, a, "", _DECODER.decode(blob)), m)
+        (Part(p, k, a, "", _DECODER.decode(blob)), m)
         for p, k, a, blob, m in conn.execute(
             f"""SELECT file_path, kind, agent_id, extract, missing_at FROM {FILES_TABLE}
                 WHERE session_id = ? ORDER BY kind <> 'session', file_path""",

@@ -1,0 +1,472 @@
+"""The head's benchmark (issue 3): load, advance, search, gate and memory, beside bm25s and tantivy.
+
+``python -m bench.head_bench [--quick] [--sizes 10000,100000] [--out FILE]`` prints one JSON
+document. For each store size (``--quick``: 10,000 only; else 10,000 and 100,000), on a store
+``bench.stores`` writes (SciFact's 5,183 abstracts topped up with generated Zipf memories, cached
+under ``/tmp/headd-bench-stores``):
+
+- ``load``: ``load_head`` of the store's one commit, from git;
+- ``advance``: ``advance_head`` over a chain of one-file edits (a different file each time), and
+  over commits that add one file;
+- ``search``: ``search_head`` p50/p99 over SciFact's train queries, lexical only and with
+  vectors (a vector cache filled by the deterministic hashing embedder, cached on disk by size;
+  query vectors are embedded before the clock starts, as the daemon's query cache would);
+- ``gate``: ``gate_heads`` with 200 probes between a version holding five near-duplicates and
+  the version whose commit archives them (memhtml's eviction: moved under ``archive/<YYYY>/``);
+- ``memory``: tracemalloc's count of one loaded version (per record), then of 100 further
+  versions each advanced by a one-file edit and all retained, against one version;
+- ``peers``: bm25s and tantivy over the same texts and queries (index time, query p50), and
+  nDCG@10 on SciFact's train qrels for our lexical arm, bm25s and tantivy.
+
+Every timing carries its wall and CPU seconds: the machine has two shared cores, so the CPU figure
+is the one to read when the load average (reported at each phase) is high. Targets are issue 3's
+for the 2-core machine; ``pass`` judges the wall figure and ``pass_on_cpu`` the CPU figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import os
+import platform
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from bench.head_commits import (
+    STORE_ROOT,
+    add_commit,
+    archive_commit,
+    cached_store,
+    edit_commit,
+    near_duplicate_path,
+    near_duplicates_commit,
+)
+from bench.head_measure import (
+    Figure,
+    latency_summary,
+    load_average,
+    mean_ndcg,
+    ratio,
+    rss_bytes,
+    timed,
+)
+from bench.head_peers import run_bm25s, run_tantivy
+from bench.stores import render, scifact_path, scifact_qrels, scifact_queries
+from headd.embed.hashing import HashingEmbedder
+from headd.head import (
+    HeadVersion,
+    VectorCache,
+    VectorSpace,
+    advance_head,
+    fill_vectors,
+    gate_heads,
+    load_head,
+    search_head,
+    tokenize,
+)
+from headd.head.lexical import indexed_text
+
+log = logging.getLogger("bench.head_bench")
+
+NOW = "2026-11-30T12:00:00Z"
+ARCHIVE_AT = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+RETAINED_VERSIONS = 100
+ADDS = 10
+NEAR_DUPLICATES = 5
+GATE_PROBES = 200
+GATE_REPEATS = 3
+
+#: Issue 3's targets on the 2-core machine, by store size: (figure, target, unit).
+TARGETS: dict[int, dict[str, float]] = {
+    10_000: {
+        "load_s": 3.0,
+        "advance_edit_p50_ms": 5.0,
+        "search_lexical_p50_ms": 2.0,
+        "search_vectors_p50_ms": 4.0,
+        "gate_s": 1.0,
+        "retained_100_extra_ratio": 0.10,
+    },
+    100_000: {
+        "search_lexical_p50_ms": 15.0,
+        "retained_100_extra_ratio": 0.10,
+    },
+}
+
+
+def _phase(name: str, n: int) -> None:
+    log.info("n=%d %s (load average %s)", n, name, load_average())
+
+
+def _latencies(
+    calls: Sequence[Callable[[], Any]],
+) -> tuple[list[Any], list[float], list[float]]:
+    """Run each call once: results, wall seconds and CPU seconds per call."""
+    results, walls, cpus = [], [], []
+    for call in calls:
+        result, took = timed(call)
+        results.append(result)
+        walls.append(took.wall_s)
+        cpus.append(took.cpu_s)
+    return results, walls, cpus
+
+
+def _latency_figure(
+    name: str, walls: list[float], cpus: list[float], target: float | None, stat: str = "p50_ms"
+) -> Figure:
+    wall = latency_summary(walls)
+    cpu = latency_summary(cpus)
+    return Figure(
+        name,
+        wall[stat],
+        "ms",
+        target,
+        cpu_value=cpu[stat],
+        extra={"wall": _rounded(wall), "cpu": _rounded(cpu)},
+    )
+
+
+def _rounded(values: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in values.items()}
+
+
+def _spread(paths: list[str], count: int) -> list[str]:
+    """``count`` paths spread evenly over ``paths`` (sorted), so edits touch different folders."""
+    step = max(1, len(paths) // count)
+    return [paths[(i * step) % len(paths)] for i in range(count)]
+
+
+def _edit_chain(repo: pygit2.Repository, base: str, paths: list[str]) -> list[str]:
+    chain, parent = [], base
+    for stamp, path in enumerate(paths):
+        parent = edit_commit(repo, parent, path, stamp)
+        chain.append(parent)
+    return chain
+
+
+def _add_chain(repo: pygit2.Repository, base: str, count: int) -> list[str]:
+    chain, parent = [], base
+    for i in range(count):
+        html = render(
+            f"Benchmark addition {i}",
+            f"Benchmark addition {i} records a new fact about caching in revision {i}.",
+            "It is added by a one-file commit so the advance parses exactly one file.",
+        )
+        parent = add_commit(repo, parent, f"areas/bench-adds/a{i:03d}.html", html)
+        chain.append(parent)
+    return chain
+
+
+def _advance_over(
+    repo: pygit2.Repository, start: HeadVersion, chain: list[str]
+) -> tuple[list[HeadVersion], list[float], list[float]]:
+    versions, walls, cpus = [], [], []
+    current = start
+    for sha in chain:
+        parent = current
+        current, took = timed(lambda parent=parent, sha=sha: advance_head(repo, parent, sha))
+        versions.append(current)
+        walls.append(took.wall_s)
+        cpus.append(took.cpu_s)
+    return versions, walls, cpus
+
+
+def _vector_cache(version: HeadVersion, n: int, root: Path) -> tuple[VectorCache, dict[str, Any]]:
+    """The hashing embedder's vectors for every active record, filled once and kept on disk."""
+    embedder = HashingEmbedder()
+    space = VectorSpace.parse(embedder.space)
+    path = root / f"n{n}.vectors.{embedder.model_id}-{embedder.dimension}.npz"
+    cache = VectorCache.load(path, space)
+    result, took = timed(lambda: fill_vectors(version, cache, embedder))
+    if result.counts.embedded:
+        result.cache.save(path)
+    info = {
+        "space": space.id,
+        "vectors": len(result.cache),
+        "embedded_now": result.counts.embedded,
+        "reused": result.counts.reused,
+        "fill_s": round(took.wall_s, 3),
+        "fill_cpu_s": round(took.cpu_s, 3),
+    }
+    return result.cache, info
+
+
+def _gate(
+    repo: pygit2.Repository,
+    version: HeadVersion,
+    base: str,
+    paths: list[str],
+    target: float | None,
+) -> tuple[Figure, dict[str, Any]]:
+    """The gate between a version with near-duplicates and the one that archives them."""
+    originals = [p for p in paths if p.startswith("resources/scifact/")][:NEAR_DUPLICATES]
+    with_dups_sha = near_duplicates_commit(repo, base, originals)
+    landed_sha, archived = archive_commit(
+        repo, with_dups_sha, [near_duplicate_path(p) for p in originals], ARCHIVE_AT
+    )
+    with_dups = advance_head(repo, version, with_dups_sha)
+    landed = advance_head(repo, with_dups, landed_sha)
+    runs = [
+        timed(lambda: gate_heads(with_dups, landed, probes=GATE_PROBES, k=10))
+        for _ in range(GATE_REPEATS)
+    ]
+    report = runs[0][0]
+    figure = Figure(
+        "gate_s",
+        min(t.wall_s for _, t in runs),
+        "s",
+        target,
+        cpu_value=min(t.cpu_s for _, t in runs),
+        note=f"best of {GATE_REPEATS}",
+    )
+    info = {
+        "probes": report.probes,
+        "removed": report.removed,
+        "archived": archived,
+        "mrr_before": report.mrr_before,
+        "mrr": report.mrr,
+        "passed": report.passed,
+        "runs_s": [round(t.wall_s, 4) for _, t in runs],
+    }
+    return figure, info
+
+
+def _memory(
+    repo: pygit2.Repository, base: str, chain: list[str]
+) -> tuple[dict[str, Any], list[Figure], int]:
+    """tracemalloc's bytes for one loaded version, then for ``chain``'s versions retained on top.
+
+    Path ids are interned by the earlier timed load, so their table (shared by every version of
+    the process) is not in the one-version count.
+    """
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        version = load_head(repo, base)
+        gc.collect()
+        one = tracemalloc.get_traced_memory()[0] - before
+        retained = [version]
+        for sha in chain:
+            retained.append(advance_head(repo, retained[-1], sha))
+        gc.collect()
+        extra = tracemalloc.get_traced_memory()[0] - before - one
+    finally:
+        tracemalloc.stop()
+    size = version.size
+    info = {
+        "one_version_bytes": one,
+        "records": size,
+        "bytes_per_record": round(one / size, 1) if size else None,
+        "retained_versions": len(chain),
+        "retained_extra_bytes": extra,
+        "bytes_per_retained_version": round(extra / len(chain), 1) if chain else None,
+    }
+    figures = [
+        Figure("bytes_per_record", one / size if size else 0.0, "bytes"),
+        Figure(
+            "retained_100_extra_ratio",
+            extra / one if one else 0.0,
+            "ratio",
+            note=f"{len(chain)} one-file-advanced versions retained, extra over one version",
+        ),
+    ]
+    del retained, version
+    return info, figures, size
+
+
+def bench_size(
+    n: int,
+    queries: list[tuple[str, str]],
+    qrels: dict[str, set[str]],
+    *,
+    peers: bool = True,
+    vectors: bool = True,
+    memory: bool = True,
+    retained: int = RETAINED_VERSIONS,
+    root: Path = STORE_ROOT,
+) -> dict[str, Any]:
+    """Every figure for one store size, as a JSON-ready dict."""
+    targets = TARGETS.get(n, {})
+    figures: list[Figure] = []
+    out: dict[str, Any] = {"n": n, "load_average": {}}
+
+    def target(name: str) -> float | None:
+        return targets.get(name)
+
+    _phase("store", n)
+    (repo, base, built), took = timed(lambda: cached_store(n, root))
+    out["store"] = {"path": repo.workdir or repo.path, "sha": base, "built_now": built}
+    if built:
+        out["store"]["build_s"] = round(took.wall_s, 2)
+
+    _phase("load", n)
+    out["load_average"]["load"] = load_average()
+    rss0 = rss_bytes()
+    version, took = timed(lambda: load_head(repo, base))
+    out["rss_after_load_delta_bytes"] = rss_bytes() - rss0
+    out["records"] = version.size
+    out["skipped"] = len(version.skipped)
+    figures.append(Figure("load_s", took.wall_s, "s", target("load_s"), cpu_value=took.cpu_s))
+    paths = sorted(version.paths())
+
+    _phase("advance", n)
+    out["load_average"]["advance"] = load_average()
+    edit_paths = _spread(paths, retained)
+    edits = _edit_chain(repo, base, edit_paths)
+    _versions, walls, cpus = _advance_over(repo, version, edits)
+    figures.append(
+        _latency_figure("advance_edit_p50_ms", walls, cpus, target("advance_edit_p50_ms"))
+    )
+    adds = _add_chain(repo, base, ADDS)
+    _versions, walls, cpus = _advance_over(repo, version, adds)
+    figures.append(_latency_figure("advance_add_p50_ms", walls, cpus, None))
+    del _versions
+
+    _phase("search", n)
+    out["load_average"]["search"] = load_average()
+    results, walls, cpus = _latencies(
+        [lambda q=q: search_head(version, q, limit=10, now=NOW) for _, q in queries]
+    )
+    figures.append(
+        _latency_figure("search_lexical_p50_ms", walls, cpus, target("search_lexical_p50_ms"))
+    )
+    our_runs = {
+        qid: [hit.path for hit in hits] for (qid, _), hits in zip(queries, results, strict=True)
+    }
+    ours_p50 = latency_summary(walls)["p50_ms"]
+
+    if vectors:
+        _phase("vectors", n)
+        cache, out["vectors"] = _vector_cache(version, n, root)
+        query_vectors = HashingEmbedder().embed([q for _, q in queries])
+        out["load_average"]["search_vectors"] = load_average()
+        _results, walls, cpus = _latencies(
+            [
+                lambda q=q, v=v: search_head(
+                    version, q, limit=10, now=NOW, vectors=cache, query_vector=v
+                )
+                for (_, q), v in zip(queries, query_vectors, strict=True)
+            ]
+        )
+        figures.append(
+            _latency_figure("search_vectors_p50_ms", walls, cpus, target("search_vectors_p50_ms"))
+        )
+        del cache
+
+    _phase("gate", n)
+    out["load_average"]["gate"] = load_average()
+    gate_figure, out["gate"] = _gate(repo, version, base, paths, target("gate_s"))
+    figures.append(gate_figure)
+
+    if memory:
+        _phase("memory", n)
+        out["load_average"]["memory"] = load_average()
+        out["memory"], memory_figures, _ = _memory(repo, base, edits)
+        for figure in memory_figures:
+            figures.append(
+                Figure(
+                    figure.name,
+                    figure.value,
+                    figure.unit,
+                    target(figure.name),
+                    note=figure.note,
+                )
+            )
+
+    judged = {qid: {scifact_path(d) for d in docs} for qid, docs in qrels.items()}
+    judged = {qid: rel for qid, rel in judged.items() if qid in our_runs}
+    quality: dict[str, Any] = {"queries": len(judged), "ours_lexical": mean_ndcg(our_runs, judged)}
+    if peers:
+        _phase("peers", n)
+        out["load_average"]["peers"] = load_average()
+        texts = [indexed_text(version.indexes.records[p]) for p in paths]
+        peer_runs = [
+            run_bm25s(paths, texts, queries),
+            run_tantivy(paths, texts, queries, [tokenize(q) for _, q in queries]),
+        ]
+        load_wall = next(f.value for f in figures if f.name == "load_s")
+        out["peers"] = {}
+        for peer in peer_runs:
+            summary = peer.as_json()
+            peer_p50 = summary["query"]["p50_ms"]
+            summary["ratios"] = {
+                "our_search_p50_over_theirs": ratio(ours_p50, peer_p50),
+                "our_load_over_their_index": ratio(load_wall, peer.index.wall_s),
+            }
+            out["peers"][peer.name] = summary
+            quality[peer.name] = mean_ndcg(peer.runs, judged)
+        quality["ours_over_bm25s"] = ratio(quality["ours_lexical"], quality["bm25s"])
+    out["ndcg_at_10"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in quality.items()}
+    out["figures"] = [f.as_json() for f in figures]
+    out["load_average"]["end"] = load_average()
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 memories only")
+    parser.add_argument("--sizes", help="comma-separated store sizes (default 10000,100000)")
+    parser.add_argument("--queries", type=int, default=0, help="first N train queries (0: all)")
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--no-vectors", action="store_true")
+    parser.add_argument("--no-memory", action="store_true")
+    parser.add_argument("--out", help="also write the JSON here")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
+    if args.sizes:
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+    else:
+        sizes = [10_000] if args.quick else [10_000, 100_000]
+    queries = scifact_queries()
+    if args.queries:
+        queries = queries[: args.queries]
+    qrels = scifact_qrels()
+    started = time.perf_counter()
+    doc: dict[str, Any] = {
+        "bench": "head",
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_average_start": load_average(),
+        },
+        "queries": len(queries),
+        "sizes": {},
+    }
+    for n in sizes:
+        doc["sizes"][str(n)] = bench_size(
+            n,
+            queries,
+            qrels,
+            peers=not args.no_peers,
+            vectors=not args.no_vectors,
+            memory=not args.no_memory,
+        )
+    doc["machine"]["load_average_end"] = load_average()
+    doc["elapsed_s"] = round(time.perf_counter() - started, 1)
+    failed = [
+        f"{n}:{f['name']}"
+        for n, size in doc["sizes"].items()
+        for f in size["figures"]
+        if f.get("pass") is False
+    ]
+    doc["failed_targets"] = failed
+    text = json.dumps(doc, indent=2)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
