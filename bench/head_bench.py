@@ -36,6 +36,7 @@ import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -171,8 +172,7 @@ def _advance_over(
     versions, walls, cpus = [], [], []
     current = start
     for sha in chain:
-        parent = current
-        current, took = timed(lambda parent=parent, sha=sha: advance_head(repo, parent, sha))
+        current, took = timed(partial(advance_head, repo, current, sha))
         versions.append(current)
         walls.append(took.wall_s)
         cpus.append(took.cpu_s)
@@ -334,7 +334,7 @@ def bench_size(
     _phase("search", n)
     out["load_average"]["search"] = load_average()
     results, walls, cpus = _latencies(
-        [lambda q=q: search_head(version, q, limit=10, now=NOW) for _, q in queries]
+        [partial(search_head, version, q, limit=10, now=NOW) for _, q in queries]
     )
     figures.append(
         _latency_figure("search_lexical_p50_ms", walls, cpus, target("search_lexical_p50_ms"))
@@ -351,9 +351,7 @@ def bench_size(
         out["load_average"]["search_vectors"] = load_average()
         _results, walls, cpus = _latencies(
             [
-                lambda q=q, v=v: search_head(
-                    version, q, limit=10, now=NOW, vectors=cache, query_vector=v
-                )
+                partial(search_head, version, q, limit=10, now=NOW, vectors=cache, query_vector=v)
                 for (_, q), v in zip(queries, query_vectors, strict=True)
             ]
         )

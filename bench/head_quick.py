@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from fixtures.head.corpus import render_template  # noqa: E402
 
-from headd.head import advance_head, load_head, search_head  # noqa: E402
+from headd.head import advance_head, load_head, search_head, version_from_records  # noqa: E402
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 ROOT = Path(f"/tmp/headd-bench-{N}")
@@ -85,22 +85,30 @@ def main() -> None:
     repo = build()
     print(f"store ready in {time.perf_counter() - started:.2f} s ({N} memories)")
     sha = str(repo.head.target)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     version = load_head(repo, sha)
-    load_s = time.perf_counter() - started
     print(
-        f"load_head: {load_s:.2f} s, size {version.size}, skipped {len(version.skipped)}, "
-        f"tokens {len(version.lexical.postings)}"
+        f"load_head: {time.perf_counter() - started:.2f} s wall, "
+        f"{time.process_time() - cpu:.2f} s cpu, size {version.size}, "
+        f"skipped {len(version.skipped)}, tokens {len(version.lexical.postings)}"
     )
-    advances = []
+    started, cpu = time.perf_counter(), time.process_time()
+    version_from_records(list(version.records()), sha)
+    print(
+        f"  of which indexing: {time.perf_counter() - started:.2f} s wall, "
+        f"{time.process_time() - cpu:.2f} s cpu"
+    )
+    advances, advances_cpu = [], []
     current = version
     for stamp in range(20):
         target = one_file_commit(repo, stamp)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         current = advance_head(repo, current, target)
         advances.append((time.perf_counter() - started) * 1000)
+        advances_cpu.append((time.process_time() - cpu) * 1000)
     print(
-        f"advance (one file): p50 {statistics.median(advances):.2f} ms, max {max(advances):.2f} ms"
+        f"advance (one file): p50 {statistics.median(advances):.2f} ms wall, "
+        f"{statistics.median(advances_cpu):.2f} ms cpu, max {max(advances):.2f} ms wall"
     )
     rng = random.Random(3)
     records = list(current.records())
@@ -111,11 +119,14 @@ def main() -> None:
         start = rng.randrange(max(1, len(words) - 3))
         queries.append(" ".join(words[start : start + rng.randint(1, 4)]))
     timings = []
+    cpu = time.process_time()
     for query in queries:
         started = time.perf_counter()
         search_head(current, query)
         timings.append((time.perf_counter() - started) * 1000)
+    cpu_per_query = (time.process_time() - cpu) * 1000 / len(queries)
     timings.sort()
+    print(f"search cpu per query (mean): {cpu_per_query:.2f} ms")
     print(
         f"search_head (lexical): p50 {statistics.median(timings):.2f} ms, "
         f"p95 {timings[int(len(timings) * 0.95)]:.2f} ms"

@@ -145,7 +145,7 @@ def test_edit_commit_changes_one_file_and_moves_no_ref(
     assert _changed(repo, base, edited) == {path}
     assert "<p>Edited in revision 7.</p>" in read_text(repo, edited, path)
     assert str(repo.references["refs/heads/main"].target) == base
-    assert [str(p) for p in repo[edited].parent_ids] == [base]
+    assert [str(p) for p in repo[edited].peel(pygit2.Commit).parent_ids] == [base]
 
 
 def test_commit_changes_drops_emptied_folders(

@@ -33,7 +33,7 @@ from daemon_support import (
 )
 from headd_client.sync_client import Client
 
-from headd.errors import GitFailure, InvalidParams, MethodNotFound, PathNotFound
+from headd.errors import GitFailure, InvalidParams, MethodNotFound, PathNotFound, WriteConflict
 
 POSTGRES = "areas/inbox/postgres-is-the-system-of-record.html"
 POOL = "resources/database/connection-pool-size-is-forty.html"
@@ -327,6 +327,32 @@ def test_a_session_writes_reads_through_and_commits(served: Served) -> None:
         assert c.call("read", {"path": path})["record"] is not None
         closed = c.call("session.close", {"session": "e2e-1"})
         assert closed["session"] == "e2e-1"
+
+
+def test_a_session_on_an_old_base_is_told_to_rebase_then_lands(served: Served) -> None:
+    path = "areas/inbox/vault-holds-the-secrets.html"
+    html = memory_html("Vault holds the secrets", "Vault holds the deploy secrets.")
+    with served.client() as c:
+        opened = c.call("session.open", {"id": "e2e-old", "base": served.seed_sha})
+        assert opened["base"] == served.seed_sha
+        c.call(
+            "session.apply",
+            {"session": "e2e-old", "ops": [{"op": "put", "path": path, "html": html}]},
+        )
+        hits = c.call("search", {"query": "vault deploy secrets", "session": "e2e-old"})["hits"]
+        assert hits and hits[0]["path"] == path, "a session's reads see its own writes"
+        first = c.call("session.commit", {"session": "e2e-old"})
+        assert first["outcome"] == "rebase-needed", first
+        tip = c.call("status")["sha"]
+        rebased = c.call("session.rebase", {"session": "e2e-old"})
+        assert rebased["base"] == tip
+        second = c.call("session.commit", {"session": "e2e-old", "message": "vault"})
+        assert second["outcome"] == "committed", second
+        assert c.call("read", {"path": path})["sha"] == second["sha"]
+        c.call("session.close", {"session": "e2e-old"})
+        with pytest.raises(WriteConflict):
+            c.call("session.open", {"id": "e2e-twice", "base": served.seed_sha})
+            c.call("session.open", {"id": "e2e-twice", "base": tip})
 
 
 def test_session_errors_have_their_codes(served: Served) -> None:

@@ -52,20 +52,25 @@ def test_follower_advances_once_and_serves_older_versions(tmp_path: Path) -> Non
     follower, git = make_follower(store)
     try:
         assert follower.ref == "refs/heads/main" and follower.version.sha == seed
-        tip = external_commit(store, {"areas/a.html": memory_html("A thing", "A thing holds.")})
+        middle = external_commit(store, {"areas/a.html": memory_html("A thing", "A thing holds.")})
+        tip = external_commit(store, {"areas/b.html": memory_html("B thing", "B thing holds.")})
 
         async def scenario() -> None:
             views = await asyncio.gather(*(follower.current() for _ in range(8)))
             assert {v.sha for v in views} == {tip}
             assert follower.advances == 1
             assert follower.version.parent is None, "the delta chain is cut"
+            twins = await asyncio.gather(*(follower.at(middle) for _ in range(4)))
+            assert twins[0].sha == middle, "never loaded before: built on demand"
+            assert all(t is twins[0] for t in twins), "concurrent asks share one load"
             old = await follower.at(seed)
             assert old.sha == seed and old.record("areas/a.html") is None
+            assert twins[0].record("areas/a.html") is not None
             assert (await follower.at(seed[:10])) is old, "served from the LRU"
             with pytest.raises(GitFailure):
                 await follower.at("no-such-ref")
             version, report = await follower.version_report(seed)
-            assert version is old and report.changed == 1 and report.from_sha == tip
+            assert version is old and report.changed == 2 and report.from_sha == tip
             assert follower.version_blocking(seed) is old
 
         asyncio.run(scenario())

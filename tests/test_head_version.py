@@ -246,7 +246,9 @@ def test_twins_are_held_by_the_first_in_tree_order_and_a_removal_hands_over(tmp_
     # memhtml leaves a hash unmapped when its holder goes while a twin stays active; here the
     # holder is always the first active twin in git tree order, so advancing equals loading.
     twin = memory_for(1).html
-    repo, sha, _ = make_corpus(tmp_path, 3, [("areas/a-twin.html", twin), ("areas/z-twin.html", twin)])
+    repo, sha, _ = make_corpus(
+        tmp_path, 3, [("areas/a-twin.html", twin), ("areas/z-twin.html", twin)]
+    )
     head = load_head(repo.repo, sha)
     holder = head.by_content_hash(content_hash_of(twin))
     assert holder == "areas/a-twin.html"

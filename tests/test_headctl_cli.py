@@ -122,6 +122,21 @@ def test_session_lifecycle(ctl: Ctl) -> None:
     ctl.landed = committed["sha"]
 
 
+def test_refused_session_writes_exit_1(ctl: Ctl) -> None:
+    ctl.json("session", "open", "--id", "ctl-bad")
+    broken = {"op": "put", "path": "areas/inbox/broken.html", "html": "<html></html>"}
+    code, out, err = ctl.run("--json", "session", "apply", "ctl-bad", stdin=json.dumps([broken]))
+    assert code == 1 and json.loads(out)["violations"]
+    assert err.startswith("ERR_INVALID_MEMORY: apply refused") and err.count("\n") == 1
+    ctl.json("session", "close", "ctl-bad")
+    ctl.json("session", "open", "--id", "ctl-old", "--base", ctl.seed)
+    op = {"op": "put", "path": "areas/inbox/old-base.html", "html": memory_html("Old", "Old base.")}
+    ctl.json("session", "apply", "ctl-old", stdin=json.dumps(op))
+    code, out, err = ctl.run("session", "commit", "ctl-old")
+    assert code == 1 and err.startswith("ERR_WRITE_CONFLICT: ")
+    ctl.json("session", "close", "ctl-old")
+
+
 def test_gate_passes_through_the_daemon_and_in_process_alike(ctl: Ctl) -> None:
     via_daemon = ctl.json("gate", ctl.seed, ctl.seed)
     assert via_daemon["passed"] is True and via_daemon["mode"] == "head"

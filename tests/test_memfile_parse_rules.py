@@ -7,7 +7,8 @@ import time
 import pytest
 
 from headd.errors import InvalidMemory
-from headd.memfile.parse import check_memory, is_valid_datetime, js_number, parse_memory
+from headd.memfile.constraints import is_valid_datetime
+from headd.memfile.parse import check_memory, js_number, parse_memory
 from headd.record import Citation, EntityRow, Facet, Link
 
 DEFAULT_METAS: dict[str, str] = {

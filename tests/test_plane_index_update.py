@@ -209,3 +209,17 @@ def test_a_reverted_dirty_file_goes_back_to_its_committed_row(tmp_path: Path) ->
     rebuilt = open_plane(_clone(store, tmp_path / "fresh"), now=lambda: NOW)
     rebuilt.rebuild()
     assert rows(fresh_process.db.conn) == rows(rebuilt.db.conn)
+
+
+def test_a_body_moving_between_paths_in_one_commit_is_not_a_duplicate(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    plane = open_plane(store.root, now=lambda: NOW)
+    plane.rebuild()
+    # a.html takes b.html's body while b.html gets a new one: applied in path order, a.html
+    # meets b.html's not-yet-updated row in the dedup index
+    old_b = (store.root / "areas/inbox/b.html").read_text(encoding="utf-8")
+    store.commit({"areas/inbox/a.html": old_b, "areas/inbox/b.html": _memory(50, links=False)})
+    plane.update()
+    rebuilt = open_plane(_clone(store, tmp_path / "fresh"), now=lambda: NOW)
+    rebuilt.rebuild()
+    assert rows(plane.db.conn) == rows(rebuilt.db.conn)

@@ -203,3 +203,13 @@ def test_the_teams_hashing_embedder_fits_through_the_port(tmp_path: Path) -> Non
     assert plane.status()["space"] == embedder.space
     result = plane.search("ledger postgres")
     assert not result.degraded and "vector" in result.arms
+
+
+def test_a_read_only_reader_answers_beside_the_writer(lexical: Plane) -> None:
+    from headd_plane.plane import open_retrieval
+
+    reader = open_retrieval(lexical.store)
+    assert reader.db.readonly and reader.db.has_state
+    assert [h.path for h in reader.search("ledger postgres").hits] == paths(
+        lexical, "ledger postgres"
+    )

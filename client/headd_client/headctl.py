@@ -23,7 +23,14 @@ from typing import Any, NoReturn, TextIO
 import msgspec
 
 from headd.daemon.socket_path import resolve_socket, resolve_store
-from headd.errors import DiscriminationFailed, HeaddError, InvalidParams, RpcError
+from headd.errors import (
+    DiscriminationFailed,
+    HeaddError,
+    InvalidMemory,
+    InvalidParams,
+    RpcError,
+    WriteConflict,
+)
 from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
 
@@ -310,7 +317,37 @@ def run(
     if method == "gate" and not result.get("passed", False):
         print(f"{DiscriminationFailed.code}: {_one_line(failure)}", file=stderr)
         return EXIT_FAILURE
+    refusal = session_refusal(method, result)
+    if refusal is not None:
+        print(refusal, file=stderr)
+        return EXIT_FAILURE
     return EXIT_OK
+
+
+def session_refusal(method: str, result: Any) -> str | None:
+    """The one failure line for a session write that did not happen, else None.
+
+    ``session.apply`` with violations appended nothing, ``session.commit`` answered
+    ``refused`` or ``rebase-needed``: answers, not errors, on the wire, but a script running
+    ``headctl`` needs a non-zero exit to notice. Kinds are named, never file content.
+    """
+    if not isinstance(result, Mapping):
+        return None
+    violations = result.get("violations") or []
+    kinds = ", ".join(sorted({str(v.get("kind")) for v in violations if isinstance(v, Mapping)}))
+    if method == "session.apply" and violations:
+        return f"{InvalidMemory.code}: apply refused, nothing appended ({kinds})"
+    if method == "session.commit":
+        outcome = result.get("outcome")
+        if outcome == "refused":
+            return f"{InvalidMemory.code}: commit refused ({kinds})"
+        if outcome == "rebase-needed":
+            overlapping = len(result.get("overlapping") or [])
+            return (
+                f"{WriteConflict.code}: the branch moved since the session's base "
+                f"({overlapping} overlapping paths); run headctl session rebase"
+            )
+    return None
 
 
 _VALUED_OPTIONS = frozenset({"--store", "--socket", "--timeout"})

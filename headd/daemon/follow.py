@@ -179,6 +179,7 @@ class RefFollower:
         self._ref_repo = pygit2.Repository(str(repo_path))
         self._lock = asyncio.Lock()
         self._history: VersionLRU[Any] = VersionLRU(history)
+        self._loading: dict[str, asyncio.Future[Any]] = {}
         self.version: Any = None
         self.load_ms: float = 0.0
         self.advances = 0
@@ -276,6 +277,14 @@ class RefFollower:
         cached = self._history.get(sha)
         if cached is not None:
             return cached
+        loading = self._loading.get(sha)
+        if loading is None:  # the first asker loads; others asking meanwhile await the same load
+            loading = asyncio.ensure_future(self._load_other(current, sha))
+            self._loading[sha] = loading
+            loading.add_done_callback(lambda _f: self._loading.pop(sha, None))
+        return await asyncio.shield(loading)
+
+    async def _load_other(self, current: Any, sha: str) -> Any:
         start = self._clock()
         version = await self._git.run(lambda repo: self._advance(repo, current, sha))
         log.info("loaded %s on demand in %.1f ms", sha[:12], (self._clock() - start) * 1000.0)

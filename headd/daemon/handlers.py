@@ -4,8 +4,10 @@
 (``methods.decode_request``) and matches on the type. Every read first asks the follower for the
 version at the ref's tip (which advances when the ref moved), or for the version ``at`` names, or
 for a session's overlay on its base. Slow work (the gate, session writes and commits) runs on a
-worker thread so the event loop keeps answering; session writes share one thread, which is the
-"one commit at a time" lock the commit path relies on.
+worker thread so the event loop keeps answering. Session calls run on a small pool of their own:
+the session manager is thread-safe (one lock per session, taken without waiting, so overlapping
+calls on one session answer ``ERR_SESSION_LOCKED``; one commit lock for the shared work tree), so
+one agent's slow commit does not hold up another agent's ``apply``.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RESOLVE_MAX_STEPS = 64
+SESSION_THREADS = 4
 
 
 @functools.cache
@@ -100,7 +103,9 @@ class Service:
     monotonic: Callable[[], float] = time.monotonic
     started: float = field(default_factory=time.monotonic)
     _writer: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-commit")
+        default_factory=lambda: ThreadPoolExecutor(
+            SESSION_THREADS, thread_name_prefix="headd-session"
+        )
     )
     _default_scope: Any = None
     _compute: ThreadPoolExecutor = field(

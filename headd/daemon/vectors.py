@@ -61,7 +61,7 @@ class VectorService:
         self.cache: Any = None
         self.path: Path | None = None
         self._queries: Any = None
-        self._coverage: tuple[int, int, float] | None = None
+        self._coverage: tuple[Any, Any, float] | None = None
         self._wanted: Any = None
         self._filling: asyncio.Task[None] | None = None
         self.fills = 0
@@ -92,13 +92,13 @@ class VectorService:
         cache = self.cache
         if cache is None:
             return 0.0
-        key = (id(view), id(cache))
-        if self._coverage is not None and self._coverage[:2] == key:
-            return self._coverage[2]
+        memo = self._coverage
+        if memo is not None and memo[0] is view and memo[1] is cache:
+            return memo[2]
         active = [r.content_hash for r in view.records() if not r.archived]
         covered = sum(1 for h in active if h in cache)
         value = 1.0 if not active else covered / len(active)
-        self._coverage = (key[0], key[1], value)
+        self._coverage = (view, cache, value)  # holds both, so identity cannot be recycled
         return value
 
     async def for_search(self, view: Any, query: str, wanted: bool) -> SearchVectors:

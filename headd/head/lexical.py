@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Final
 
 import numpy as np
@@ -107,9 +108,21 @@ IdArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
 
+# The same split for ASCII text, without the regex engine: every ASCII character that is not a
+# letter, digit or underscore becomes a space (measured ~5x faster than ``findall``).
+_ASCII_NON_WORD = str.maketrans(
+    {chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
+)
+
+
 def tokenize(text: str) -> list[str]:
     """Lowercase, split on runs of characters other than letters, numbers and ``_``, drop stop words."""
-    return [token for token in _WORD_RUN.findall(text.lower()) if token not in STOP_WORDS]
+    lowered = text.lower()
+    if lowered.isascii():
+        words = lowered.translate(_ASCII_NON_WORD).split()
+    else:
+        words = _WORD_RUN.findall(lowered)
+    return [token for token in words if token not in STOP_WORDS]
 
 
 def indexed_text(record: MemoryRecord) -> str:
@@ -141,8 +154,8 @@ class Postings:
     tfs: FloatArray
 
     def __init__(self, ids: IdArray, tfs: FloatArray) -> None:
-        self.ids = _frozen(ids)
-        self.tfs = _frozen(tfs)
+        self.ids = ids if not ids.flags.writeable else _frozen(ids)
+        self.tfs = tfs if not tfs.flags.writeable else _frozen(tfs)
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -217,7 +230,7 @@ class LexicalBuilder:
 
     def __init__(self, base: LexicalIndex = EMPTY_LEXICAL) -> None:
         self._base = base
-        self._sets: dict[str, dict[int, int]] = {}
+        self._sets: defaultdict[str, dict[int, int]] = defaultdict(dict)
         self._drops: dict[str, set[int]] = {}
         self._length_changes: dict[int, int | None] = {}
         self._doc_count = base.doc_count
@@ -236,11 +249,7 @@ class LexicalBuilder:
         """Index one document. The caller has removed any earlier document with this id."""
         sets = self._sets
         for token, count in frequencies.items():
-            bucket = sets.get(token)
-            if bucket is None:
-                sets[token] = {ident: count}
-            else:
-                bucket[ident] = count
+            sets[token][ident] = count
         length = sum(frequencies.values())
         self._length_changes[ident] = length
         self._doc_count += 1
@@ -281,7 +290,7 @@ class LexicalBuilder:
                 drops.setdefault(token, set()).add(ident)
         for token, count in new.items():
             if old.get(token) != count:
-                sets.setdefault(token, {})[ident] = count
+                sets[token][ident] = count
         new_length = sum(new.values())
         self._length_changes[ident] = new_length
         self._total_length += new_length - length
@@ -293,10 +302,7 @@ class LexicalBuilder:
         base_postings = base.postings
         touched = self._sets.keys() | self._drops.keys()
         if not base_postings:
-            built_all = {
-                token: _build(self._sets[token]) for token in self._sets if self._sets[token]
-            }
-            postings = pmap(built_all)
+            postings = pmap(_bulk_build(self._sets))
         else:
             evolver = base_postings.evolver()
             for token in touched:
@@ -356,6 +362,33 @@ def _apply_one(
         new_tfs[position] = float(count)
         return Postings(ids, new_tfs)
     return Postings(np.insert(ids, position, ident), np.insert(tfs, position, float(count)))
+
+
+def _bulk_build(sets: dict[str, dict[int, int]]) -> dict[str, Postings]:
+    """Every bucket of a fresh index at once: two flat read-only arrays, one view per token.
+
+    Ids are interned in load order, so each token's ids usually arrive ascending already; a
+    token whose ids do not is sorted on its own.
+    """
+    tokens = [token for token, bucket in sets.items() if bucket]
+    if not tokens:
+        return {}
+    sizes = np.fromiter((len(sets[t]) for t in tokens), dtype=np.int64, count=len(tokens))
+    total = int(sizes.sum())
+    ids = np.fromiter(chain.from_iterable(sets[t].keys() for t in tokens), np.int64, total)
+    tfs = np.fromiter(chain.from_iterable(sets[t].values() for t in tokens), np.float64, total)
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    descending = np.flatnonzero(ids[1:] <= ids[:-1]) + 1
+    inside = descending[~np.isin(descending, starts)]
+    for index in set(np.searchsorted(ends, inside, side="right").tolist()):
+        a, b = int(starts[index]), int(ends[index])
+        order = np.argsort(ids[a:b], kind="stable") + a
+        ids[a:b], tfs[a:b] = ids[order], tfs[order]
+    _frozen(ids)
+    _frozen(tfs)
+    bounds = zip(starts.tolist(), ends.tolist(), strict=True)
+    return {t: Postings(ids[a:b], tfs[a:b]) for t, (a, b) in zip(tokens, bounds, strict=True)}
 
 
 def _build(sets: dict[int, int]) -> Postings:

@@ -117,18 +117,33 @@ def _read_and_parse(
         return SkippedFile(path, _skip_reason(exc))
 
 
-def load_head(repo: pygit2.Repository, sha: str) -> HeadVersion:
-    """The version at ``sha`` from a full tree read, folding the records in tree order."""
+def load_head(repo: pygit2.Repository, sha: str, *, workers: int | None = None) -> HeadVersion:
+    """The version at ``sha`` from a full tree read, folding the records in tree order.
+
+    ``workers`` > 1 parses on that many processes (``None``: decided by the candidate count, see
+    ``parallel_parse``); the fold is the same either way.
+    """
+    from headd.head import parallel_parse
+
     commit = _commit_of(repo, sha)
     builder = IndexesBuilder(EMPTY_INDEXES)
     skipped: list[SkippedFile] = []
     try:
-        for path, oid in _candidate_blobs(commit.tree):
-            parsed = _read_and_parse(repo, path, oid)
-            if isinstance(parsed, SkippedFile):
+        entries = list(_candidate_blobs(commit.tree))
+        count = parallel_parse.default_workers(len(entries)) if workers is None else workers
+        parsed_all: list[MemoryRecord | SkippedFile | tuple[str, str]] | None = None
+        if count > 1 and entries:
+            pooled = parallel_parse.parse_in_pool(repo.path, entries, count)
+            parsed_all = None if pooled is None else list(pooled)
+        if parsed_all is None:
+            parsed_all = [_read_and_parse(repo, path, oid) for path, oid in entries]
+        for parsed in parsed_all:
+            if isinstance(parsed, MemoryRecord):
+                builder.insert(parsed)
+            elif isinstance(parsed, SkippedFile):
                 skipped.append(parsed)
             else:
-                builder.insert(parsed)
+                skipped.append(SkippedFile(*parsed))
     except pygit2.GitError as exc:
         raise GitFailure(f"cannot read the tree of {sha}", {"sha": sha}) from exc
     version = HeadVersion(builder.freeze(), str(commit.id), None, tuple(skipped))

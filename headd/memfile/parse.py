@@ -17,71 +17,37 @@ given to the HTML parser (a browser's decoder strips it too). ``parse_memory`` r
 
 from __future__ import annotations
 
-import calendar
 import logging
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-
-from selectolax.lexbor import LexborHTMLParser
 
 from headd.errors import InvalidMemory
 from headd.memfile import text as tx
+from headd.memfile.constraints import is_valid_datetime, violations_of, warnings_of
+from headd.memfile.document import IN_ARTICLE, Document, Element, attr, document_of
 from headd.memfile.hashes import blob_sha_of, digest_of, frame_key_of
 from headd.memfile.vocabulary import (
-    DATETIME_METAS,
-    EVENT_HANDLER_PREFIX,
-    FIGURE_SCOPED_ELEMENTS,
-    FORBIDDEN_ATTRIBUTES,
-    FORBIDDEN_ELEMENTS,
-    GIST_EXCLUDED_ELEMENTS,
-    INLINE_ELEMENTS,
-    KNOWN_ELEMENTS,
-    LANG_TOKEN_PATTERN,
-    MEMORY_STATUSES,
-    MEMORY_TYPES,
-    META_NAMES,
-    META_PREFIX,
-    REPEATABLE_META,
-    REQUIRED_META,
-    TASK_STATUSES,
     rel_of_token,
 )
 from headd.record import Chunk, Citation, EntityRow, Facet, Link, MemoryRecord
 
+__all__ = [
+    "CheckResult",
+    "check_memory",
+    "is_valid_datetime",  # re-exported: the writer validates timestamps with the same rule
+    "js_number",
+    "parse_memory",
+]
+
 log = logging.getLogger(__name__)
 
-_ISO_DATETIME = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:T(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)Z)?"
-)
-_LANG_TOKEN = re.compile(LANG_TOKEN_PATTERN)
 _JS_DECIMAL = re.compile(
     r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|Infinity)", re.ASCII
 )
 _JS_RADIX = re.compile(r"0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)", re.ASCII)
 _MAX_SAFE_INTEGER = 2**53 - 1
-_QUERY_OR_FRAGMENT = re.compile(r"[?#]")
-
-# Element flags, set while walking: where an element sits.
-_IN_HEAD = 1
-_IN_ARTICLE = 2
-_IN_FIGURE = 4
-
-
-def is_valid_datetime(value: str) -> bool:
-    """``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ssZ``, a real calendar date (sorts as a string).
-
-    Years below 100 are refused, as memhtml's ``Date.UTC`` probe refuses them (it maps 0..99 to
-    1900..1999, so the round trip fails).
-    """
-    match = _ISO_DATETIME.fullmatch(value)
-    if match is None:
-        return False
-    year, month, day = int(match.group(1)), int(match.group(2)), int(match.group(3))
-    if year < 100 or not 1 <= month <= 12 or day < 1:
-        return False
-    return day <= calendar.monthrange(year, month)[1]
 
 
 def js_number(raw: str) -> float:
@@ -99,360 +65,6 @@ def js_number(raw: str) -> float:
     return math.nan
 
 
-@dataclass(slots=True)
-class _Element:
-    """One element of the parsed document, with what the checks need to know about it.
-
-    ``start``/``end`` delimit the element's text segments (its own block edges included) in
-    the document's segment list, so any element's text is a slice, not another tree walk.
-    """
-
-    node: Any
-    tag: str
-    attrs: dict[str, str | None]
-    flags: int
-    start: int
-    index: int
-    parent: int
-    end: int = 0
-    last: int = 0
-    in_pre: bool = False
-    child_flags: int = 0
-
-    def contains(self, other: _Element) -> bool:
-        """True when ``other`` is this element or one of its descendants."""
-        return self.index <= other.index <= self.last
-
-
-@dataclass(slots=True)
-class _Document:
-    """The document as one ordered element list, its text segments, and direct handles."""
-
-    elements: list[_Element] = field(default_factory=list)
-    articles: list[_Element] = field(default_factory=list)
-    titles: list[_Element] = field(default_factory=list)
-    metas: list[tuple[str, str]] = field(default_factory=list)
-    links: list[_Element] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    verbatims: list[bool] = field(default_factory=list)
-
-    def text_of(self, element: _Element) -> str:
-        """memhtml's ``textContent``: collapsed, trimmed (``<pre>`` collapses here too)."""
-        return tx.collapse_ascii("".join(self.texts[element.start : element.end]))
-
-    def claim_canonical(self, mark: _Element) -> str:
-        """The mark's canonical text without ``<pre>``/``<code>`` subtrees (the gist rule)."""
-        inner = self.elements[mark.index + 1 : mark.last + 1]
-        if any(e.tag in GIST_EXCLUDED_ELEMENTS for e in inner):
-            return tx.canonical_text(mark.node, exclude_code=True)
-        return self.canonical_of(mark)
-
-    def canonical_of(self, element: _Element) -> str:
-        """The canonical (hash) text of an element's subtree."""
-        if element.in_pre:  # memhtml starts a subtree walk outside any <pre>: walk afresh
-            return tx.canonical_text(element.node)
-        return tx.render_segments(
-            self.verbatims[element.start : element.end], self.texts[element.start : element.end]
-        )
-
-
-def _collect(root: Any) -> _Document:
-    """Walk the document once, in document order: elements and text segments.
-
-    Lexbor's own ``traverse`` drives the walk (in C, no recursion); the structure comes from
-    each node's parent id, closing every open element the walk has left. That is what lets a
-    whole file cost one pass.
-    """
-    doc = _Document()
-    elements = doc.elements
-    texts = doc.texts
-    verbatims = doc.verbatims
-    inline = INLINE_ELEMENTS
-    head_seen = False
-    open_ids: list[int] = []  # mem_id of each open element, innermost last
-    open_elements: list[_Element] = []
-    pre_depth = 0
-
-    def close_to(parent_id: int) -> int:
-        depth = pre_depth
-        while open_ids and open_ids[-1] != parent_id:
-            open_ids.pop()
-            done = open_elements.pop()
-            if done.tag not in inline:
-                texts.append(" ")
-                verbatims.append(False)
-            done.end = len(texts)
-            done.last = len(elements) - 1
-            if done.tag == "pre":
-                depth -= 1
-        return depth
-
-    title_just_opened = False
-    for node in root.traverse(include_text=True):
-        tag = node.tag
-        if tag == "-text":
-            # Inside the head, text outside <title> can only be whitespace (the HTML parser
-            # moves any other text to the body, opening <body> first) or raw text of a
-            # forbidden element: nothing reads it, so it costs no parent lookup.
-            if not title_just_opened and open_elements and open_elements[-1].child_flags & _IN_HEAD:
-                continue
-            title_just_opened = False
-            parent = node.parent
-            parent_id = parent.mem_id if parent is not None else -1
-            if open_ids and open_ids[-1] != parent_id:
-                pre_depth = close_to(parent_id)
-            texts.append(node.text_content or "")
-            verbatims.append(pre_depth > 0)
-            continue
-        title_just_opened = False
-        if not tag or tag[0] == "-" or tag[0] == "!":
-            continue
-        if open_ids:
-            parent = node.parent
-            parent_id = parent.mem_id if parent is not None else -1
-            if open_ids[-1] != parent_id:
-                pre_depth = close_to(parent_id)
-        parent_index = open_elements[-1].index if open_elements else -1
-        flags = open_elements[-1].child_flags if open_elements else 0
-        attrs = node.attributes
-        index = len(elements)
-        element = _Element(
-            node, tag, attrs, flags, len(texts), index, parent_index, in_pre=pre_depth > 0
-        )
-        if tag not in inline:
-            texts.append(" ")
-            verbatims.append(False)
-        elements.append(element)
-        open_ids.append(node.mem_id)
-        open_elements.append(element)
-        child_flags = flags
-        if tag == "head" and not head_seen:
-            head_seen = True
-            child_flags |= _IN_HEAD
-        elif tag == "article":
-            doc.articles.append(element)
-            child_flags |= _IN_ARTICLE
-        elif tag == "figure":
-            child_flags |= _IN_FIGURE
-        elif tag == "pre":
-            pre_depth += 1
-        elif tag == "title":
-            doc.titles.append(element)
-            title_just_opened = True
-        elif flags & _IN_HEAD:
-            if tag == "meta":
-                if "name" in attrs:
-                    doc.metas.append((attrs["name"] or "", attrs.get("content") or ""))
-            elif tag == "link":
-                doc.links.append(element)
-        element.child_flags = child_flags
-    close_to(-2)
-    return doc
-
-
-def _attr(element: _Element, name: str) -> str | None:
-    """An attribute's value ("" for a bare attribute), or None when absent."""
-    attrs = element.attrs
-    if name not in attrs:
-        return None
-    value = attrs[name]
-    return "" if value is None else value
-
-
-def _direct_text(node: Any) -> str:
-    """Direct text children joined and trimmed, cut to 40 (for messages, as memhtml does)."""
-    parts: list[str] = []
-    child = node.child
-    while child is not None:
-        if child.tag == "-text":
-            parts.append(child.text_content or "")
-        child = child.next
-    return tx.js_trim("".join(parts))[:40]
-
-
-def _has_ancestor(doc: _Document, element: _Element, tag: str) -> bool:
-    parent = element.parent
-    while parent >= 0:
-        ancestor = doc.elements[parent]
-        if ancestor.tag == tag:
-            return True
-        parent = ancestor.parent
-    return False
-
-
-def _is_root_relative(href: str) -> bool:
-    if not href.startswith("/") or href.startswith("//"):
-        return False
-    path = _QUERY_OR_FRAGMENT.split(href, maxsplit=1)[0]
-    return all(segment not in ("", ".", "..") for segment in path[1:].split("/"))
-
-
-# --- the checks (constraint order, then document order, as memhtml reports them) -----------
-
-
-def _check_head(doc: _Document) -> list[str]:
-    out: list[str] = []
-    if len(doc.titles) != 1:
-        out.append(f"{len(doc.titles)} <title> elements: a memory file needs exactly one")
-    elif _direct_text(doc.titles[0].node) == "":
-        out.append("empty <title>")
-    counts: dict[str, int] = {}
-    for name, _ in doc.metas:
-        counts[name] = counts.get(name, 0) + 1
-    for required in REQUIRED_META:
-        if counts.get(required, 0) == 0:
-            out.append(f'missing required <meta name="{required}">')
-    for name, count in counts.items():
-        if not name.startswith(META_PREFIX):
-            continue
-        if name not in META_NAMES:
-            out.append(f'<meta name="{name}"> is outside the closed metadata vocabulary')
-            continue
-        if count > 1 and name not in REPEATABLE_META:
-            out.append(f'<meta name="{name}"> appears {count} times but is not repeatable')
-    return out
-
-
-def _check_article(doc: _Document) -> list[str]:
-    if not doc.articles:
-        return ["no <article>: a memory file needs exactly one"]
-    if len(doc.articles) > 1:
-        return [f"{len(doc.articles)} <article> elements: a memory file needs exactly one"]
-    return []
-
-
-def _check_mark(article: _Element, doc: _Document) -> list[str]:
-    marks = [e for e in doc.elements if e.tag == "mark" and e.flags & _IN_ARTICLE]
-    if not marks:
-        return ["no <mark>: the claim span is required"]
-    if len(marks) > 1:
-        return [f"{len(marks)} <mark> elements: exactly one span is the claim"]
-    out: list[str] = []
-    if tx.js_trim(doc.claim_canonical(marks[0])) == "":
-        out.append("empty <mark>: the claim span must say something")
-    folded: list[str] = []
-    if _has_ancestor(doc, marks[0], "aside"):
-        folded.append("<mark> inside <aside>: the claim is never a caveat")
-    if _has_ancestor(doc, marks[0], "details"):
-        folded.append("<mark> inside <details>: the claim is never behind a fold")
-    if folded:
-        return out + folded
-    first_block = next(
-        (e for e in doc.elements if e.tag in ("p", "li") and e.flags & _IN_ARTICLE), None
-    )
-    if first_block is None:
-        out.append("<mark> outside any <p> or <li>: the claim must lead a paragraph or list item")
-    elif not first_block.contains(marks[0]):
-        out.append(f"<mark> not in the first <{first_block.tag}>: the claim must lead the article")
-    return out
-
-
-def _check_times(doc: _Document) -> list[str]:
-    out: list[str] = []
-    for element in doc.elements:
-        if element.tag != "time":
-            continue
-        value = _attr(element, "datetime")
-        if value is None:
-            out.append(f'<time> without datetime: "{_direct_text(element.node)}"')
-        elif not is_valid_datetime(value):
-            out.append(f'<time datetime="{value}"> is not an ISO date or datetime')
-    return out
-
-
-def _check_presentation(doc: _Document) -> list[str]:
-    out: list[str] = []
-    for element in doc.elements:
-        tag = element.tag
-        if tag in FORBIDDEN_ELEMENTS:
-            out.append(f"<{tag}> is forbidden: a memory file does not execute or style")
-        for name in element.attrs:
-            lowered = name.lower()
-            if lowered in FORBIDDEN_ATTRIBUTES:
-                out.append(f"{lowered} attribute on <{tag}>: presentation is not memory")
-            elif lowered.startswith(EVENT_HANDLER_PREFIX) and len(lowered) > len(
-                EVENT_HANDLER_PREFIX
-            ):
-                out.append(f"{lowered} handler on <{tag}>: a memory file does not execute")
-    return out
-
-
-def _check_links(doc: _Document) -> list[str]:
-    out: list[str] = []
-    for element in doc.links:
-        rel = _attr(element, "rel")
-        if rel is None or not rel.startswith(META_PREFIX):
-            continue
-        href = _attr(element, "href")
-        if rel_of_token(rel) is None:
-            out.append(f'<link rel="{rel}"> is outside the closed edge vocabulary')
-        if href is None or href == "":
-            out.append(f'<link rel="{rel}"> without href')
-        elif not _is_root_relative(href):
-            out.append(f'<link rel="{rel}" href="{href}"> is not repo-root-relative')
-    return out
-
-
-def _check_metas(metas: dict[str, str]) -> list[str]:
-    out: list[str] = []
-    raw_type = metas.get("memhtml-type")
-    memory_type = raw_type if raw_type in MEMORY_TYPES else None
-    if raw_type is not None and memory_type is None:
-        out.append(
-            f'<meta name="memhtml-type" content="{raw_type}"> is outside the type vocabulary'
-        )
-    raw_status = metas.get("memhtml-status")
-    if raw_status is not None and raw_status not in MEMORY_STATUSES:
-        out.append(
-            f'<meta name="memhtml-status" content="{raw_status}"> is neither active nor archived'
-        )
-    task_status = metas.get("memhtml-task-status")
-    is_task = memory_type == "task"
-    if task_status is not None and not is_task:
-        out.append(
-            f'<meta name="memhtml-task-status"> on a {memory_type or "typeless"} memory: '
-            "only a task carries one"
-        )
-    if task_status is not None and task_status not in TASK_STATUSES:
-        out.append(
-            f'<meta name="memhtml-task-status" content="{task_status}"> is outside the '
-            f"vocabulary: {', '.join(TASK_STATUSES)}"
-        )
-    if is_task and task_status is None:
-        out.append('a task requires <meta name="memhtml-task-status">')
-    due = metas.get("memhtml-due")
-    if due is not None and not is_valid_datetime(due):
-        out.append(f'<meta name="memhtml-due" content="{due}"> is not an ISO date or datetime')
-    for name in DATETIME_METAS:
-        value = metas.get(name)
-        if value is not None and not is_valid_datetime(value):
-            out.append(f'<meta name="{name}" content="{value}"> is not an ISO date or datetime')
-    return out
-
-
-def _warnings(doc: _Document) -> list[str]:
-    seen: set[str] = set()
-    out: list[str] = []
-
-    def push(key: str, message: str) -> None:
-        if key not in seen:
-            seen.add(key)
-            out.append(message)
-
-    for element in doc.elements:
-        tag = element.tag
-        lang = _attr(element, "data-lang")
-        if lang is not None and _LANG_TOKEN.fullmatch(lang) is None:
-            push(f"lang:{lang}", f'data-lang="{lang}" is not a language token')
-        if tag in FIGURE_SCOPED_ELEMENTS:
-            if not element.flags & _IN_FIGURE:
-                push(f"scoped:{tag}", f"<{tag}> outside a <figure>: use a semantic element instead")
-            continue
-        if tag not in KNOWN_ELEMENTS:
-            push(f"unknown:{tag}", f"<{tag}> is outside the closed vocabulary")
-    return out
-
-
 # --- extraction -----------------------------------------------------------------------------
 
 
@@ -467,12 +79,12 @@ def _bounded(raw: str | None, low: float, high: float, integral: bool) -> float 
     return value
 
 
-def _first_finite_data(dd: _Element, elements: list[_Element]) -> float | None:
+def _first_finite_data(dd: Element, elements: list[Element]) -> float | None:
     """The first ``<data value>`` under a ``<dd>`` that ``Number()`` reads as finite."""
     for element in elements[dd.index + 1 : dd.last + 1]:
         if element.tag != "data":
             continue
-        raw = _attr(element, "value")
+        raw = attr(element, "value")
         if raw is None or tx.js_trim(raw) == "":
             continue
         value = js_number(raw)
@@ -516,32 +128,13 @@ def parse_memory(path: str, html: str | bytes) -> MemoryRecord:
 
 
 def _parse(path: str, text: str, raw: bytes) -> MemoryRecord:
-    doc = _document_of(text)
-    violations, first_meta = _violations(doc)
+    doc = document_of(text)
+    violations, first_meta = violations_of(doc)
     if violations:
         raise InvalidMemory(path, violations)
     if len(doc.articles) != 1:  # unreachable once the checks pass; keeps the types honest
         raise InvalidMemory(path, ["no <article>: a memory file needs exactly one"])
     return _build(path, text, raw, doc, doc.articles[0], first_meta)
-
-
-def _document_of(text: str) -> _Document:
-    source = text[1:] if text.startswith("\ufeff") else text
-    root = LexborHTMLParser(source).root
-    return _collect(root) if root is not None else _Document()
-
-
-def _violations(doc: _Document) -> tuple[list[str], dict[str, str]]:
-    """Every violation in memhtml's order (structure, then head metas), and the first metas."""
-    violations = _check_head(doc) + _check_article(doc)
-    if len(doc.articles) == 1:
-        violations += _check_mark(doc.articles[0], doc)
-    violations += _check_times(doc) + _check_presentation(doc) + _check_links(doc)
-    first_meta: dict[str, str] = {}
-    for name, content in doc.metas:
-        first_meta.setdefault(name, content)
-    violations += _check_metas(first_meta)
-    return violations, first_meta
 
 
 @dataclass(frozen=True, slots=True)
@@ -569,7 +162,7 @@ def check_memory(path: str, html: str | bytes) -> CheckResult:
         try:
             text = html if isinstance(html, str) else bytes(html).decode("utf-8")
             text.encode("utf-8")
-            warnings = tuple(_warnings(_document_of(text)))
+            warnings = tuple(warnings_of(document_of(text)))
         except Exception:  # undecodable input has no document to warn about
             warnings = ()
         return CheckResult(record=None, violations=exc.violations, warnings=warnings)
@@ -580,12 +173,12 @@ def _build(
     path: str,
     text: str,
     raw: bytes,
-    doc: _Document,
-    article: _Element,
+    doc: Document,
+    article: Element,
     metas: dict[str, str],
 ) -> MemoryRecord:
     norm_path = tx.normalize_path(path)
-    in_article = [e for e in doc.elements if e.flags & _IN_ARTICLE]
+    in_article = [e for e in doc.elements if e.flags & IN_ARTICLE]
 
     title = doc.text_of(doc.titles[0]) if doc.titles else ""
     canonical = doc.canonical_of(article)  # once: the hash and the body text share it
@@ -593,7 +186,7 @@ def _build(
     mark = next(e for e in in_article if e.tag == "mark")
     gist = tx.collapse_ascii(doc.claim_canonical(mark))
     time = next((e for e in in_article if e.tag == "time"), None)
-    event_at = _attr(time, "datetime") if time is not None else None
+    event_at = attr(time, "datetime") if time is not None else None
 
     # Facets: every <dd> under the latest <dt> of each <dl>, in document order.
     raw_facets: list[tuple[str, str, float | None]] = []
@@ -617,7 +210,7 @@ def _build(
         if tag == "cite" or tag == "q":
             cite_text = doc.text_of(element)
             if cite_text:
-                raw_citations.append((cite_text, _attr(element, "cite") if tag == "q" else None))
+                raw_citations.append((cite_text, attr(element, "cite") if tag == "q" else None))
         elif tag == "summary":
             summary = doc.text_of(element)
             if summary:
@@ -627,7 +220,7 @@ def _build(
             if term:
                 terms.append(term)
         if tag == "code":
-            lang = _attr(element, "data-lang")
+            lang = attr(element, "data-lang")
             if lang is not None and tx.js_trim(lang) != "":
                 langs.append(tx.js_trim(lang).lower())
 
@@ -642,8 +235,8 @@ def _build(
     links: list[Link] = []
     seen_edges: set[tuple[str, str]] = set()
     for element in doc.links:
-        token = _attr(element, "rel")
-        href = _attr(element, "href")
+        token = attr(element, "rel")
+        href = attr(element, "href")
         if token is None or href is None:
             continue
         rel = rel_of_token(token)
@@ -727,7 +320,7 @@ def _build(
         turn_uuid=metas.get("memhtml-turn"),
         task_status=task_status if memory_type == "task" else None,
         due=metas.get("memhtml-due"),
-        warnings=tuple(_warnings(doc)),
+        warnings=tuple(warnings_of(doc)),
     )
 
 

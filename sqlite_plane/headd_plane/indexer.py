@@ -489,30 +489,57 @@ class Indexer:
         return {p: tree.get(p) for p, blob in candidates if tree.get(p) != blob}
 
     def _apply_batched(self, groups: Sequence[tuple[str, list[Write]]]) -> None:
-        """Batches of about WRITE_BATCH_SIZE statements, each one transaction, files whole."""
-        batch: list[tuple[str, list[Write]]] = []
-        size = 0
+        """Batches of about WRITE_BATCH_SIZE statements, each one transaction, files whole.
 
-        def flush() -> None:
-            nonlocal batch, size
-            if not batch:
-                return
-            todo = batch
+        A body can move between paths within one change set (``a`` takes ``c``'s old body while
+        ``c`` gets a new one); applied in path order, ``a`` would meet ``c``'s stale row in the
+        dedup index. So a file refused as a duplicate is rolled back alone (a savepoint) and
+        retried after the rest; only a round that makes no progress is a real duplicate.
+        """
+        pending = list(groups)
+        while pending:
+            deferred: list[tuple[str, list[Write]]] = []
+            refusals: list[DuplicateContent] = []
+            batch: list[tuple[str, list[Write]]] = []
+            size = 0
+            for path, writes in pending:
+                if batch and size + len(writes) > WRITE_BATCH_SIZE:
+                    self._apply_batch(batch, deferred, refusals)
+                    batch, size = [], 0
+                batch.append((path, writes))
+                size += len(writes)
+            if batch:
+                self._apply_batch(batch, deferred, refusals)
+            if deferred and len(deferred) == len(pending):
+                raise refusals[0]
+            pending = deferred
 
-            def body(conn: sqlite3.Connection) -> None:
-                for path, writes in todo:
+    def _apply_batch(
+        self,
+        batch: Sequence[tuple[str, list[Write]]],
+        deferred: list[tuple[str, list[Write]]],
+        refusals: list[DuplicateContent],
+    ) -> None:
+        def body(
+            conn: sqlite3.Connection,
+        ) -> tuple[list[tuple[str, list[Write]]], list[DuplicateContent]]:
+            held: list[tuple[str, list[Write]]] = []
+            why: list[DuplicateContent] = []
+            for path, writes in batch:
+                conn.execute("SAVEPOINT headd_file")
+                try:
                     self._apply(conn, writes, path)
+                except DuplicateContent as refusal:
+                    conn.execute("ROLLBACK TO headd_file")
+                    held.append((path, writes))
+                    why.append(refusal)
+                conn.execute("RELEASE headd_file")
+            return held, why
 
-            self.db.transact("update", body)
-            self.hook("update.batch")
-            batch, size = [], 0
-
-        for path, writes in groups:
-            if batch and size + len(writes) > WRITE_BATCH_SIZE:
-                flush()
-            batch.append((path, writes))
-            size += len(writes)
-        flush()
+        held, why = self.db.transact("update", body)
+        deferred.extend(held)
+        refusals.extend(why)
+        self.hook("update.batch")
 
     # -- vectors --------------------------------------------------------------------------------
 

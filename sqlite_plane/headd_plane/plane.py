@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .coverage import VECTOR_COVERAGE_FLOOR, read_vector_coverage
-from .db import PlaneDb, open_writer
+from .db import PlaneDb, open_reader, open_writer
 from .embedding import as_plane_embedder
 from .gitsource import GitSource
 from .indexer import BackfillReport, Hook, Indexer, Parse, RebuildReport, UpdateReport
@@ -140,6 +140,15 @@ def open_plane(
     indexer = Indexer(db, GitSource(root), now=now, embedder=bound, parse=parse, hook=hook)
     retrieval = Retrieval(db, embedder=bound, coverage_floor=coverage_floor)
     return Plane(root, db, indexer, retrieval)
+
+
+def open_retrieval(
+    store: Path | str, embedder: Any = None, coverage_floor: float = VECTOR_COVERAGE_FLOOR
+) -> Retrieval:
+    """A read-only retrieval over an existing index (a second reader beside the one writer)."""
+    root = Path(store)
+    db = open_reader(index_path_of(root), state_path_of(root))
+    return Retrieval(db, embedder=as_plane_embedder(embedder), coverage_floor=coverage_floor)
 
 
 # Function forms, for callers that prefer them (the daemon's method table, headctl).

@@ -1,0 +1,84 @@
+"""The daemon's vector service: background fill, persistence across restarts, the coverage gate.
+
+The embedder is the deterministic hashing one (the only fake the project allows, and a real
+implementation at that); the version is a real one loaded from a real repository.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pygit2
+from daemon_support import make_store
+
+from headd.daemon.vectors import MIN_COVERAGE, VectorService, cache_path
+from headd.embed.hashing import HashingEmbedder
+from headd.head import load_head
+
+
+def service(store: Path, embedder: HashingEmbedder) -> VectorService:
+    svc = VectorService(store, embedder, ThreadPoolExecutor(1))
+    svc.load_blocking()
+    return svc
+
+
+def test_fill_persists_and_a_restart_embeds_nothing(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    sha = make_store(store)
+    view = load_head(pygit2.Repository(str(store)), sha)
+    embedder = HashingEmbedder()
+
+    async def first() -> VectorService:
+        svc = service(store, embedder)
+        assert svc.status(view) == {"space": embedder.space, "entries": 0, "coverage": 0.0}
+        assert not (await svc.for_search(view, "postgres", True)).ran, "no vectors yet: degraded"
+        svc.schedule_fill(view)
+        await svc.wait_idle()
+        return svc
+
+    svc = asyncio.run(first())
+    assert svc.status(view)["entries"] == 5 and svc.coverage(view) == 1.0
+    assert cache_path(store, embedder.space).exists()
+    calls = embedder.calls
+
+    async def restart() -> None:
+        again = service(store, embedder)
+        assert again.status(view)["entries"] == 5
+        again.schedule_fill(view)
+        await again.wait_idle()
+        assert embedder.calls == calls, "everything was reused from the saved cache"
+        arm = await again.for_search(view, "postgres orders", True)
+        assert arm.ran and arm.vectors is again.cache
+        assert not (await again.for_search(view, "postgres orders", False)).ran
+
+    asyncio.run(restart())
+
+
+def test_the_arm_waits_for_coverage(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    sha = make_store(store)
+    view = load_head(pygit2.Repository(str(store)), sha)
+    embedder = HashingEmbedder()
+    svc = service(store, embedder)
+    from headd.head import fill_vectors
+
+    partial = fill_vectors(view, svc.cache, embedder, limit=3).cache
+    svc.cache = partial
+    assert svc.coverage(view) == 3 / 5 < MIN_COVERAGE
+    assert not asyncio.run(svc.for_search(view, "postgres", True)).ran
+    svc.cache = fill_vectors(view, partial, embedder).cache
+    assert svc.coverage(view) == 1.0
+    assert asyncio.run(svc.for_search(view, "postgres", True)).ran
+
+
+def test_without_an_embedder_nothing_runs(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    sha = make_store(store)
+    view = load_head(pygit2.Repository(str(store)), sha)
+    svc = VectorService(store, None, ThreadPoolExecutor(1))
+    svc.load_blocking()
+    assert svc.status(view) == {"space": None, "entries": 0, "coverage": 0.0}
+    assert not asyncio.run(svc.for_search(view, "x", True)).ran
+    assert not (store / ".memhtml").exists()

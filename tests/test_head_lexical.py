@@ -1,0 +1,160 @@
+"""The lexical index: tokenizer, bucket builders and BM25, against plain-Python references."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import msgspec
+from fixtures.head.corpus import render_template
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from headd.head.ids import PATH_IDS
+from headd.head.lexical import (
+    STOP_WORDS,
+    LexicalBuilder,
+    _build,
+    _bulk_build,
+    bm25_scores,
+    term_frequencies,
+    tokenize,
+)
+from headd.head.version import parse_record
+
+_REFERENCE_SPLIT = re.compile(r"[^\w]+")
+
+
+def reference_tokenize(text: str) -> list[str]:
+    return [t for t in _REFERENCE_SPLIT.split(text.lower()) if t and t not in STOP_WORDS]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=80))
+def test_tokenize_matches_the_regex_reference_on_any_text(text: str) -> None:
+    assert tokenize(text) == reference_tokenize(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_the_ascii_fast_path_matches_the_reference(text: str) -> None:
+    assert tokenize(text) == reference_tokenize(text)
+
+
+BUCKETS = st.dictionaries(
+    st.sampled_from([f"t{i}" for i in range(12)]),
+    st.dictionaries(st.integers(0, 40), st.integers(1, 6), max_size=10),
+    max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(BUCKETS)
+def test_the_bulk_bucket_build_equals_one_bucket_at_a_time(sets: dict[str, dict[int, int]]) -> None:
+    assert _bulk_build(sets) == {t: _build(d) for t, d in sets.items() if d}
+    for bucket in _bulk_build(sets).values():
+        assert not bucket.ids.flags.writeable and not bucket.tfs.flags.writeable
+        assert list(bucket.ids) == sorted(bucket.ids)
+
+
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "the", "zeta", "eta", "theta"])
+DOC = st.lists(WORDS, min_size=0, max_size=8).map(" ".join)
+EDITS = st.lists(st.tuples(st.integers(0, 7), st.one_of(st.none(), DOC)), min_size=1, max_size=25)
+
+
+def _freqs(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for token in tokenize(text):
+        out[token] = out.get(token, 0) + 1
+    return out
+
+
+@settings(max_examples=120, deadline=None)
+@given(EDITS, st.integers(1, 4))
+def test_incremental_edits_equal_a_fresh_build(
+    edits: list[tuple[int, str | None]], batches: int
+) -> None:
+    ids = [PATH_IDS.intern(f"lexical-test/doc-{i}.html") for i in range(8)]
+    docs: dict[int, dict[str, int]] = {}
+    index = LexicalBuilder().freeze()
+    chunk = max(1, len(edits) // batches)
+    for start in range(0, len(edits), chunk):
+        builder = LexicalBuilder(index)
+        for slot, text in edits[start : start + chunk]:
+            ident = ids[slot]
+            if text is None:
+                if ident in docs:
+                    builder.remove(ident, docs.pop(ident))
+            elif ident in docs:
+                builder.replace(ident, docs[ident], _freqs(text))
+                docs[ident] = _freqs(text)
+            else:
+                builder.add(ident, _freqs(text))
+                docs[ident] = _freqs(text)
+        before = index
+        index = builder.freeze()
+        assert before == before  # the parent is a value
+    fresh = LexicalBuilder()
+    for ident, freqs in docs.items():
+        fresh.add(ident, freqs)
+    expected = fresh.freeze()
+    assert index == expected
+    assert index.doc_count == len(docs)
+    assert index.total_length == sum(sum(f.values()) for f in docs.values())
+
+
+def reference_bm25(docs: dict[str, dict[str, int]], query: str) -> dict[str, float]:
+    """memhtml's lexicalArm, line for line, over plain dicts."""
+    n = len(docs)
+    if n == 0:
+        return {}
+    average = sum(sum(f.values()) for f in docs.values()) / n
+    scores: dict[str, float] = {}
+    for token in dict.fromkeys(tokenize(query)):
+        holders = {p: f[token] for p, f in docs.items() if token in f}
+        if not holders:
+            continue
+        idf = math.log((n - len(holders) + 0.5) / (len(holders) + 0.5) + 1)
+        for path, tf in holders.items():
+            length = sum(docs[path].values())
+            normalized = (tf * (1.2 + 1)) / (
+                tf + 1.2 * (1 - 0.75 + (0.75 * length) / (average or 1))
+            )
+            scores[path] = scores.get(path, 0) + idf * normalized
+    return scores
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(DOC, min_size=0, max_size=12), st.lists(WORDS, max_size=5).map(" ".join))
+def test_bm25_equals_the_reference_bit_for_bit(texts: list[str], query: str) -> None:
+    builder = LexicalBuilder()
+    docs: dict[str, dict[str, int]] = {}
+    for i, text in enumerate(texts):
+        path = f"bm25-test/d{i}.html"
+        docs[path] = _freqs(text)
+        builder.add(PATH_IDS.intern(path), docs[path])
+    ids, scores = bm25_scores(builder.freeze(), query)
+    got = {PATH_IDS.path(int(i)): float(s) for i, s in zip(ids, scores, strict=True)}
+    assert got == reference_bm25(docs, query)
+
+
+def test_a_record_is_indexed_by_title_claim_and_body() -> None:
+    record = parse_record(
+        "areas/inbox/x.html",
+        render_template(
+            title="Kafka lag",
+            claim="Lag exceeded ten minutes.",
+            at="2026-01-01T00:00:00Z",
+            body=("Partitions moved.",),
+        ),
+    )
+    assert term_frequencies(record) == {
+        "kafka": 1,
+        "lag": 3,
+        "exceeded": 2,
+        "ten": 2,
+        "minutes": 2,
+        "partitions": 1,
+        "moved": 1,
+    }
+    assert term_frequencies(msgspec.structs.replace(record, title=""))["lag"] == 2
