@@ -85,6 +85,10 @@ ADDS = 10
 NEAR_DUPLICATES = 5
 GATE_PROBES = 200
 GATE_REPEATS = 3
+#: Queries the vector arm is timed over: its cost is linear in the store, so at 100,000 memories
+#: all 809 would take longer than the rest of the bench together.
+VECTOR_QUERIES = 200
+ZIPF_QUERIES = 300
 
 #: Issue 3's targets on the 2-core machine, by store size: (figure, target, unit).
 TARGETS: dict[int, dict[str, float]] = {
@@ -101,6 +105,54 @@ TARGETS: dict[int, dict[str, float]] = {
         "retained_100_extra_ratio": 0.10,
     },
 }
+
+
+class GcTimer:
+    """Wall seconds the cyclic garbage collector ran inside a block, by generation.
+
+    A full (generation 2) collection walks every tracked object of the process, so with a
+    100,000-record version resident one can cost seconds, landing on whichever call allocated
+    last: this tells an advance's own cost from the collector's.
+    """
+
+    def __init__(self) -> None:
+        self.seconds = [0.0, 0.0, 0.0]
+        self.counts = [0, 0, 0]
+        self._started: float | None = None
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        elif self._started is not None:
+            generation = info["generation"]
+            self.seconds[generation] += time.perf_counter() - self._started
+            self.counts[generation] += 1
+            self._started = None
+
+    def __enter__(self) -> GcTimer:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "collections_by_generation": self.counts,
+            "seconds_by_generation": [round(x, 4) for x in self.seconds],
+        }
+
+
+class _LoggedFigures(list[Figure]):
+    """The figures of one size, each logged as it is measured (a run cut short keeps them)."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.n = n
+
+    def append(self, figure: Figure) -> None:
+        log.info("n=%d figure %s", self.n, json.dumps(figure.as_json()))
+        super().append(figure)
 
 
 def _phase(name: str, n: int) -> None:
@@ -137,6 +189,27 @@ def _latency_figure(
 
 def _rounded(values: dict[str, float]) -> dict[str, float]:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in values.items()}
+
+
+def _zipf_queries(version: HeadVersion, paths: list[str], count: int) -> list[str]:
+    """Queries of 2 to 4 consecutive words from seeded generated memories.
+
+    SciFact's queries share almost no words with the generated memories, so at 100,000 they
+    still only touch the abstracts' posting lists; these hit the Zipf-distributed words whose
+    lists grow with the store.
+    """
+    import random
+
+    generated = [p for p in paths if p.startswith("areas/gen/")]
+    if not generated:
+        return []
+    rng = random.Random(11)
+    out = []
+    for _ in range(count):
+        words = version.indexes.records[rng.choice(generated)].body_text.split()
+        start = rng.randrange(max(1, len(words) - 4))
+        out.append(" ".join(words[start : start + rng.randint(2, 4)]))
+    return out
 
 
 def _spread(paths: list[str], count: int) -> list[str]:
@@ -292,11 +365,12 @@ def bench_size(
     vectors: bool = True,
     memory: bool = True,
     retained: int = RETAINED_VERSIONS,
+    vector_queries: int = VECTOR_QUERIES,
     root: Path = STORE_ROOT,
 ) -> dict[str, Any]:
     """Every figure for one store size, as a JSON-ready dict."""
     targets = TARGETS.get(n, {})
-    figures: list[Figure] = []
+    figures = _LoggedFigures(n)
     out: dict[str, Any] = {"n": n, "load_average": {}}
 
     def target(name: str) -> float | None:
@@ -322,7 +396,10 @@ def bench_size(
     out["load_average"]["advance"] = load_average()
     edit_paths = _spread(paths, retained)
     edits = _edit_chain(repo, base, edit_paths)
-    _versions, walls, cpus = _advance_over(repo, version, edits)
+    with GcTimer() as gc_time:
+        _versions, walls, cpus = _advance_over(repo, version, edits)
+    out["advance_gc"] = gc_time.as_json()
+    log.info("n=%d gc during the edit advances %s", n, json.dumps(out["advance_gc"]))
     figures.append(
         _latency_figure("advance_edit_p50_ms", walls, cpus, target("advance_edit_p50_ms"))
     )
@@ -343,16 +420,27 @@ def bench_size(
         qid: [hit.path for hit in hits] for (qid, _), hits in zip(queries, results, strict=True)
     }
     ours_p50 = latency_summary(walls)["p50_ms"]
+    zipf = _zipf_queries(version, paths, ZIPF_QUERIES)
+    if zipf:
+        _results, walls, cpus = _latencies(
+            [partial(search_head, version, q, limit=10, now=NOW) for q in zipf]
+        )
+        figures.append(
+            _latency_figure(
+                "search_lexical_zipf_p50_ms", walls, cpus, target("search_lexical_p50_ms")
+            )
+        )
 
     if vectors:
         _phase("vectors", n)
         cache, out["vectors"] = _vector_cache(version, n, root)
-        query_vectors = HashingEmbedder().embed([q for _, q in queries])
+        timed_queries = queries[: max(1, vector_queries)]
+        query_vectors = HashingEmbedder().embed([q for _, q in timed_queries])
         out["load_average"]["search_vectors"] = load_average()
         _results, walls, cpus = _latencies(
             [
                 partial(search_head, version, q, limit=10, now=NOW, vectors=cache, query_vector=v)
-                for (_, q), v in zip(queries, query_vectors, strict=True)
+                for (_, q), v in zip(timed_queries, query_vectors, strict=True)
             ]
         )
         figures.append(
@@ -363,6 +451,7 @@ def bench_size(
     _phase("gate", n)
     out["load_average"]["gate"] = load_average()
     gate_figure, out["gate"] = _gate(repo, version, base, paths, target("gate_s"))
+    log.info("n=%d gate %s", n, json.dumps(out["gate"]))
     figures.append(gate_figure)
 
     if memory:
@@ -401,9 +490,11 @@ def bench_size(
                 "our_load_over_their_index": ratio(load_wall, peer.index.wall_s),
             }
             out["peers"][peer.name] = summary
+            log.info("n=%d peer %s", n, json.dumps(summary))
             quality[peer.name] = mean_ndcg(peer.runs, judged)
         quality["ours_over_bm25s"] = ratio(quality["ours_lexical"], quality["bm25s"])
     out["ndcg_at_10"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in quality.items()}
+    log.info("n=%d ndcg@10 %s", n, json.dumps(out["ndcg_at_10"]))
     out["figures"] = [f.as_json() for f in figures]
     out["load_average"]["end"] = load_average()
     return out
@@ -414,6 +505,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10,000 memories only")
     parser.add_argument("--sizes", help="comma-separated store sizes (default 10000,100000)")
     parser.add_argument("--queries", type=int, default=0, help="first N train queries (0: all)")
+    parser.add_argument(
+        "--vector-queries",
+        type=int,
+        default=VECTOR_QUERIES,
+        help="first N queries for the search with vectors",
+    )
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--no-vectors", action="store_true")
     parser.add_argument("--no-memory", action="store_true")
@@ -448,6 +545,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             peers=not args.no_peers,
             vectors=not args.no_vectors,
             memory=not args.no_memory,
+            vector_queries=args.vector_queries,
         )
     doc["machine"]["load_average_end"] = load_average()
     doc["elapsed_s"] = round(time.perf_counter() - started, 1)

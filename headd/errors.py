@@ -10,6 +10,7 @@ The tree::
     ├── InvalidOp                   ERR_INVALID_OP (an overlay op that does not resolve)
     ├── GitFailure                  ERR_GIT
     ├── IndexStale                  ERR_INDEX_STALE
+    ├── RebuildNoEmbedRefused       ERR_REBUILD_NO_EMBED_REFUSED (a rebuild would leave vectors stale)
     ├── EmbedModelMismatch          ERR_EMBED_MODEL_MISMATCH
     ├── ModelUnavailable            ERR_MODEL_UNAVAILABLE
     ├── StorageFailure              ERR_STORAGE
@@ -92,6 +93,12 @@ class IndexStale(HeaddError):
     code = "ERR_INDEX_STALE"
 
 
+class RebuildNoEmbedRefused(HeaddError):
+    """A rebuild that cannot write vectors over a store that carries some, without ``force``."""
+
+    code = "ERR_REBUILD_NO_EMBED_REFUSED"
+
+
 class EmbedModelMismatch(HeaddError):
     code = "ERR_EMBED_MODEL_MISMATCH"
 
@@ -168,6 +175,7 @@ DOMAIN_ERRORS: dict[str, type[HeaddError]] = {
         InvalidOp,
         GitFailure,
         IndexStale,
+        RebuildNoEmbedRefused,
         EmbedModelMismatch,
         ModelUnavailable,
         StorageFailure,

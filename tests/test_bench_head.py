@@ -106,11 +106,37 @@ def test_figure_judges_at_most_targets() -> None:
     assert ratio(1.0, 4.0) == 0.25 and ratio(1.0, 0.0) is None
 
 
+def test_timed_counts_the_cpu_of_children_it_waited_for() -> None:
+    import subprocess
+    import time
+
+    own = time.process_time()
+    _, took = timed(
+        lambda: subprocess.run(
+            [sys.executable, "-c", "sum(i * i for i in range(3_000_000))"], check=True
+        )
+    )
+    assert took.cpu_s > 0.05
+    assert time.process_time() - own < took.cpu_s
+
+
 def test_timed_uses_the_clocks_it_is_given() -> None:
     ticks = iter([10.0, 12.5])
     cpu_ticks = iter([1.0, 1.25])
     result, took = timed(lambda: "done", wall=lambda: next(ticks), cpu=lambda: next(cpu_ticks))
     assert result == "done" and took.wall_s == 2.5 and took.cpu_s == 0.25
+
+
+def test_gc_timer_counts_collections_inside_its_block() -> None:
+    import gc
+
+    from bench.head_bench import GcTimer
+
+    with GcTimer() as timer:
+        gc.collect()
+    gc.collect()
+    assert timer.counts[2] == 1 and timer.seconds[2] > 0
+    assert timer.as_json()["collections_by_generation"][2] == 1
 
 
 # -- commits ------------------------------------------------------------------------------------

@@ -151,9 +151,9 @@ def test_invalid_params_and_unserved_methods(served: Served) -> None:
     with pytest.raises(InvalidParams):
         served.call("read", paths="x")
     with pytest.raises(MethodNotFound):
-        served.call("recall", query="x")
-    with pytest.raises(MethodNotFound):
-        served.call("search", query="x", plane="index")
+        served.call("vectors.fill")
+    with pytest.raises(InvalidParams):
+        served.call("search", query="x", plane="sqlite")
 
 
 # -- the wire ------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ def reference_tokenize(text: str) -> list[str]:
     return [t for t in _REFERENCE_SPLIT.split(text.lower()) if t and t not in STOP_WORDS]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=80))
 def test_tokenize_matches_the_regex_reference_on_any_text(text: str) -> None:
     assert tokenize(text) == reference_tokenize(text)
@@ -48,7 +48,7 @@ BUCKETS = st.dictionaries(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(BUCKETS)
 def test_the_bulk_bucket_build_equals_one_bucket_at_a_time(sets: dict[str, dict[int, int]]) -> None:
     assert _bulk_build(sets) == {t: _build(d) for t, d in sets.items() if d}
@@ -69,7 +69,7 @@ def _freqs(text: str) -> dict[str, int]:
     return out
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(EDITS, st.integers(1, 4))
 def test_incremental_edits_equal_a_fresh_build(
     edits: list[tuple[int, str | None]], batches: int
@@ -124,7 +124,7 @@ def reference_bm25(docs: dict[str, dict[str, int]], query: str) -> dict[str, flo
     return scores
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(DOC, min_size=0, max_size=12), st.lists(WORDS, max_size=5).map(" ".join))
 def test_bm25_equals_the_reference_bit_for_bit(texts: list[str], query: str) -> None:
     builder = LexicalBuilder()
@@ -158,3 +158,43 @@ def test_a_record_is_indexed_by_title_claim_and_body() -> None:
         "moved": 1,
     }
     assert term_frequencies(msgspec.structs.replace(record, title=""))["lag"] == 2
+
+
+@settings(max_examples=80, deadline=None)
+@given(EDITS)
+def test_a_bulk_filled_builder_equals_one_filled_per_token(
+    edits: list[tuple[int, str | None]],
+) -> None:
+    ids = [PATH_IDS.intern(f"lexical-bulk/doc-{i}.html") for i in range(8)]
+    # Adds only (a load), in an arbitrary id order; then the same edits with removes mixed in,
+    # which leave bulk mode part way.
+    bulk = LexicalBuilder()
+    per_token = LexicalBuilder()
+    per_token._leave_bulk()
+    seen: set[int] = set()
+    for slot, text in edits:
+        ident = ids[slot]
+        if text is None or ident in seen:
+            continue
+        seen.add(ident)
+        bulk.add(ident, _freqs(text))
+        per_token.add(ident, _freqs(text))
+    assert bulk.freeze() == per_token.freeze()
+    mixed = LexicalBuilder()
+    docs: dict[int, dict[str, int]] = {}
+    for slot, text in edits:
+        ident = ids[slot]
+        if text is None:
+            if ident in docs:
+                mixed.remove(ident, docs.pop(ident))
+        elif ident in docs:
+            mixed.replace(ident, docs[ident], _freqs(text))
+            docs[ident] = _freqs(text)
+        else:
+            mixed.add(ident, _freqs(text))
+            docs[ident] = _freqs(text)
+    fresh = LexicalBuilder()
+    fresh._leave_bulk()
+    for ident, freqs in docs.items():
+        fresh.add(ident, freqs)
+    assert mixed.freeze() == fresh.freeze()

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from headd.errors import InvalidMemory, InvalidOp, PathNotFound
-from headd.head.head_splice import add_entity, add_link, remove_entity, remove_link
 from headd.head.indexes import IndexedView
 from headd.head.overlay import with_overlay
 from headd.head.version import load_head, parse_record
 from headd.memfile.hashes import content_hash_of
+from headd.memfile.head_edit import add_entity, add_link, remove_entity, remove_link
 from headd.ops import Archive, Label, LinkOp, Move, Put, Unlabel, UnlinkOp
 from headd.record import Link
 
@@ -306,8 +306,7 @@ def test_splices_touch_one_line_only() -> None:
     bare = memory_for(0).html  # no link in its head
     assert "<link" not in bare
     assert remove_link(add_link(bare, "supports", "/x.html"), "supports", "/x.html") == bare
-    with pytest.raises(InvalidOp):
-        remove_link(html, "supports", "/nowhere.html")
+    assert remove_link(html, "supports", "/nowhere.html") == html
 
 
 # ------------------------------------------------------------------------------------------------
@@ -347,7 +346,7 @@ def _op_for(view: IndexedView, kind: str, pick: int, serial: int):  # type: igno
     return Move(path=path, to=f"resources/moved/m-{serial}.html")
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS)
 def test_property_an_overlay_equals_the_committed_version(ops: list[tuple[str, int]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,6 +7,7 @@ old versions never change, and untouched records and buckets are shared by ident
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from pathlib import Path
 
@@ -196,6 +197,31 @@ def test_advance_removes_adds_and_reparses_a_repaired_skip(tmp_path: Path) -> No
     assert_same_version(v4, load_head(repo.repo, sha4))
 
 
+def test_a_parallel_load_equals_the_serial_load(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    repo, sha, _ = make_corpus(tmp_path, 40, [("areas/inbox/broken.html", BROKEN_HTML)])
+    serial = load_head(repo.repo, sha, workers=1)
+    with caplog.at_level(logging.WARNING, logger="headd.head.parallel_parse"):
+        parallel = load_head(repo.repo, sha, workers=2)
+    # The pool really ran: a fallback to the inline parse logs a warning (and would be equal).
+    assert not [r for r in caplog.records if "parallel parse unavailable" in r.getMessage()]
+    assert_same_version(parallel, serial)
+    assert [s.path for s in parallel.skipped] == [s.path for s in serial.skipped]
+
+
+def test_a_version_is_immutable(tmp_path: Path) -> None:
+    repo, sha, _ = make_corpus(tmp_path, 2)
+    head = load_head(repo.repo, sha)
+    for name in ("indexes", "parent", "skipped", "_sha"):
+        with pytest.raises(AttributeError):
+            setattr(head, name, None)
+    with pytest.raises(TypeError):
+        head.indexes.records["x"] = None  # type: ignore[index]
+    with pytest.raises(ValueError):
+        head.lexical.postings["country0"].ids[0] = 7
+
+
 def test_advance_to_its_own_sha_returns_the_same_version(tmp_path: Path) -> None:
     repo, sha, _ = make_corpus(tmp_path, 3)
     head = load_head(repo.repo, sha)
@@ -366,7 +392,7 @@ class Model:
         return self.repo.commit(self.changes, "step"), touched
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(STEP, min_size=1, max_size=4))
 @example(
     steps=[

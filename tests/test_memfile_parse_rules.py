@@ -209,6 +209,17 @@ def test_nbsp_is_content_not_whitespace_in_the_hash() -> None:
     assert nbsp.claim == "A\u00a0b."
 
 
+def test_a_textarea_holds_text_only_as_the_html_standard_says() -> None:
+    """Lexbor re-opens a closed <code> inside a <textarea>; parse5 (memhtml) does not."""
+    record = parse_memory(
+        "areas/x.html",
+        memory_file("<ul><li><mark>Claim <h1><code>c</h1><textarea>t</textarea></mark></li></ul>"),
+    )
+    assert record.claim == "Claim t"
+    assert record.body_text == "Claim c t"
+    assert "<textarea> is outside the closed vocabulary" in record.warnings
+
+
 def test_blocks_separate_words_inline_elements_do_not() -> None:
     record = parse_memory(
         "areas/x.html",
@@ -288,6 +299,17 @@ def test_every_violation_is_collected_not_just_the_first() -> None:
 )
 def test_mark_rules(article: str, expected: list[str]) -> None:
     assert refused(memory_file(article)) == expected
+
+
+def test_messages_quote_at_most_40_utf16_units_as_javascript_slices() -> None:
+    rockets = "🚀" * 30  # 60 UTF-16 units: the cut lands on a pair boundary after 20 rockets
+    assert refused(memory_file(f"<p><mark>A.</mark> <time>{rockets}</time></p>")) == [
+        f'<time> without datetime: "{"🚀" * 20}"'
+    ]
+    odd = "x" + rockets  # the cut lands inside the 20th rocket
+    assert refused(memory_file(f"<p><mark>A.</mark> <time>{odd}</time></p>")) == [
+        f'<time> without datetime: "x{"🚀" * 19}\ufffd"'
+    ]
 
 
 def test_article_count_and_title_rules() -> None:

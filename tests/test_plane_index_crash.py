@@ -80,6 +80,7 @@ def store_at_second_commit(tmp_path: Path) -> tuple[Store, Path]:
     [
         ("rebuild", "rebuild.truncated", 1, False),
         ("rebuild", "rebuild.batch", 2, False),
+        ("rebuild", "rebuild.projected", 1, False),
         ("rebuild", "rebuild.committed", 1, True),
         ("update", "update.batch", 1, False),
         ("update", "update.recorded", 1, False),

@@ -199,7 +199,7 @@ def test_a_reverted_dirty_file_goes_back_to_its_committed_row(tmp_path: Path) ->
     assert plane.update().dirty == 1
     store.write({"areas/inbox/b.html": committed})  # reverted: clean again
     report = plane.update()
-    assert report.dirty == 0 and report.reconciled == 1
+    assert report.dirty == 0 and report.reconciled == 1 and not report.unchanged
     # and a new process (no memory of the dirty set) finds drift by comparing blobs
     store.write({"areas/inbox/b.html": _memory(41, links=False)})
     plane.update()

@@ -213,3 +213,25 @@ def test_a_read_only_reader_answers_beside_the_writer(lexical: Plane) -> None:
     assert [h.path for h in reader.search("ledger postgres").hits] == paths(
         lexical, "ledger postgres"
     )
+
+
+def test_the_contract_filter_and_the_wire_shapes(lexical: Plane) -> None:
+    from headd_plane.plane import scope_from_filter
+
+    faceted = scope_from_filter({"facets": ["tier=2", "bad"], "include_archived": True})
+    assert faceted == Scope(facets=(FacetFilter("tier", "2"),), include_archived=True)
+    scope = scope_from_filter({"types": ["task"], "workspace": "pay", "as_of": None})
+    assert scope == Scope(memory_types=("task",), workspace="pay")
+    wire = lexical.search("ledger", scope).to_wire()
+    assert [h["path"] for h in wire["hits"]] == ["projects/pay/todo.html"]
+    assert {"path", "score", "title", "claim", "arms"} <= set(wire["hits"][0])
+    assert wire["degraded"] is True and wire["arms"] == ["fts", "recency", "salience"]
+    assert wire["hits"][0]["arms"] == ["fts", "recency"]  # salience never ranks a task
+    status = lexical.status()
+    assert status["files"] == 6 and status["indexed"] and not status["stale"]
+    assert status["vectors"] == {
+        "chunks": 8,
+        "embeddings": 0,
+        "coverage": 0.0,
+        "model": "none@1",
+    }  # the long body is 3 chunks

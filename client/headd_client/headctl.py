@@ -4,9 +4,10 @@
 output is human-readable, or one JSON document with ``--json``. Exit 0 on success, 1 on a runtime
 failure, 2 on a usage error; a failure prints exactly one line ``ERR_…: message`` on stderr.
 
-Two commands need no daemon: ``check`` (the parser's own command line, ``headd.memfile.check``)
-and ``gate``, which asks the daemon when one serves the store and otherwise loads both versions
-in this process, with the same report either way.
+Some commands need no daemon: ``check`` (the parser's own command line, ``headd.memfile.check``);
+``gate``, which asks the daemon when one serves the store and otherwise loads both versions in
+this process; and ``index``, ``state`` and ``traces``, which otherwise run the same plane calls on
+the store's SQLite plane here (``plane_local``). Either way the answer is the same.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -37,6 +40,11 @@ from headd_client.sync_client import Client
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+
+#: Seconds a plane scan may run before ``headctl`` says on stderr that it is still working.
+PROGRESS_AFTER_S = 2.0
+PROGRESS_EVERY_S = 10.0
+_LONG_METHODS = frozenset({"traces.index", "index.rebuild", "index.update"})
 
 
 class UsageError(Exception):
@@ -71,6 +79,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session")
     p.add_argument("--type", dest="types", action="append", default=None)
     p.add_argument("--now")
+    p.add_argument("--plane", choices=("head", "index"), default=None)
+
+    p = sub.add_parser("recall", help="the SQLite plane's disclosure pack for a query")
+    p.add_argument("query")
+    p.add_argument("--budget", type=int, dest="budget_chars")
+    p.add_argument("--type", dest="types", action="append", default=None)
+
+    p = sub.add_parser("reinforce", help="note that memories were used (state plane)")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--signal", choices=("neutral", "positive", "negative"), default="neutral")
+
+    p = sub.add_parser("index", help="the SQLite index (works without a daemon)")
+    ss = p.add_subparsers(dest="index_command", required=True, parser_class=_Parser)
+    q = ss.add_parser("rebuild")
+    q.add_argument("--embed", action="store_true", default=None)
+    q.add_argument("--force", action="store_true", default=None)
+    q = ss.add_parser("update")
+    q.add_argument("--embed", action="store_true", default=None)
+    ss.add_parser("status")
+
+    p = sub.add_parser("state", help="the state sidecar (works without a daemon)")
+    ss = p.add_subparsers(dest="state_command", required=True, parser_class=_Parser)
+    ss.add_parser("export", help="write .memhtml/state/access.jsonl (not committed)")
+    ss.add_parser("import", help="merge .memhtml/state/access.jsonl into state.db")
+
+    p = sub.add_parser("traces", help="the transcript index (works without a daemon)")
+    ss = p.add_subparsers(dest="traces_command", required=True, parser_class=_Parser)
+    q = ss.add_parser("index")
+    q.add_argument("--trace-root")
+    q = ss.add_parser("search")
+    q.add_argument("query", nargs="?", default="")
+    q.add_argument("--limit", type=int, default=10)
+    q = ss.add_parser("show")
+    q.add_argument("session")
 
     p = sub.add_parser("read", help="one memory's record")
     p.add_argument("path")
@@ -105,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     q = ss.add_parser("commit")
     q.add_argument("session")
     q.add_argument("--message", "-m")
+    q.add_argument("--trace-session", help="the transcript session the writes came from")
+    q.add_argument("--prompt", help="its prompt id")
+    q.add_argument("--turn", help="its turn (uuid)")
     q = ss.add_parser("rebase")
     q.add_argument("session")
     q.add_argument("--onto")
@@ -204,7 +249,31 @@ def _request_for(args: argparse.Namespace, stdin: TextIO) -> tuple[str, dict[str
         params.update(at=args.at, session=args.session, now=args.now)
         if args.types:
             params["filter"] = {"types": args.types}
+        params["plane"] = args.plane
         return "search", params
+    if command == "recall":
+        params = {"query": args.query, "budget_chars": args.budget_chars}
+        if args.types:
+            params["filter"] = {"types": args.types}
+        return "recall", params
+    if command == "reinforce":
+        return "reinforce", {"paths": args.paths, "signal": args.signal}
+    if command == "index":
+        ic = args.index_command
+        if ic == "rebuild":
+            return "index.rebuild", {"embed": args.embed, "force": args.force}
+        if ic == "update":
+            return "index.update", {"embed": args.embed}
+        return "index.status", {}
+    if command == "state":
+        return f"state.{args.state_command}", {}
+    if command == "traces":
+        tc = args.traces_command
+        if tc == "index":
+            return "traces.index", {"trace_root": args.trace_root}
+        if tc == "search":
+            return "traces.search", {"query": args.query, "limit": args.limit}
+        return "traces.show", {"session": args.session}
     if command == "read":
         return "read", {"path": args.path, "at": args.at, "session": args.session}
     if command == "skipped":
@@ -230,7 +299,13 @@ def _request_for(args: argparse.Namespace, stdin: TextIO) -> tuple[str, dict[str
         if sc == "apply":
             return "session.apply", {"session": args.session, "ops": _read_ops(args.file, stdin)}
         if sc == "commit":
-            return "session.commit", {"session": args.session, "message": args.message}
+            return "session.commit", {
+                "session": args.session,
+                "message": args.message,
+                "session_id": args.trace_session,
+                "prompt_id": args.prompt,
+                "turn": args.turn,
+            }
         if sc == "rebase":
             return "session.rebase", {"session": args.session, "onto": args.onto}
         if sc == "close":
@@ -255,6 +330,47 @@ def gate_in_process(store: Path, params: Mapping[str, Any]) -> tuple[dict[str, A
     from headd_client.local_gate import run_gate
 
     return run_gate(store, params)
+
+
+def _local_methods() -> frozenset[str]:
+    from headd_client.plane_local import LOCAL_METHODS
+
+    return LOCAL_METHODS
+
+
+def plane_in_process(
+    store: Path, method: str, params: Mapping[str, Any], environ: Mapping[str, str]
+) -> Any:
+    """A plane method answered here, when no daemon serves the store."""
+    from headd_client.plane_local import call_local
+
+    return call_local(store, method, params, environ)
+
+
+@contextlib.contextmanager
+def progress(method: str, stderr: TextIO) -> Iterator[None]:
+    """For a scan or a rebuild that runs long (a first trace scan reads every transcript), a
+    line on stderr after ``PROGRESS_AFTER_S`` and then every ``PROGRESS_EVERY_S`` seconds."""
+    if method not in _LONG_METHODS:
+        yield
+        return
+    done = threading.Event()
+    started = time.monotonic()
+
+    def tick() -> None:
+        wait = PROGRESS_AFTER_S
+        while not done.wait(wait):
+            elapsed = time.monotonic() - started
+            print(f"headctl: {method} still running ({elapsed:.0f} s)", file=stderr, flush=True)
+            wait = PROGRESS_EVERY_S
+
+    ticker = threading.Thread(target=tick, name="headctl-progress", daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
 
 
 def describe_gate(report: Mapping[str, Any]) -> str:
@@ -298,13 +414,18 @@ def run(
     make = connect or (lambda path, timeout: Client(path, timeout=timeout))
     try:
         try:
-            with make(socket_path, args.timeout) as client:
+            with progress(method, stderr), make(socket_path, args.timeout) as client:
                 result = client.call(method, params)
             failure = describe_gate(result) if method == "gate" else ""
         except DaemonUnavailable:
-            if method != "gate":
+            failure = ""
+            if method == "gate":
+                result, failure = gate_in_process(store, params)
+            elif method in _local_methods():
+                with progress(method, stderr):
+                    result = plane_in_process(store, method, params, environ)
+            else:
                 raise
-            result, failure = gate_in_process(store, params)
     except (HeaddError, RpcError) as exc:
         code = exc.code if isinstance(exc, HeaddError) else _rpc_name(exc)
         print(f"{code}: {_one_line(exc.message)}", file=stderr)

@@ -151,9 +151,13 @@ def changed_paths(repo: pygit2.Repository, a: str, b: str) -> int:
 
 
 def _cut_parent(version: Any) -> None:
-    """Drop a version's pointer to the one it was built from, so we hold no chain of deltas."""
+    """Drop a version's pointer to the one it was built from, so we hold no chain of deltas.
+
+    The head's versions refuse attribute assignment (they are values); the pointer is the one
+    slot the daemon may cut, and only on a version it just received and shares with no one yet.
+    """
     if getattr(version, "parent", None) is not None:
-        version.parent = None
+        object.__setattr__(version, "parent", None)
 
 
 class RefFollower:

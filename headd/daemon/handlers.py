@@ -37,7 +37,12 @@ from headd.daemon.methods import (
     Filter,
     Gate,
     Inbound,
+    IndexRebuild,
+    IndexStatus,
+    IndexUpdate,
     Read,
+    Recall,
+    Reinforce,
     Request,
     Resolve,
     Search,
@@ -48,9 +53,16 @@ from headd.daemon.methods import (
     SessionOpen,
     SessionRebase,
     Skipped,
+    StateExport,
+    StateImport,
     Status,
+    TracesIndex,
+    TracesSearch,
+    TracesShow,
     decode_request,
 )
+from headd.daemon.plane_calls import WroteLinks, check_provenance_value
+from headd.daemon.plane_service import PlaneService
 from headd.daemon.vectors import NO_VECTORS, VectorService
 from headd.errors import InvalidParams, MethodNotFound, PathNotFound
 from headd.record import record_to_wire
@@ -97,6 +109,7 @@ class Service:
     head: HeadApi
     sessions: Any = None
     vectors: VectorService | None = None
+    plane: PlaneService | None = None
     socket_path: Path | None = None
     embedder: str = "off"
     clock: Callable[[], datetime] = utc_now
@@ -153,6 +166,19 @@ class Service:
                 return await self.session_call(request)
             case SessionClose() | SessionList():
                 return await self.session_call(request)
+            case (
+                Recall()
+                | Reinforce()
+                | IndexRebuild()
+                | IndexUpdate()
+                | IndexStatus()
+                | StateExport()
+                | StateImport()
+                | TracesIndex()
+                | TracesSearch()
+                | TracesShow()
+            ):
+                return await self.plane_call(request)
         raise MethodNotFound(f"no handler for {type(request).__name__}")
 
     # -- versions --------------------------------------------------------------------------
@@ -171,7 +197,6 @@ class Service:
 
     async def status(self) -> dict[str, Any]:
         view = await self.follower.current()
-        memhtml = self.store / ".memhtml"
         sessions = 0
         if self.sessions is not None:
             try:
@@ -195,8 +220,9 @@ class Service:
             if self.vectors is not None
             else {"space": None, "entries": 0, "coverage": 0.0},
             "sessions": sessions,
-            "index_path": str(memhtml / "index.db"),
-            "state_path": str(memhtml / "state.db"),
+            "index_path": str(self._plane().index_path) if self.plane else None,
+            "state_path": str(self._plane().state_path) if self.plane else None,
+            "index": self.plane.status() if self.plane else None,
             "socket": None if self.socket_path is None else str(self.socket_path),
             "embedder": self.embedder,
             "uptime_s": round(self.monotonic() - self.started, 3),
@@ -220,8 +246,8 @@ class Service:
         return self.head.scope(**args)
 
     async def search(self, request: Search) -> dict[str, Any]:
-        if request.plane != "head":
-            raise MethodNotFound("the index plane is not served by this daemon yet")
+        if request.plane == "index":
+            return await self.index_search(request)
         view = await self.view(request.at, request.session)
         now = request.now or iso_utc(self.clock())
         admit = self._admit(request.filter)
@@ -255,6 +281,63 @@ class Service:
             "degraded": not arm.ran,
             "took_ms": round(took, 3),
         }
+
+    async def index_search(self, request: Search) -> dict[str, Any]:
+        """``plane: "index"``: the SQLite plane's four-arm retrieval (its arm names)."""
+        if request.at is not None or request.session is not None:
+            raise InvalidParams("the index plane answers at the indexed commit: no at or session")
+        plane = self._plane()
+        await self.follower.current()  # an advance schedules the index update
+        filter_ = None if request.filter is None else msgspec.structs.asdict(request.filter)
+        return await plane.search(
+            request.query, filter_, request.limit, self._now_epoch(request.now)
+        )
+
+    # -- the SQLite plane --------------------------------------------------------------------
+
+    def _plane(self) -> PlaneService:
+        if self.plane is None:
+            raise MethodNotFound("the SQLite plane is not available in this daemon")
+        return self.plane
+
+    def _now_epoch(self, now: str | None) -> float:
+        if now is None:
+            return self.clock().timestamp()
+        try:
+            moment = datetime.fromisoformat(now)
+        except ValueError:
+            raise InvalidParams("now must be an ISO-8601 instant", {"field": "now"}) from None
+        if moment.tzinfo is None:  # times on the wire are UTC (contract section 4)
+            moment = moment.replace(tzinfo=UTC)
+        return moment.timestamp()
+
+    async def plane_call(self, request: Request) -> Any:
+        plane = self._plane()
+        match request:
+            case Recall(query=query, budget_chars=budget, filter=filter_, now=now):
+                await self.follower.current()
+                wire = None if filter_ is None else msgspec.structs.asdict(filter_)
+                return await plane.recall(query, wire, budget, self._now_epoch(now))
+            case Reinforce(paths=paths, signal=signal):
+                return await plane.reinforce(paths, signal, self.clock())
+            case IndexRebuild(embed=embed, force=force):
+                return await plane.index_rebuild(embed, force)
+            case IndexUpdate(embed=embed):
+                return await plane.index_update(embed)
+            case IndexStatus():
+                return await plane.index_status()
+            case StateExport():
+                return await plane.state_export()
+            case StateImport():
+                return await plane.state_import()
+            case TracesIndex(trace_root=root):
+                target = None if root is None else Path(root).expanduser()
+                return await plane.traces_index(target, self.clock())
+            case TracesSearch(query=query, limit=limit):
+                return await plane.traces_search(query, limit)
+            case TracesShow(session=session):
+                return await plane.traces_show(session)
+        raise MethodNotFound(f"no plane handler for {type(request).__name__}")
 
     # -- resolve ---------------------------------------------------------------------------
 
@@ -354,8 +437,16 @@ class Service:
             case SessionApply(session=session_id, ops=ops):
                 return await self._in_writer(lambda: registry.apply(session_id, ops))
             case SessionCommit(session=session_id, message=message):
-                result = await self._in_writer(lambda: registry.commit(session_id, message))
-                await self.follower.current()
+                provenance = provenance_of(request)
+                if provenance is None:
+                    result = await self._in_writer(lambda: registry.commit(session_id, message))
+                else:
+                    result = await self._in_writer(
+                        lambda: registry.commit(session_id, message, provenance=provenance)
+                    )
+                view = await self.follower.current()
+                if provenance is not None:
+                    await self._record_wrote(result, view, provenance)
                 return result
             case SessionRebase(session=session_id, onto=onto):
                 return await self._in_writer(lambda: registry.rebase(session_id, onto))
@@ -364,6 +455,24 @@ class Service:
             case SessionList():
                 return await self._in_writer(registry.list)
         raise MethodNotFound(f"no session handler for {type(request).__name__}")
+
+    async def _record_wrote(self, result: Any, view: Any, provenance: Any) -> None:
+        """``memory_session_links``: one ``wrote`` row per memory the landed commit holds."""
+        if self.plane is None or getattr(result, "outcome", None) != "committed":
+            return
+        paths = tuple(p for p in (result.paths or ()) if view.record(p) is not None)
+        if not paths:
+            return
+        from headd_plane.state import iso_ms
+
+        links = WroteLinks(
+            session_id=provenance.session_id,
+            prompt_id=provenance.prompt_id,
+            turn=provenance.turn,
+            at=iso_ms(self.clock()),
+            paths=paths,
+        )
+        await self.plane.record_wrote(links)
 
     async def _in_writer(self, fn: Callable[[], T]) -> T:
         return await self._run(self._writer, fn)
@@ -375,3 +484,19 @@ class Service:
     def shutdown(self) -> None:
         self._writer.shutdown(wait=True)
         self._compute.shutdown(wait=True)
+        if self.plane is not None:
+            self.plane.shutdown()
+
+
+def provenance_of(request: SessionCommit) -> Any:
+    """The commit's transcript provenance, or None; a prompt or turn needs a session id."""
+    session_id = check_provenance_value("session_id", request.session_id)
+    prompt_id = check_provenance_value("prompt_id", request.prompt_id)
+    turn = check_provenance_value("turn", request.turn)
+    if session_id is None:
+        if prompt_id is not None or turn is not None:
+            raise InvalidParams("prompt_id and turn need a session_id", {"field": "session_id"})
+        return None
+    from headd.store.commit import Provenance
+
+    return Provenance(session_id=session_id, prompt_id=prompt_id, turn=turn)

@@ -19,7 +19,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +32,7 @@ from headd.daemon.handlers import Service
 from headd.daemon.head_api import HeadApi, record_count
 from headd.daemon.io_ import DEFAULT_LINE_LIMIT
 from headd.daemon.notify import Notifier, inherited_listener
+from headd.daemon.plane_service import PlaneService
 from headd.daemon.server import Server
 from headd.daemon.socket_path import bind_listener, resolve_socket, resolve_store
 from headd.daemon.vectors import VectorService
@@ -159,6 +160,7 @@ async def run(
     git = GitThread(config.store)
     fill_thread = ThreadPoolExecutor(1, thread_name_prefix="headd-embed")
     vectors = VectorService(config.store, embedder, fill_thread)
+    plane = PlaneService(config.store, embedder, config.trace_root)
     follower = RefFollower(
         config.store, ref, git, loader=head.load_head, advancer=head.advance_head
     )
@@ -171,6 +173,7 @@ async def run(
         def load_all() -> None:
             follower.load_blocking()
             vectors.load_blocking()
+            plane.open_blocking()
 
         load: asyncio.Future[None] = asyncio.ensure_future(loop.run_in_executor(None, load_all))
         stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
@@ -192,6 +195,7 @@ async def run(
             head=head,
             sessions=make_sessions(config.store, follower),
             vectors=vectors,
+            plane=plane,
             socket_path=owned,
             embedder=config.embedder,
         )
@@ -204,8 +208,9 @@ async def run(
         )
         await server.start()
         follow = asyncio.create_task(follower.follow_forever(config.follow_interval))
-        follower.on_advance = vectors.schedule_fill
+        follower.on_advance = on_each(vectors.schedule_fill, plane.schedule_update)
         vectors.schedule_fill(follower.version)
+        plane.schedule_update(follower.version)
         version = follower.version
         notifier.ready(f"serving {version.sha[:12]} ({record_count(version)} records)")
         log.info(
@@ -223,7 +228,9 @@ async def run(
             await follow
         await server.stop()
         vectors.stop()
+        plane.stop()
         await vectors.wait_idle()
+        await plane.wait_idle()
         await loop.run_in_executor(None, service.shutdown)
         return 0
     finally:
@@ -234,6 +241,19 @@ async def run(
                     os.unlink(owned)
         git.shutdown()
         fill_thread.shutdown(wait=False, cancel_futures=True)
+
+
+def on_each(*callbacks: Callable[[Any], None]) -> Callable[[Any], None]:
+    """One ``on_advance`` hook that calls each of ``callbacks`` (vectors, then the index)."""
+
+    def call(version: Any) -> None:
+        for callback in callbacks:
+            try:
+                callback(version)
+            except Exception:  # one hook's failure must not skip the others
+                log.exception("an advance hook failed")
+
+    return call
 
 
 def main(argv: Sequence[str] | None = None) -> int:

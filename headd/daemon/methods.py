@@ -115,8 +115,14 @@ class SessionApply(_Params):
 
 
 class SessionCommit(_Params):
+    """``session_id``/``prompt_id``/``turn`` are the transcript provenance of the writes (issue 6):
+    stamped into each written file's head, the commit's trailers and ``memory_session_links``."""
+
     session: str
     message: str | None = None
+    session_id: str | None = None
+    prompt_id: str | None = None
+    turn: str | None = None
 
 
 class SessionRebase(_Params):
@@ -130,6 +136,55 @@ class SessionClose(_Params):
 
 class SessionList(_Params):
     pass
+
+
+# -- the SQLite plane ----------------------------------------------------------------------
+
+
+class Recall(_Params):
+    query: str
+    budget_chars: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] | None = None
+    filter: Filter | None = None
+    now: str | None = None
+
+
+class Reinforce(_Params):
+    paths: Annotated[list[str], msgspec.Meta(max_length=100_000)]
+    signal: Literal["neutral", "positive", "negative"] = "neutral"
+
+
+class IndexRebuild(_Params):
+    embed: bool = False
+    force: bool = False
+
+
+class IndexUpdate(_Params):
+    embed: bool = False
+
+
+class IndexStatus(_Params):
+    pass
+
+
+class StateExport(_Params):
+    pass
+
+
+class StateImport(_Params):
+    pass
+
+
+class TracesIndex(_Params):
+    trace_root: str | None = None
+
+
+class TracesSearch(_Params):
+    query: str = ""
+    limit: Limit = 10
+
+
+class TracesShow(_Params):
+    session: str
 
 
 Request = (
@@ -150,6 +205,16 @@ Request = (
     | SessionRebase
     | SessionClose
     | SessionList
+    | Recall
+    | Reinforce
+    | IndexRebuild
+    | IndexUpdate
+    | IndexStatus
+    | StateExport
+    | StateImport
+    | TracesIndex
+    | TracesSearch
+    | TracesShow
 )
 
 METHODS: dict[str, type[_Params]] = {
@@ -170,22 +235,20 @@ METHODS: dict[str, type[_Params]] = {
     "session.rebase": SessionRebase,
     "session.close": SessionClose,
     "session.list": SessionList,
+    "recall": Recall,
+    "reinforce": Reinforce,
+    "index.rebuild": IndexRebuild,
+    "index.update": IndexUpdate,
+    "index.status": IndexStatus,
+    "state.export": StateExport,
+    "state.import": StateImport,
+    "traces.index": TracesIndex,
+    "traces.search": TracesSearch,
+    "traces.show": TracesShow,
 }
 
-#: Methods of the contract served by the SQLite plane, which this daemon does not serve yet.
-PLANE_METHODS: frozenset[str] = frozenset(
-    {
-        "recall",
-        "reinforce",
-        "vectors.fill",
-        "index.rebuild",
-        "index.update",
-        "index.status",
-        "traces.index",
-        "traces.search",
-        "traces.show",
-    }
-)
+#: Methods of the contract this daemon does not serve yet.
+PLANE_METHODS: frozenset[str] = frozenset({"vectors.fill"})
 
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}
 _EMPTY = b"{}"

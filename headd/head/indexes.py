@@ -266,9 +266,18 @@ class IndexedView:
 
     __slots__ = ("_sha", "indexes")
 
+    indexes: Indexes
+    _sha: str | None
+
     def __init__(self, indexes: Indexes, sha: str | None) -> None:
-        self.indexes = indexes
-        self._sha = sha
+        object.__setattr__(self, "indexes", indexes)
+        object.__setattr__(self, "_sha", sha)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
 
     @property
     def sha(self) -> str | None:

@@ -235,6 +235,25 @@ class LexicalBuilder:
         self._length_changes: dict[int, int | None] = {}
         self._doc_count = base.doc_count
         self._total_length = base.total_length
+        # Bulk mode (a fresh index being filled with adds only, as a load does): documents are
+        # appended as flat runs and inverted with one sort at freeze. The first remove or
+        # replace moves them into the per-token form above.
+        self._bulk = not base.postings and base.doc_count == 0
+        self._bulk_ids: list[int] = []
+        self._bulk_sizes: list[int] = []
+        self._bulk_tokens: list[str] = []
+        self._bulk_tfs: list[int] = []
+
+    def _leave_bulk(self) -> None:
+        if not self._bulk:
+            return
+        self._bulk = False
+        tokens, tfs = iter(self._bulk_tokens), iter(self._bulk_tfs)
+        sets = self._sets
+        for ident, size in zip(self._bulk_ids, self._bulk_sizes, strict=True):
+            for _ in range(size):
+                sets[next(tokens)][ident] = next(tfs)
+        self._bulk_ids, self._bulk_sizes, self._bulk_tokens, self._bulk_tfs = [], [], [], []
 
     def _current_length(self, ident: int) -> int | None:
         if ident in self._length_changes:
@@ -247,9 +266,15 @@ class LexicalBuilder:
 
     def add(self, ident: int, frequencies: dict[str, int]) -> None:
         """Index one document. The caller has removed any earlier document with this id."""
-        sets = self._sets
-        for token, count in frequencies.items():
-            sets[token][ident] = count
+        if self._bulk:
+            self._bulk_ids.append(ident)
+            self._bulk_sizes.append(len(frequencies))
+            self._bulk_tokens.extend(frequencies)
+            self._bulk_tfs.extend(frequencies.values())
+        else:
+            sets = self._sets
+            for token, count in frequencies.items():
+                sets[token][ident] = count
         length = sum(frequencies.values())
         self._length_changes[ident] = length
         self._doc_count += 1
@@ -257,6 +282,7 @@ class LexicalBuilder:
 
     def remove(self, ident: int, frequencies: dict[str, int]) -> None:
         """Drop one document, given the frequencies it was indexed with. Absent: a no-op."""
+        self._leave_bulk()
         length = self._current_length(ident)
         if length is None:
             return
@@ -277,6 +303,7 @@ class LexicalBuilder:
     def replace(self, ident: int, old: dict[str, int], new: dict[str, int]) -> None:
         """Re-index a held document from ``old`` to ``new`` frequencies, touching only the
         buckets whose entry for it changes."""
+        self._leave_bulk()
         length = self._current_length(ident)
         if length is None:
             self.add(ident, new)
@@ -301,7 +328,11 @@ class LexicalBuilder:
             return base
         base_postings = base.postings
         touched = self._sets.keys() | self._drops.keys()
-        if not base_postings:
+        if self._bulk:
+            postings = pmap(
+                _invert(self._bulk_ids, self._bulk_sizes, self._bulk_tokens, self._bulk_tfs)
+            )
+        elif not base_postings:
             postings = pmap(_bulk_build(self._sets))
         else:
             evolver = base_postings.evolver()
@@ -362,6 +393,37 @@ def _apply_one(
         new_tfs[position] = float(count)
         return Postings(ids, new_tfs)
     return Postings(np.insert(ids, position, ident), np.insert(tfs, position, float(count)))
+
+
+def _invert(
+    ids: list[int], sizes: list[int], tokens: list[str], tfs: list[int]
+) -> dict[str, Postings]:
+    """Flat runs of (token, tf) per document -> every bucket, with one stable sort.
+
+    Buckets are views into two read-only arrays, ids ascending within each.
+    """
+    if not tokens:
+        return {}
+    vocabulary: dict[str, int] = {}
+    codes = np.fromiter(
+        [vocabulary.setdefault(token, len(vocabulary)) for token in tokens],
+        dtype=np.int64,
+        count=len(tokens),
+    )
+    doc_ids = np.repeat(np.array(ids, dtype=np.int64), np.array(sizes, dtype=np.int64))
+    order = np.lexsort((doc_ids, codes))
+    flat_ids = _frozen(np.ascontiguousarray(doc_ids[order]))
+    flat_tfs = _frozen(np.array(tfs, dtype=np.float64)[order])
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    ends = np.r_[starts[1:], sorted_codes.shape[0]]
+    names = list(vocabulary)
+    return {
+        names[code]: Postings(flat_ids[a:b], flat_tfs[a:b])
+        for code, a, b in zip(
+            sorted_codes[starts].tolist(), starts.tolist(), ends.tolist(), strict=True
+        )
+    }
 
 
 def _bulk_build(sets: dict[str, dict[int, int]]) -> dict[str, Postings]:

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 import msgspec
 
 from headd.errors import InvalidOp, PathNotFound
-from headd.head import head_splice
 from headd.head.indexes import HeadView, IndexedView, IndexesBuilder, indexes_of
 from headd.head.version import parse_record
+from headd.memfile import head_edit
 from headd.memfile.vocabulary import ALL_RELS
 from headd.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
 from headd.record import Link, MemoryRecord
@@ -76,7 +76,7 @@ def _apply(builder: IndexesBuilder, op: OverlayOp) -> None:
         _check_rel("link", op.rel)
         if Link(op.rel, op.href) in existing.links:
             return
-        builder.insert(parse_record(op.path, head_splice.add_link(existing.html, op.rel, op.href)))
+        builder.insert(parse_record(op.path, head_edit.add_link(existing.html, op.rel, op.href)))
     elif isinstance(op, UnlinkOp):
         existing = _held(builder, "unlink", op.path)
         _check_rel("unlink", op.rel)
@@ -85,7 +85,7 @@ def _apply(builder: IndexesBuilder, op: OverlayOp) -> None:
                 f"unlink op names an edge {op.path} does not carry: {op.rel} -> {op.href}",
                 {"op": "unlink", "path": op.path, "rel": op.rel, "href": op.href},
             )
-        html = head_splice.remove_link(existing.html, op.rel, op.href)
+        html = head_edit.remove_link(existing.html, op.rel, op.href)
         builder.insert(parse_record(op.path, html))
     elif isinstance(op, Label):
         existing = _held(builder, "label", op.path)
@@ -93,7 +93,7 @@ def _apply(builder: IndexesBuilder, op: OverlayOp) -> None:
             raise InvalidOp(f"malformed entity: {op.entity}", {"op": "label", "entity": op.entity})
         if op.entity in existing.entities:
             return
-        builder.insert(parse_record(op.path, head_splice.add_entity(existing.html, op.entity)))
+        builder.insert(parse_record(op.path, head_edit.add_entity(existing.html, op.entity)))
     elif isinstance(op, Unlabel):
         existing = _held(builder, "unlabel", op.path)
         if op.entity not in existing.entities:
@@ -101,7 +101,7 @@ def _apply(builder: IndexesBuilder, op: OverlayOp) -> None:
                 f"unlabel op names an entity {op.path} does not carry: {op.entity}",
                 {"op": "unlabel", "path": op.path, "entity": op.entity},
             )
-        html = head_splice.remove_entity(existing.html, op.entity)
+        html = head_edit.remove_entity(existing.html, op.entity)
         builder.insert(parse_record(op.path, html))
     elif isinstance(op, Move):
         existing = _held(builder, "move", op.path)

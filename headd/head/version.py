@@ -52,6 +52,9 @@ class HeadVersion(IndexedView):
 
     __slots__ = ("parent", "skipped")
 
+    parent: HeadVersion | None
+    skipped: tuple[SkippedFile, ...]
+
     def __init__(
         self,
         indexes: Indexes,
@@ -60,8 +63,8 @@ class HeadVersion(IndexedView):
         skipped: tuple[SkippedFile, ...],
     ) -> None:
         super().__init__(indexes, sha)
-        self.parent = parent
-        self.skipped = skipped
+        object.__setattr__(self, "parent", parent)
+        object.__setattr__(self, "skipped", skipped)
 
     @property
     def sha(self) -> str:

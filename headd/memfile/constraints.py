@@ -10,7 +10,6 @@ from __future__ import annotations
 import calendar
 import re
 
-from headd.memfile import text as tx
 from headd.memfile.document import (
     IN_ARTICLE,
     IN_FIGURE,
@@ -108,7 +107,7 @@ def _check_mark(article: Element, doc: Document) -> list[str]:
     if len(marks) > 1:
         return [f"{len(marks)} <mark> elements: exactly one span is the claim"]
     out: list[str] = []
-    if tx.js_trim(doc.claim_canonical(marks[0])) == "":
+    if doc.claim_text(marks[0]) == "":
         out.append("empty <mark>: the claim span must say something")
     folded: list[str] = []
     if has_ancestor(doc, marks[0], "aside"):

@@ -16,6 +16,12 @@ from selectolax.lexbor import LexborHTMLParser
 from headd.memfile import text as tx
 from headd.memfile.vocabulary import GIST_EXCLUDED_ELEMENTS, INLINE_ELEMENTS
 
+#: Lexbor reconstructs active formatting elements (a <code> closed early by a block end tag,
+#: say) inside a <textarea>, which the HTML standard and parse5 do not: a textarea's content is
+#: text only. Elements found inside one are walked as "phantoms": their text counts, they don't.
+_PHANTOM = "#phantom"
+_TEXT_ONLY = frozenset(("textarea", _PHANTOM))
+
 # Element flags, set while walking: where an element sits.
 IN_HEAD = 1
 IN_ARTICLE = 2
@@ -63,12 +69,20 @@ class Document:
         """memhtml's ``textContent``: collapsed, trimmed (``<pre>`` collapses here too)."""
         return tx.collapse_ascii("".join(self.texts[element.start : element.end]))
 
-    def claim_canonical(self, mark: Element) -> str:
-        """The mark's canonical text without ``<pre>``/``<code>`` subtrees (the gist rule)."""
-        inner = self.elements[mark.index + 1 : mark.last + 1]
-        if any(e.tag in GIST_EXCLUDED_ELEMENTS for e in inner):
-            return tx.canonical_text(mark.node, exclude_code=True)
-        return self.canonical_of(mark)
+    def claim_text(self, mark: Element) -> str:
+        """The gist: the mark's text without ``<pre>``/``<code>`` subtrees, collapsed, trimmed.
+
+        Read from the segments, skipping the slices of the excluded elements, so it sees the
+        tree memhtml sees (a phantom element inside a textarea is not a ``<code>`` here).
+        """
+        parts: list[str] = []
+        at = mark.start
+        for inner in self.elements[mark.index + 1 : mark.last + 1]:
+            if inner.tag in GIST_EXCLUDED_ELEMENTS and inner.start >= at:
+                parts.extend(self.texts[at : inner.start])
+                at = inner.end
+        parts.extend(self.texts[at : mark.end])
+        return tx.collapse_ascii("".join(parts))
 
     def canonical_of(self, element: Element) -> str:
         """The canonical (hash) text of an element's subtree."""
@@ -90,7 +104,7 @@ def collect(root: Any) -> Document:
     elements = doc.elements
     texts = doc.texts
     verbatims = doc.verbatims
-    inline = INLINE_ELEMENTS
+    no_edges = INLINE_ELEMENTS | {_PHANTOM}
     head_seen = False
     open_ids: list[int] = []  # mem_id of each open element, innermost last
     open_elements: list[Element] = []
@@ -101,7 +115,7 @@ def collect(root: Any) -> Document:
         while open_ids and open_ids[-1] != parent_id:
             open_ids.pop()
             done = open_elements.pop()
-            if done.tag not in inline:
+            if done.tag not in no_edges:
                 texts.append(" ")
                 verbatims.append(False)
             done.end = len(texts)
@@ -135,6 +149,13 @@ def collect(root: Any) -> Document:
             parent_id = parent.mem_id if parent is not None else -1
             if open_ids[-1] != parent_id:
                 pre_depth = close_to(parent_id)
+        if open_elements and open_elements[-1].tag in _TEXT_ONLY:
+            host = open_elements[-1]
+            phantom = Element(node, _PHANTOM, {}, host.child_flags, len(texts), host.index, -1)
+            phantom.child_flags = host.child_flags
+            open_ids.append(node.mem_id)
+            open_elements.append(phantom)
+            continue
         parent_index = open_elements[-1].index if open_elements else -1
         flags = open_elements[-1].child_flags if open_elements else 0
         attrs = node.attributes
@@ -142,7 +163,7 @@ def collect(root: Any) -> Document:
         element = Element(
             node, tag, attrs, flags, len(texts), index, parent_index, in_pre=pre_depth > 0
         )
-        if tag not in inline:
+        if tag not in no_edges:
             texts.append(" ")
             verbatims.append(False)
         elements.append(element)
@@ -190,7 +211,7 @@ def direct_text(node: Any) -> str:
         if child.tag == "-text":
             parts.append(child.text_content or "")
         child = child.next
-    return tx.js_trim("".join(parts))[:40]
+    return tx.utf16_prefix(tx.js_trim("".join(parts)), 40)
 
 
 def has_ancestor(doc: Document, element: Element, tag: str) -> bool:

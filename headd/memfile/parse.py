@@ -184,7 +184,7 @@ def _build(
     canonical = doc.canonical_of(article)  # once: the hash and the body text share it
     body_text = tx.collapse_ascii(canonical)
     mark = next(e for e in in_article if e.tag == "mark")
-    gist = tx.collapse_ascii(doc.claim_canonical(mark))
+    gist = doc.claim_text(mark)
     time = next((e for e in in_article if e.tag == "time"), None)
     event_at = attr(time, "datetime") if time is not None else None
 

@@ -68,6 +68,18 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def utf16_prefix(text: str, units: int) -> str:
+    """JavaScript's ``slice(0, units)``: the first ``units`` UTF-16 code units.
+
+    A cut inside a surrogate pair leaves half a character; it becomes U+FFFD, as it does once
+    memhtml's string reaches UTF-8.
+    """
+    if text.isascii() or len(text) * 2 <= units:
+        return text[:units]
+    data = text.encode("utf-16-le", "surrogatepass")[: 2 * units]
+    return data.decode("utf-16-le", "replace")
+
+
 # --- canonical text ------------------------------------------------------------------------
 
 

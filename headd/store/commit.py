@@ -25,9 +25,11 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
+import msgspec
 import pygit2
 
 from headd.errors import HeaddError
+from headd.memfile import head_edit
 from headd.ops import Put
 from headd.record import Link
 from headd.store import git_io, recovery
@@ -49,17 +51,49 @@ log = logging.getLogger(__name__)
 SUBJECT_PREFIX = "memhtml(session): "
 SUBJECT_MAX = 72
 SESSION_TRAILER = "Memhtml-Session"
+PROMPT_TRAILER = "Memhtml-Prompt"
+TURN_TRAILER = "Memhtml-Turn"
+HEADD_SESSION_TRAILER = "Headd-Session"
+
+
+class Provenance(msgspec.Struct, frozen=True):
+    """The transcript a session commit's writes came from (issue 6): the agent's session id,
+    and optionally the prompt and the turn. Stamped into every written file's head as
+    ``memhtml-session``/``memhtml-prompt``/``memhtml-turn`` and into the commit's trailers."""
+
+    session_id: str
+    prompt_id: str | None = None
+    turn: str | None = None
+
+
+PROVENANCE_METAS = ("memhtml-session", "memhtml-prompt", "memhtml-turn")
+
+
+def stamp_provenance(html: str, provenance: Provenance) -> str:
+    """Set the three provenance metas (a head splice: the content hash is unchanged); a meta
+    the provenance lacks is removed, so a file never pairs this session with an older prompt."""
+    values = (provenance.session_id, provenance.prompt_id, provenance.turn)
+    for name, value in zip(PROVENANCE_METAS, values, strict=True):
+        if value is None:
+            html = head_edit.remove_meta(html, name)
+        else:
+            html = head_edit.set_meta(html, name, value)
+    return html
 
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def commit_message(message: str | None, session_id: str, paths: int) -> str:
+def commit_message(
+    message: str | None, session_id: str, paths: int, provenance: Provenance | None = None
+) -> str:
     """``memhtml(session): <subject>``, the rest of the message, then the session trailer.
 
     The subject is the message's first line flattened and capped at 72 characters; the id is
-    flattened so it cannot forge a second trailer.
+    flattened so it cannot forge a second trailer. With provenance, the trailers are memhtml's:
+    ``Memhtml-Session`` names the transcript session (``Memhtml-Prompt``, ``Memhtml-Turn`` when
+    known), and headd's own session id moves to ``Headd-Session`` when it differs.
     """
     lines = (message or "").strip().splitlines()
     first = _one_line(lines[0]) if lines else ""
@@ -71,7 +105,17 @@ def commit_message(message: str | None, session_id: str, paths: int) -> str:
     parts = [SUBJECT_PREFIX + first]
     if body:
         parts.append(body)
-    parts.append(f"{SESSION_TRAILER}: {_one_line(session_id)}")
+    if provenance is None:
+        parts.append(f"{SESSION_TRAILER}: {_one_line(session_id)}")
+        return "\n\n".join(parts) + "\n"
+    trailers = [f"{SESSION_TRAILER}: {_one_line(provenance.session_id)}"]
+    if provenance.prompt_id is not None:
+        trailers.append(f"{PROMPT_TRAILER}: {_one_line(provenance.prompt_id)}")
+    if provenance.turn is not None:
+        trailers.append(f"{TURN_TRAILER}: {_one_line(provenance.turn)}")
+    if _one_line(session_id) != _one_line(provenance.session_id):
+        trailers.append(f"{HEADD_SESSION_TRAILER}: {_one_line(session_id)}")
+    parts.append("\n".join(trailers))
     return "\n\n".join(parts) + "\n"
 
 
@@ -128,6 +172,7 @@ def commit_session(
     cap: int = BATCH_CAP,
     before_swap: Callable[[], None] | None = None,
     judged: Judgement | None = None,
+    provenance: Provenance | None = None,
 ) -> CommitResult:
     """Run the commit path for one session; ``record`` durably logs an event for it.
 
@@ -135,6 +180,8 @@ def commit_session(
     move the branch behind our back); the daemon passes None. ``judged`` is a judgement of
     exactly these ops on exactly this base that the caller already holds (``apply`` judged them
     as they arrived and nothing changed since); judging is pure, so it is not redone.
+    ``provenance`` is stamped into every written file's head after judging (a head splice, like
+    the ``contradicts`` links, so the judged content hashes hold) and into the trailers.
     """
     at = iso(now)
     base = state.base
@@ -163,9 +210,11 @@ def commit_session(
         else:
             writes[path] = now_record.html
     contradictions = _mark_contradictions(version, final, state, verdict.accepted, writes)
+    if provenance is not None:
+        writes = {path: stamp_provenance(html, provenance) for path, html in writes.items()}
 
     who = git_io.signature(repo, now)
-    text = commit_message(message, state.session, len(touched))
+    text = commit_message(message, state.session, len(touched), provenance)
     sha = git_io.write_commit(repo, base, writes, removes, text, who)
     crash_point("objects")
     if repo[sha].peel(pygit2.Commit).tree_id == repo[base].peel(pygit2.Commit).tree_id:

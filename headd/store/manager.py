@@ -34,7 +34,7 @@ from headd.errors import (
 )
 from headd.ops import Op
 from headd.store import git_io, ports, recovery
-from headd.store.commit import commit_session, iso
+from headd.store.commit import Provenance, commit_session, iso
 from headd.store.ports import Overlay, VersionSource, View
 from headd.store.resolve import resolve_ops
 from headd.store.results import (
@@ -371,8 +371,11 @@ class SessionManager:
                 deduped=verdict.deduped,
             )
 
-    def commit(self, session: str, message: str | None = None) -> CommitResult:
-        """Land the session's ops on the branch (see ``commit.py`` for the order of steps)."""
+    def commit(
+        self, session: str, message: str | None = None, provenance: Provenance | None = None
+    ) -> CommitResult:
+        """Land the session's ops on the branch (see ``commit.py`` for the order of steps);
+        ``provenance`` names the transcript the writes came from (stamped into each file)."""
         with self._hold(session) as state:
             recovered = self._unreported.pop(session, None)
             if not state.ops:
@@ -392,6 +395,7 @@ class SessionManager:
                     cap=self.cap,
                     before_swap=self.before_swap,
                     judged=self._judged(state),
+                    provenance=provenance,
                 )
             if recovered is not None:
                 result = replace(result, recovered=recovered)

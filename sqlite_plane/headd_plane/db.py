@@ -62,19 +62,37 @@ def _is_busy(error: sqlite3.Error) -> bool:
     return "locked" in str(error) or "busy" in str(error)
 
 
+_BLOB = bytes | bytearray | memoryview
+#: The last blob seen in each argument position, decoded with its norm: within one statement
+#: one side is the query vector every row compares against, so it is decoded once.
+_decoded: dict[int, tuple[bytes, np.ndarray, float]] = {}
+
+
+def _decode(position: int, blob: _BLOB) -> tuple[np.ndarray, float]:
+    raw = bytes(blob)
+    cached = _decoded.get(position)
+    if cached is not None and cached[0] == raw:
+        return cached[1], cached[2]
+    vector = np.frombuffer(raw, dtype="<f4").astype(np.float64)
+    norm = float(np.sqrt(np.dot(vector, vector)))
+    _decoded[position] = (raw, vector, norm)
+    return vector, norm
+
+
 def vector_distance_cos(a: object, b: object) -> float | None:
     """``1 - cosine`` of two float32 blobs; NULL for anything else (the SQL function)."""
-    if not isinstance(a, bytes | bytearray | memoryview) or not isinstance(
-        b, bytes | bytearray | memoryview
-    ):
+    if not isinstance(a, _BLOB) or not isinstance(b, _BLOB):
         return None
     if len(a) == 0 or len(b) == 0 or len(a) % 4 or len(b) % 4:
         return None
-    left = np.frombuffer(a, dtype="<f4").astype(np.float64)
-    right = np.frombuffer(b, dtype="<f4").astype(np.float64)
+    left, left_norm = _decode(0, a)
+    right, right_norm = _decode(1, b)
     n = min(left.size, right.size)
-    left, right = left[:n], right[:n]
-    norms = float(np.linalg.norm(left)) * float(np.linalg.norm(right))
+    if n != left.size or n != right.size:
+        left, right = left[:n], right[:n]
+        left_norm = float(np.sqrt(np.dot(left, left)))
+        right_norm = float(np.sqrt(np.dot(right, right)))
+    norms = left_norm * right_norm
     if norms == 0.0:
         return 1.0
     similarity = float(np.dot(left, right)) / norms

@@ -34,10 +34,10 @@ from typing import Any
 from headd.errors import (
     DuplicateContent,
     EmbedModelMismatch,
-    HeaddError,
     IndexStale,
     InvalidMemory,
     ModelUnavailable,
+    RebuildNoEmbedRefused,
 )
 from headd.record import MemoryRecord
 
@@ -68,12 +68,6 @@ NO_SPACE = "none@1"
 
 Hook = Callable[[str], None]
 Parse = Callable[[str, bytes], MemoryRecord]
-
-
-class RebuildNoEmbedRefused(HeaddError):
-    """A rebuild that cannot write vectors over a store that carries some, without ``force``."""
-
-    code = "ERR_REBUILD_NO_EMBED_REFUSED"
 
 
 @dataclass
@@ -251,6 +245,7 @@ class Indexer:
         )
         self.hook("rebuild.committed")
         self._record(head, rebuilt=True, space=space, dim=dim)
+        self._dirty_indexed = set()  # every row now describes HEAD exactly
         self.hook("rebuild.recorded")
         written = self.embed_missing() if embed and self.embedder is not None else 0
         report = RebuildReport(
@@ -426,6 +421,7 @@ class Indexer:
             data, sha = self.git.working_file(entry.path)
             final[entry.path] = self._project(entry.path, sha, data, indexed_at, report.skipped)
         report.dirty = len(dirty)
+        report.unchanged = report.unchanged and report.reconciled == 0
         self.hook("update.read")
 
         groups: list[tuple[str, list[Write]]] = []
@@ -472,6 +468,8 @@ class Indexer:
                 (str(r["path"]), str(r["blob_sha"]))
                 for r in self.db.all("SELECT path, blob_sha FROM files", op="update.reconcile")
             ]
+        elif not self._dirty_indexed:
+            return {}
         else:
             holes = ", ".join("?" for _ in self._dirty_indexed)
             candidates = [

@@ -1,0 +1,280 @@
+"""The daemon's SQLite plane: one writer thread, read-only readers, a coalescing background update.
+
+SQLite work never runs on the event loop. Everything that writes ``index.db`` or ``state.db``
+(index rebuild/update, reinforce, trace scans, state import/export, session links) runs on ONE
+dedicated thread that owns the store's one writer connection (``headd_plane.open_plane``), so
+writes are serialised without any lock of ours and a slow rebuild can never interleave with a
+reinforce. Queries (plane search, recall, trace search/show) run on a small pool whose threads
+each hold their own read-only connection: WAL lets them read while the writer writes.
+
+After the load and after every advance the daemon asks for ``update``: requests arriving while
+one runs are coalesced into a single follow-up run, so a burst of commits costs at most two
+updates. Failures are logged and kept for ``status``; they never stop the daemon.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from headd.daemon import plane_calls
+from headd.errors import HeaddError, StorageFailure
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+READER_THREADS = 2
+
+
+class UpdateStopped(Exception):
+    """Raised from the indexer's hook points once the daemon is stopping: the transaction in
+    progress rolls back (or, between batches, the watermark is simply not recorded), exactly
+    what a crash at that point leaves, which the plane is built to resume from."""
+
+
+@dataclass
+class UpdateStats:
+    """What ``status`` says about the background update."""
+
+    runs: int = 0
+    last_ms: float | None = None
+    last_sha: str | None = None
+    last_error: str | None = None
+    last_error_code: str | None = None
+
+
+class PlaneService:
+    """The plane as the daemon holds it (one per store)."""
+
+    def __init__(
+        self,
+        store: Path,
+        embedder: Any | None,
+        trace_root: Path,
+        *,
+        open_plane: Callable[..., Any] | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.trace_root = trace_root
+        self._open_plane = open_plane
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="headd-plane-write")
+        self._readers = ThreadPoolExecutor(READER_THREADS, thread_name_prefix="headd-plane-read")
+        self._plane: Any = None
+        self._local = threading.local()
+        self._reader_dbs: list[Any] = []
+        self._reader_lock = threading.Lock()
+        self._wanted = False
+        self._updating: asyncio.Task[None] | None = None
+        self._stopping = threading.Event()
+        self.stats = UpdateStats()
+
+    # -- paths ------------------------------------------------------------------------------
+
+    @property
+    def index_path(self) -> Path:
+        from headd_plane.plane import index_path_of
+
+        return index_path_of(self.store)
+
+    @property
+    def state_path(self) -> Path:
+        from headd_plane.plane import state_path_of
+
+        return state_path_of(self.store)
+
+    # -- threads ----------------------------------------------------------------------------
+
+    def _writer_plane(self) -> Any:
+        """The writer plane, opened (and migrated) on first use; only ever on the writer thread."""
+        if self._plane is None:
+            if self._open_plane is None:
+                from headd_plane.plane import open_plane
+
+                self._open_plane = open_plane
+            self._plane = self._open_plane(self.store, embedder=self.embedder, hook=self._hook)
+        return self._plane
+
+    def _hook(self, point: str) -> None:
+        """The indexer's hook points: where a stopping daemon may cut a long update short."""
+        if self._stopping.is_set():
+            raise UpdateStopped(point)
+
+    def stop(self) -> None:
+        """Stop scheduling updates and cut a running one at its next hook point."""
+        self._stopping.set()
+        self._wanted = False
+
+    def open_blocking(self) -> None:
+        """Open the writer at start (creates and migrates the files); a failure is logged."""
+        try:
+            self._writer.submit(self._writer_plane).result()
+        except HeaddError as exc:
+            log.error("the SQLite plane could not be opened: %s: %s", exc.code, exc.message)
+
+    def _reader(self) -> Any:
+        """This reader thread's read-only retrieval (opened once the writer created the files)."""
+        retrieval = getattr(self._local, "retrieval", None)
+        if retrieval is None:
+            from headd_plane.plane import open_retrieval
+
+            retrieval = open_retrieval(self.store, embedder=self.embedder)
+            self._local.retrieval = retrieval
+            with self._reader_lock:
+                self._reader_dbs.append(retrieval.db)
+        return retrieval
+
+    async def on_writer(self, fn: Callable[[Any], T]) -> T:
+        """Run ``fn(plane)`` on the writer thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._writer, lambda: fn(self._writer_plane()))
+
+    async def on_reader(self, fn: Callable[[Any], T]) -> T:
+        """Run ``fn(retrieval)`` on a reader thread; the writer opens the files first if needed."""
+        if not self.index_path.exists():
+            await self.on_writer(lambda plane: None)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._readers, lambda: fn(self._reader()))
+
+    # -- the background update ----------------------------------------------------------------
+
+    def schedule_update(self, _version: Any = None) -> None:
+        """Ask for an update (called on the loop after the load and after each advance)."""
+        if self._stopping.is_set():
+            return
+        self._wanted = True
+        if self._updating is None or self._updating.done():
+            self._updating = asyncio.ensure_future(self._update_loop())
+
+    @property
+    def updating(self) -> bool:
+        return self._updating is not None and not self._updating.done()
+
+    async def wait_idle(self) -> None:
+        while self._updating is not None and not self._updating.done():
+            await asyncio.shield(self._updating)
+
+    async def _update_loop(self) -> None:
+        while self._wanted:
+            self._wanted = False
+            started = time.perf_counter()
+            try:
+                report = await self.on_writer(self._background_update)
+            except asyncio.CancelledError:
+                raise
+            except UpdateStopped as stopped:
+                log.info("index update stopped at %s for shutdown", stopped)
+                return
+            except HeaddError as exc:
+                self.stats.last_error = exc.message
+                self.stats.last_error_code = exc.code
+                log.warning("background index update failed: %s: %s", exc.code, exc.message)
+                continue
+            except Exception as exc:  # never fatal: the next advance tries again
+                self.stats.last_error = type(exc).__name__
+                self.stats.last_error_code = None
+                log.exception("background index update failed")
+                continue
+            self.stats.runs += 1
+            self.stats.last_ms = (time.perf_counter() - started) * 1000.0
+            self.stats.last_sha = report.get("head_sha")
+            self.stats.last_error = None
+            self.stats.last_error_code = None
+            log.info(
+                "index updated to %s in %.0f ms",
+                str(report.get("head_sha"))[:12],
+                self.stats.last_ms,
+            )
+
+    def _background_update(self, plane: Any) -> dict[str, Any]:
+        """``update``, embedding new chunks only when the index already carries vectors (a
+        store opted in with ``index.rebuild {embed: true}``): a first full embed would hold the
+        writer, and with it every reinforce, for as long as the model takes."""
+        embed = self.embedder is not None and _holds_vectors(plane)
+        return plane_calls.index_update(plane, embed=embed)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "updates": self.stats.runs,
+            "updating": self.updating,
+            "last_update_ms": None if self.stats.last_ms is None else round(self.stats.last_ms, 1),
+            "indexed_sha": self.stats.last_sha,
+            "last_error": self.stats.last_error,
+            "last_error_code": self.stats.last_error_code,
+        }
+
+    # -- methods ----------------------------------------------------------------------------
+
+    async def index_rebuild(self, embed: bool, force: bool) -> dict[str, Any]:
+        return await self.on_writer(lambda p: plane_calls.index_rebuild(p, embed, force))
+
+    async def index_update(self, embed: bool) -> dict[str, Any]:
+        return await self.on_writer(lambda p: plane_calls.index_update(p, embed))
+
+    async def index_status(self) -> dict[str, Any]:
+        return await self.on_writer(plane_calls.index_status)
+
+    async def search(
+        self, query: str, filter_: Any, limit: int, now_epoch: float | None
+    ) -> dict[str, Any]:
+        return await self.on_reader(
+            lambda r: plane_calls.search(r, query, filter_, limit, now_epoch)
+        )
+
+    async def recall(
+        self, query: str, filter_: Any, budget: int | None, now_epoch: float | None
+    ) -> dict[str, Any]:
+        return await self.on_reader(
+            lambda r: plane_calls.recall(r, query, filter_, budget, now_epoch)
+        )
+
+    async def reinforce(self, paths: list[str], signal: str, now: datetime) -> dict[str, Any]:
+        return await self.on_writer(lambda p: plane_calls.reinforce(p.db.conn, paths, signal, now))
+
+    async def state_export(self) -> dict[str, Any]:
+        return await self.on_writer(lambda p: plane_calls.state_export(p.db.conn, self.store))
+
+    async def state_import(self) -> dict[str, Any]:
+        return await self.on_writer(lambda p: plane_calls.state_import(p.db.conn, self.store))
+
+    async def traces_index(self, root: Path | None, now: datetime) -> dict[str, Any]:
+        target = root or self.trace_root
+        return await self.on_writer(lambda p: plane_calls.traces_index(p.db.conn, target, now))
+
+    async def traces_search(self, query: str, limit: int) -> dict[str, Any]:
+        return await self.on_reader(lambda r: plane_calls.traces_search(r.db.conn, query, limit))
+
+    async def traces_show(self, session: str) -> dict[str, Any]:
+        return await self.on_reader(lambda r: plane_calls.traces_show(r.db.conn, session))
+
+    async def record_wrote(self, links: plane_calls.WroteLinks) -> int:
+        """Note a session commit's memories; a failure is logged, never the commit's failure
+        (the files themselves carry the provenance, so nothing durable is lost)."""
+        try:
+            return await self.on_writer(lambda p: plane_calls.record_wrote(p.db.conn, links))
+        except (HeaddError, StorageFailure) as exc:
+            log.warning("recording session links failed: %s", exc.code)
+            return 0
+
+    def shutdown(self) -> None:
+        self._writer.shutdown(wait=True)
+        self._readers.shutdown(wait=True)
+        with self._reader_lock:
+            for db in self._reader_dbs:
+                db.close()
+        if self._plane is not None:
+            self._plane.close()
+
+
+def _holds_vectors(plane: Any) -> bool:
+    row = plane.db.conn.execute("SELECT EXISTS (SELECT 1 FROM embeddings)").fetchone()
+    return bool(row and row[0])

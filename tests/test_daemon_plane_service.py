@@ -1,0 +1,132 @@
+"""``PlaneService`` in process, on a real store and real SQLite files: which thread runs what,
+the loop stays free while the writer works, bursts of advances coalesce, failures are kept.
+
+Mutation notes (each applied once, the named test seen red, then reverted):
+- ``schedule_update`` running one update per call (no coalescing) -> ``test_a_burst_coalesces``.
+- ``_update_loop`` re-raising a HeaddError -> ``test_a_failing_update_is_kept_not_fatal``.
+- ``_hook`` never raising -> ``test_a_stopping_daemon_cuts_the_update_at_a_hook_point``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from daemon_support import external_commit, make_store, memory_html
+
+from headd.daemon.plane_service import PlaneService
+
+
+def _service(tmp_path: Path) -> tuple[PlaneService, str]:
+    store = tmp_path / "store"
+    sha = make_store(store)
+    return PlaneService(store, None, tmp_path / "claude"), sha
+
+
+def test_writes_and_reads_run_on_their_own_threads(tmp_path: Path) -> None:
+    svc, _ = _service(tmp_path)
+
+    async def scenario() -> tuple[str, str]:
+        writer = await svc.on_writer(lambda plane: threading.current_thread().name)
+        reader = await svc.on_reader(lambda r: threading.current_thread().name)
+        return writer, reader
+
+    try:
+        writer, reader = asyncio.run(scenario())
+    finally:
+        svc.shutdown()
+    assert writer.startswith("headd-plane-write")
+    assert reader.startswith("headd-plane-read")
+    assert svc.index_path.is_file() and svc.state_path.is_file()
+
+
+def test_the_loop_keeps_answering_while_the_writer_works(tmp_path: Path) -> None:
+    svc, _ = _service(tmp_path)
+
+    async def scenario() -> int:
+        ticks = 0
+        slow = asyncio.ensure_future(svc.on_writer(lambda plane: time.sleep(0.6)))
+        while not slow.done():
+            await asyncio.sleep(0.01)
+            ticks += 1
+        await slow
+        return ticks
+
+    try:
+        ticks = asyncio.run(scenario())
+    finally:
+        svc.shutdown()
+    assert ticks >= 10  # the loop ran while the writer thread slept
+
+
+def test_a_burst_coalesces(tmp_path: Path) -> None:
+    svc, sha = _service(tmp_path)
+
+    async def scenario() -> None:
+        for _ in range(20):
+            svc.schedule_update()
+        await svc.wait_idle()
+        assert svc.stats.runs == 1 and svc.stats.last_sha == sha
+        moved = external_commit(
+            svc.store, {"areas/inbox/a.html": memory_html("A is one", "A is one.")}
+        )
+        svc.schedule_update()
+        svc.schedule_update()  # arrives while the first runs: one follow-up at most
+        await svc.wait_idle()
+        assert 2 <= svc.stats.runs <= 3 and svc.stats.last_sha == moved
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        svc.shutdown()
+
+
+def test_a_failing_update_is_kept_not_fatal(tmp_path: Path) -> None:
+    svc, sha = _service(tmp_path)
+
+    async def scenario() -> None:
+        svc.schedule_update()
+        await svc.wait_idle()
+        with sqlite3.connect(svc.index_path) as conn:
+            conn.execute("UPDATE index_state SET head_sha = NULL")
+        svc.schedule_update()
+        await svc.wait_idle()
+        assert svc.stats.last_error_code == "ERR_INDEX_STALE"
+        assert svc.status()["last_error_code"] == "ERR_INDEX_STALE"
+        report = await svc.index_rebuild(embed=False, force=False)
+        assert report["head_sha"] == sha
+        svc.schedule_update()
+        await svc.wait_idle()
+        assert svc.stats.last_error is None and svc.stats.runs == 2
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        svc.shutdown()
+
+
+def test_a_stopping_daemon_cuts_the_update_at_a_hook_point(tmp_path: Path) -> None:
+    svc, _ = _service(tmp_path)
+
+    async def scenario() -> None:
+        await svc.on_writer(lambda plane: None)  # open the files
+        svc._stopping.set()  # as stop() does, but keep scheduling allowed for the test
+        svc._wanted = True
+        svc._updating = asyncio.ensure_future(svc._update_loop())
+        await svc.wait_idle()
+        assert svc.stats.runs == 0 and svc.stats.last_error is None
+        svc.stop()
+        svc.schedule_update()
+        assert not svc.updating
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        svc.shutdown()
+    # Cut before anything was written: no commit recorded, and nothing half-done.
+    with sqlite3.connect(svc.index_path) as conn:
+        assert conn.execute("SELECT count(*) FROM index_state").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
