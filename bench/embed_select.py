@@ -160,6 +160,7 @@ def bm25_rankings(
     )
     qids = list(queries)
     tokens = bm25s.tokenize([queries[q] for q in qids], stopwords="en", show_progress=False)
+    k = min(k, len(doc_texts))
     results, _scores = retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
     seconds = time.perf_counter() - started
     return {q: [doc_ids[int(j)] for j in results[i]] for i, q in enumerate(qids)}, seconds

@@ -79,7 +79,9 @@ def markdown_to_memory(md: str, created: str) -> str:
     else:
         m = _SENTENCE.match(blocks[first][2].strip())
         claim, rest = (m.group(1), m.group(2) or "") if m else (blocks[first][2].strip(), "")
-    article = [f"<p><mark>{esc(claim, quote=False)}</mark>{' ' + esc(rest, quote=False) if rest else ''}</p>"]
+    article = [
+        f"<p><mark>{esc(claim, quote=False)}</mark>{' ' + esc(rest, quote=False) if rest else ''}</p>"
+    ]
     for i, (kind, lng, text) in enumerate(blocks):
         if i == first:
             continue
@@ -87,7 +89,9 @@ def markdown_to_memory(md: str, created: str) -> str:
             article.append(f"<p>{esc(text, quote=False)}</p>")
         else:
             attr = f' data-lang="{esc(lng)}"' if lng else ""
-            article.append(f"<figure><pre><code{attr}>{esc(text, quote=False)}</code></pre></figure>")
+            article.append(
+                f"<figure><pre><code{attr}>{esc(text, quote=False)}</code></pre></figure>"
+            )
     head = [
         "<!doctype html>",
         '<html lang="en">',
@@ -199,8 +203,15 @@ def _write_tree(repo: pygit2.Repository, files: dict[str, pygit2.Oid]) -> pygit2
 def versions_equal(a: Any, b: Any) -> str | None:
     """None when two versions hold equal records and indexes, else the first field that differs."""
     ia, ib = a.indexes, b.indexes
-    for name in ("records", "by_content_hash", "content_paths", "by_frame_key", "inbound",
-                 "by_entity", "lexical"):
+    for name in (
+        "records",
+        "by_content_hash",
+        "content_paths",
+        "by_frame_key",
+        "inbound",
+        "by_entity",
+        "lexical",
+    ):
         if getattr(ia, name) != getattr(ib, name):
             return f"indexes.{name} differ"
     if a.sha != b.sha:

@@ -99,7 +99,7 @@ def run_one(
     record: dict[str, Any] = {
         "module": f"{package}.{bench.name}",
         "args": args,
-        "load_average_start": list(os.getloadavg()),
+        "load_average_start": [round(x, 2) for x in os.getloadavg()],
     }
     started = time.perf_counter()
     try:
@@ -118,7 +118,7 @@ def run_one(
         stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         stderr = f"timed out after {bench.timeout_s} s"
     record["elapsed_s"] = round(time.perf_counter() - started, 2)
-    record["load_average_end"] = list(os.getloadavg())
+    record["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     record["rc"] = rc
     parsed = parse_output(stdout)
     if parsed is None:

@@ -96,8 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         wait_for_socket(sock, daemon)
         rpc = Rpc(sock)
         status = rpc.call("status")
-        print(f"daemon up: {status['records']} memories at {status['sha'][:12]} "
-              f"(loaded from {status['load_source']} in {status['load_ms']} ms)")
+        print(
+            f"daemon up: {status['records']} memories at {status['sha'][:12]} "
+            f"(loaded from {status['load_source']} in {status['load_ms']} ms)"
+        )
 
         session = rpc.call("session.open")["session"]
         rpc.call(
@@ -131,8 +133,16 @@ def main(argv: list[str] | None = None) -> int:
         rpc.close()
 
         gate = subprocess.run(
-            [str(BIN / "headctl"), "--store", str(store), "--socket", str(sock), "gate", base,
-             outcome["sha"]],
+            [
+                str(BIN / "headctl"),
+                "--store",
+                str(store),
+                "--socket",
+                str(sock),
+                "gate",
+                base,
+                outcome["sha"],
+            ],
             capture_output=True,
             text=True,
         )

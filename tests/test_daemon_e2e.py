@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import stat
 import time
 from collections.abc import Iterator
@@ -104,8 +105,11 @@ def test_vectors_are_filled_in_the_background_and_used_by_search(served: Served)
     assert "vector" in result["hits"][0]["arms"]
     lexical_only = served.call("search", query="postgres orders", vectors=False)
     assert lexical_only["degraded"] is True
-    cache_dir = served.store / ".memhtml" / "headd" / "vectors"
-    assert [p.name for p in cache_dir.iterdir()] == ["headd-hash-v1@256.npz"]
+    assert result["vectors"] == {"coverage": 1.0}
+    index = sqlite3.connect(served.store / ".memhtml" / "headd" / "index.db")
+    spaces = index.execute("SELECT space, count(*) FROM head_vectors GROUP BY space").fetchall()
+    index.close()
+    assert spaces == [("headd-hash-v1@256", 5)]  # persisted in the SQLite plane, one space
 
 
 def test_search_read_and_indexes(served: Served) -> None:
@@ -151,7 +155,9 @@ def test_invalid_params_and_unserved_methods(served: Served) -> None:
     with pytest.raises(InvalidParams):
         served.call("read", paths="x")
     with pytest.raises(MethodNotFound):
-        served.call("vectors.fill")
+        served.call("vectors.fill.all")
+    with pytest.raises(InvalidParams):
+        served.call("vectors.fill", limit=-1)
     with pytest.raises(InvalidParams):
         served.call("search", query="x", plane="sqlite")
 
@@ -424,9 +430,13 @@ def test_stale_socket_replaced_then_sigterm_finishes_in_flight_requests(tmp_path
         sock = connect(path)
         batch = [json.loads(request_line("read", {"path": SHORT}, i)) for i in range(800)]
         sock.sendall(json.dumps(batch).encode() + b"\n")
-        time.sleep(0.3)  # the answer (~1 MB) fills the socket buffer: still in flight
+        # The first byte of the answer arrives once the daemon is writing it; the rest (~1 MB)
+        # cannot fit in the socket buffer until we read, so the request is still in flight.
+        pending = bytearray(sock.recv(1))
+        assert pending, "the daemon closed instead of answering"
         daemon.proc.send_signal(signal.SIGTERM)
-        answer = json.loads(read_line(sock))
+        time.sleep(0.3)  # let the signal land while the write is blocked on us
+        answer = json.loads(read_line(sock, pending))
         sock.close()
         assert len(answer) == 800 and all(a["result"]["record"]["path"] == SHORT for a in answer)
         assert daemon.proc.wait(30) == 0

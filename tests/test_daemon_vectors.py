@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pygit2
 from daemon_support import make_store
+from headd_plane.head_vectors import load_cache
+from headd_plane.plane import index_path_of
 
-from headd.daemon.vectors import MIN_COVERAGE, VectorService, cache_path
+from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder
-from headd.head import load_head
+from headd.head import VectorSpace, load_head
 
 
 def service(store: Path, embedder: HashingEmbedder) -> VectorService:
@@ -32,7 +34,8 @@ def test_fill_persists_and_a_restart_embeds_nothing(tmp_path: Path) -> None:
 
     async def first() -> VectorService:
         svc = service(store, embedder)
-        assert svc.status(view) == {"space": embedder.space, "entries": 0, "coverage": 0.0}
+        status = svc.status(view)
+        assert (status["space"], status["entries"], status["coverage"]) == (embedder.space, 0, 0.0)
         assert not (await svc.for_search(view, "postgres", True)).ran, "no vectors yet: degraded"
         svc.schedule_fill(view)
         await svc.wait_idle()
@@ -40,7 +43,7 @@ def test_fill_persists_and_a_restart_embeds_nothing(tmp_path: Path) -> None:
 
     svc = asyncio.run(first())
     assert svc.status(view)["entries"] == 5 and svc.coverage(view) == 1.0
-    assert cache_path(store, embedder.space).exists()
+    assert load_cache(index_path_of(store), VectorSpace.parse(embedder.space)).hashes()
     calls = embedder.calls
 
     async def restart() -> None:
@@ -50,7 +53,7 @@ def test_fill_persists_and_a_restart_embeds_nothing(tmp_path: Path) -> None:
         await again.wait_idle()
         assert embedder.calls == calls, "everything was reused from the saved cache"
         arm = await again.for_search(view, "postgres orders", True)
-        assert arm.ran and arm.vectors is again.cache
+        assert arm.ran and arm.vectors.cache is again.cache
         assert not (await again.for_search(view, "postgres orders", False)).ran
 
     asyncio.run(restart())
@@ -79,6 +82,7 @@ def test_without_an_embedder_nothing_runs(tmp_path: Path) -> None:
     view = load_head(pygit2.Repository(str(store)), sha)
     svc = VectorService(store, None, ThreadPoolExecutor(1))
     svc.load_blocking()
-    assert svc.status(view) == {"space": None, "entries": 0, "coverage": 0.0}
+    status = svc.status(view)
+    assert (status["space"], status["entries"], status["coverage"]) == (None, 0, 0.0)
     assert not asyncio.run(svc.for_search(view, "x", True)).ran
     assert not (store / ".memhtml").exists()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from headd.embed.factory import (
@@ -78,3 +81,14 @@ def test_setting_precedence_flag_then_env_then_auto() -> None:
     assert embedder_setting("  ", env) == "off"
     assert embedder_setting(None, {}) == "auto"
     assert embedder_setting(None, {"HEADD_EMBEDDER": ""}) == "auto"
+
+
+def test_choosing_auto_imports_no_model_library() -> None:
+    # The daemon decides at start; onnxruntime's ~0.6 s import waits for the first embed.
+    code = (
+        "import sys\n"
+        "from headd.embed.factory import make_embedder\n"
+        "make_embedder('auto')\n"
+        "assert 'onnxruntime' not in sys.modules, 'onnxruntime imported at choice time'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=60)

@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 V = TypeVar("V")
 
 Loader = Callable[[pygit2.Repository, str], Any]
+#: The first load by the cheapest route: returns a ``coldstart.ColdStart`` (version + source).
+ColdLoader = Callable[[pygit2.Repository, str], Any]
 Advancer = Callable[[pygit2.Repository, Any, str], Any]
 
 
@@ -173,12 +175,14 @@ class RefFollower:
         advancer: Advancer,
         history: int = 8,
         clock: Callable[[], float] = time.perf_counter,
+        cold_loader: ColdLoader | None = None,
     ) -> None:
         self.repo_path = repo_path
         self.ref = ref
         self._git = git
         self._load = loader
         self._advance = advancer
+        self._cold_load = cold_loader
         self._clock = clock
         self._ref_repo = pygit2.Repository(str(repo_path))
         self._lock = asyncio.Lock()
@@ -186,6 +190,8 @@ class RefFollower:
         self._loading: dict[str, asyncio.Future[Any]] = {}
         self.version: Any = None
         self.load_ms: float = 0.0
+        #: How the first load was made: ``git``, ``snapshot`` or ``snapshot+advance``.
+        self.load_source: str = "git"
         self.advances = 0
         self.last_advance_ms: float | None = None
         self.last_advance_by: str | None = None
@@ -200,9 +206,21 @@ class RefFollower:
         if sha is None:
             raise GitFailure(f"ref {self.ref} does not resolve", {"ref": self.ref})
         start = self._clock()
-        self.version = self._git.run_blocking(lambda repo: self._load(repo, sha))
+        cold = self._cold_load
+        if cold is None:
+            self.version = self._git.run_blocking(lambda repo: self._load(repo, sha))
+        else:
+            started = self._git.run_blocking(lambda repo: cold(repo, sha))
+            self.version = started.version
+            self.load_source = started.source
         self.load_ms = (self._clock() - start) * 1000.0
-        log.info("loaded %s at %s in %.0f ms", self.ref, sha[:12], self.load_ms)
+        log.info(
+            "loaded %s at %s from %s in %.0f ms",
+            self.ref,
+            sha[:12],
+            self.load_source,
+            self.load_ms,
+        )
         return self.version
 
     # -- following -----------------------------------------------------------------------

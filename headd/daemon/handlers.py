@@ -59,12 +59,13 @@ from headd.daemon.methods import (
     TracesIndex,
     TracesSearch,
     TracesShow,
+    VectorsFill,
     decode_request,
 )
 from headd.daemon.plane_calls import WroteLinks, check_provenance_value
 from headd.daemon.plane_service import PlaneService
 from headd.daemon.vectors import NO_VECTORS, VectorService
-from headd.errors import InvalidParams, MethodNotFound, PathNotFound
+from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
 from headd.record import record_to_wire
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,8 @@ class Service:
     sessions: Any = None
     vectors: VectorService | None = None
     plane: PlaneService | None = None
+    #: The background head-snapshot writer (``snapshots.SnapshotWriter``), when there is one.
+    snapshots: Any = None
     socket_path: Path | None = None
     embedder: str = "off"
     clock: Callable[[], datetime] = utc_now
@@ -179,7 +182,15 @@ class Service:
                 | TracesShow()
             ):
                 return await self.plane_call(request)
+            case VectorsFill(limit=limit):
+                return await self.vectors_fill(limit)
         raise MethodNotFound(f"no handler for {type(request).__name__}")
+
+    async def vectors_fill(self, limit: int | None) -> dict[str, Any]:
+        """``vectors.fill``: embed, now, what the cache lacks for the followed version."""
+        if self.vectors is None:
+            raise ModelUnavailable("this daemon runs without an embedder", {"embedder": None})
+        return await self.vectors.fill_now(await self.follower.current(), limit)
 
     # -- versions --------------------------------------------------------------------------
 
@@ -209,7 +220,7 @@ class Service:
             "sha": view.sha,
             "records": record_count(view),
             "skipped": skipped_count(view),
-            "load_source": "git",
+            "load_source": getattr(self.follower, "load_source", "git"),
             "load_ms": round(self.follower.load_ms, 1),
             "advances": self.follower.advances,
             "last_advance_ms": None
@@ -219,10 +230,12 @@ class Service:
             "vectors": self.vectors.status(view)
             if self.vectors is not None
             else {"space": None, "entries": 0, "coverage": 0.0},
+            "vector_fill": self.vectors.fill_status() if self.vectors is not None else None,
             "sessions": sessions,
             "index_path": str(self._plane().index_path) if self.plane else None,
             "state_path": str(self._plane().state_path) if self.plane else None,
             "index": self.plane.status() if self.plane else None,
+            "snapshot": self.snapshots.status() if self.snapshots is not None else None,
             "socket": None if self.socket_path is None else str(self.socket_path),
             "embedder": self.embedder,
             "uptime_s": round(self.monotonic() - self.started, 3),
@@ -279,6 +292,7 @@ class Service:
             ],
             "arms": ["lexical", "recency", "vector"] if arm.ran else ["lexical", "recency"],
             "degraded": not arm.ran,
+            "vectors": {"coverage": round(arm.coverage, 4)},
             "took_ms": round(took, 3),
         }
 

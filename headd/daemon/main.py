@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -27,6 +28,7 @@ from typing import Any
 
 import pygit2
 
+from headd.daemon.coldstart import ColdStart, cold_load
 from headd.daemon.follow import GitThread, RefFollower, resolve_followed_ref
 from headd.daemon.handlers import Service
 from headd.daemon.head_api import HeadApi, record_count
@@ -34,13 +36,15 @@ from headd.daemon.io_ import DEFAULT_LINE_LIMIT
 from headd.daemon.notify import Notifier, inherited_listener
 from headd.daemon.plane_service import PlaneService
 from headd.daemon.server import Server
+from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.socket_path import bind_listener, resolve_socket, resolve_store
-from headd.daemon.vectors import VectorService
+from headd.daemon.vectors import PlaneVectorStore, VectorService, plane_writer_runner
 from headd.errors import GitFailure, HeaddError
 
 log = logging.getLogger("headd")
 
 FOLLOW_INTERVAL_S = 0.02
+DEFAULT_SNAPSHOT_INTERVAL_S = 30.0
 STATUS_INTERVAL_S = 1.0
 
 
@@ -54,6 +58,8 @@ class Config:
     line_limit: int
     drain_timeout: float
     follow_interval: float
+    #: Seconds between two head snapshot writes; negative: no snapshots (load from git only).
+    snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL_S
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--follow-interval", type=float, default=FOLLOW_INTERVAL_S, help=argparse.SUPPRESS
     )
+    parser.add_argument(
+        "--snapshot-interval",
+        type=float,
+        default=DEFAULT_SNAPSHOT_INTERVAL_S,
+        help="seconds between head snapshot writes (negative: no snapshots; default 30)",
+    )
     parser.add_argument("--log-level", default=os.environ.get("HEADD_LOG_LEVEL", "INFO"))
     return parser
 
@@ -95,6 +107,7 @@ def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> 
         line_limit=args.line_limit,
         drain_timeout=args.drain_timeout,
         follow_interval=args.follow_interval,
+        snapshot_interval=args.snapshot_interval,
     )
 
 
@@ -159,10 +172,22 @@ async def run(
     listener, owned = open_listener(config, environ)
     git = GitThread(config.store)
     fill_thread = ThreadPoolExecutor(1, thread_name_prefix="headd-embed")
-    vectors = VectorService(config.store, embedder, fill_thread)
     plane = PlaneService(config.store, embedder, config.trace_root)
+    vectors = VectorService(
+        config.store,
+        embedder,
+        fill_thread,
+        persistence=PlaneVectorStore(config.store, plane_writer_runner(plane, loop)),
+        notify=notifier.status,
+    )
+    snapshots = make_snapshot_writer(config)
     follower = RefFollower(
-        config.store, ref, git, loader=head.load_head, advancer=head.advance_head
+        config.store,
+        ref,
+        git,
+        loader=head.load_head,
+        advancer=head.advance_head,
+        cold_loader=make_cold_loader(head, snapshots),
     )
     server: Server | None = None
     try:
@@ -196,6 +221,7 @@ async def run(
             sessions=make_sessions(config.store, follower),
             vectors=vectors,
             plane=plane,
+            snapshots=snapshots,
             socket_path=owned,
             embedder=config.embedder,
         )
@@ -208,16 +234,22 @@ async def run(
         )
         await server.start()
         follow = asyncio.create_task(follower.follow_forever(config.follow_interval))
-        follower.on_advance = on_each(vectors.schedule_fill, plane.schedule_update)
-        vectors.schedule_fill(follower.version)
-        plane.schedule_update(follower.version)
+        hooks: list[Callable[[Any], None]] = [vectors.schedule_fill, plane.schedule_update]
+        if snapshots is not None:
+            if follower.load_source == "snapshot":
+                snapshots.loaded_from(follower.version.sha)
+            hooks.append(snapshots.schedule)
+        follower.on_advance = on_each(*hooks)
+        for hook in hooks:
+            hook(follower.version)
         version = follower.version
         notifier.ready(f"serving {version.sha[:12]} ({record_count(version)} records)")
         log.info(
-            "ready: %s at %s, %d records, loaded in %.0f ms",
+            "ready: %s at %s, %d records, loaded from %s in %.0f ms",
             ref,
             version.sha[:12],
             record_count(version),
+            follower.load_source,
             follower.load_ms,
         )
         await stop.wait()
@@ -229,9 +261,13 @@ async def run(
         await server.stop()
         vectors.stop()
         plane.stop()
+        if snapshots is not None:
+            snapshots.stop()
         await vectors.wait_idle()
         await plane.wait_idle()
         await loop.run_in_executor(None, service.shutdown)
+        if snapshots is not None:
+            await loop.run_in_executor(None, snapshots.shutdown)
         return 0
     finally:
         if server is None:
@@ -241,6 +277,39 @@ async def run(
                     os.unlink(owned)
         git.shutdown()
         fill_thread.shutdown(wait=False, cancel_futures=True)
+
+
+def make_snapshot_writer(config: Config) -> SnapshotWriter | None:
+    """The background snapshot writer, unless ``--snapshot-interval`` is negative."""
+    if config.snapshot_interval < 0:
+        return None
+    from headd_plane.snapshot_store import SnapshotStore
+
+    from headd.head.snapshot import encode_version
+
+    return SnapshotWriter(
+        SnapshotStore(config.store), encode_version, interval=config.snapshot_interval
+    )
+
+
+def make_cold_loader(head: HeadApi, snapshots: SnapshotWriter | None) -> Any:
+    """The first load: snapshot at the tip, else at an ancestor + advance, else git."""
+    from headd.head.snapshot import decode_version
+
+    store = None if snapshots is None else snapshots.store
+
+    def load(repo: pygit2.Repository, tip: str) -> ColdStart:
+        return cold_load(
+            repo,
+            tip,
+            store,
+            load_head=head.load_head,
+            advance_head=head.advance_head,
+            decode=decode_version,
+            settle=gc.freeze,
+        )
+
+    return load
 
 
 def on_each(*callbacks: Callable[[Any], None]) -> Callable[[Any], None]:

@@ -187,6 +187,12 @@ class TracesShow(_Params):
     session: str
 
 
+class VectorsFill(_Params):
+    """Embed what the vector cache lacks now (all of it, or at most ``limit`` texts)."""
+
+    limit: Annotated[int, msgspec.Meta(ge=0)] | None = None
+
+
 Request = (
     Status
     | Search
@@ -215,6 +221,7 @@ Request = (
     | TracesIndex
     | TracesSearch
     | TracesShow
+    | VectorsFill
 )
 
 METHODS: dict[str, type[_Params]] = {
@@ -245,10 +252,11 @@ METHODS: dict[str, type[_Params]] = {
     "traces.index": TracesIndex,
     "traces.search": TracesSearch,
     "traces.show": TracesShow,
+    "vectors.fill": VectorsFill,
 }
 
 #: Methods of the contract this daemon does not serve yet.
-PLANE_METHODS: frozenset[str] = frozenset({"vectors.fill"})
+PLANE_METHODS: frozenset[str] = frozenset()
 
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}
 _EMPTY = b"{}"

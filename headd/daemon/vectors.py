@@ -1,14 +1,21 @@
-"""The vector arm as the daemon runs it: one embedder, one persisted cache, a background fill.
+"""The vector arm as the daemon runs it: one embedder, a cache persisted in index.db, a fill.
 
 Searches never wait for vectors (contract section 1): after a load or an advance the daemon
-schedules a fill on a worker thread (``fill_vectors`` embeds only the content hashes the cache
-lacks, then the cache is saved atomically), and a search uses whatever cache is held right now.
-The arm runs only once the cache covers ``MIN_COVERAGE`` of the version's active records, because
-a half-filled cache would rank records with a vector above equally good ones without; until then
-the answer says ``degraded: true``. Query vectors come from a small LRU (agents repeat queries).
+schedules a fill on its embed thread (``fill_vectors`` embeds only the content hashes the cache
+lacks, one batch at a time), and a search uses whatever cache is held right now. The arm runs
+only once the cache covers ``MIN_COVERAGE`` of the version's active records, because a
+half-filled cache would rank records with a vector above equally good ones without; until then
+the answer says ``degraded: true``. Every answer carries the coverage it saw.
 
-Where: ``<store>/.memhtml/headd/vectors/<model id>@<dim>.npz`` (characters outside
-``[A-Za-z0-9._@-]`` become ``_``), so a change of embedder is a different file, never a mixed one.
+Persistence (``docs/design/vectors.md``): each batch's new vectors are appended to
+``head_vectors`` in ``<store>/.memhtml/headd/index.db`` through the plane's one writer thread
+(``headd_plane.head_vectors``), keyed by content hash within one space, so a restart, a move or
+a head-only edit costs no embedding and two spaces never mix. A cache file of the earlier
+format (``.memhtml/headd/vectors/<space>.npz``) is imported once when the table holds nothing
+of the space.
+
+The search side keeps one :class:`headd.head.vectors.VersionMatrix` for the followed version:
+an advance or a fill updates the rows that changed, so a search is one matrix-vector product.
 """
 
 from __future__ import annotations
@@ -16,32 +23,98 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
+
+from headd.errors import HeaddError, ModelUnavailable
 
 log = logging.getLogger(__name__)
 
 MIN_COVERAGE = 0.95
-FILL_BATCH = 256
-SAVE_EVERY_S = 30.0
+FILL_BATCH = 64
 VECTORS_DIR = Path(".memhtml") / "headd" / "vectors"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 
 def cache_path(store: Path, space_id: str) -> Path:
+    """Where the earlier format kept a space's cache (read once, to import it)."""
     return store / VECTORS_DIR / (_UNSAFE.sub("_", space_id) + ".npz")
+
+
+class VectorPersistence(Protocol):
+    """Where vectors outlive the process (blocking calls, made off the event loop)."""
+
+    def load(self, space: Any) -> Any: ...
+
+    def append(self, space: Any, hashes: Sequence[str], vectors: Any) -> None: ...
+
+
+class PlaneVectorStore:
+    """``head_vectors`` in index.db: reads on a private read-only connection, writes through
+    ``run_on_writer`` (the daemon's plane writer thread), or through a writer of its own when
+    there is no plane service (a test, a tool)."""
+
+    def __init__(
+        self, store: Path, run_on_writer: Callable[[Callable[[Any], Any]], Any] | None = None
+    ) -> None:
+        from headd_plane.plane import index_path_of
+
+        self.index_path = index_path_of(store)
+        self._run_on_writer = run_on_writer
+        self._own_writer: Any = None
+        self._lock = threading.Lock()
+
+    def load(self, space: Any) -> Any:
+        from headd_plane.head_vectors import load_cache
+
+        return load_cache(self.index_path, space)
+
+    def append(self, space: Any, hashes: Sequence[str], vectors: Any) -> None:
+        from headd_plane.head_vectors import append_vectors, rows_of
+
+        rows_of(space, hashes, vectors)  # refuse a wrong width before touching the writer
+        if self._run_on_writer is not None:
+            self._run_on_writer(lambda db: append_vectors(db, space, hashes, vectors))
+            return
+        with self._lock:
+            if self._own_writer is None:
+                from headd_plane.db import open_writer
+
+                self._own_writer = open_writer(self.index_path)
+            append_vectors(self._own_writer, space, hashes, vectors)
+
+    def close(self) -> None:
+        if self._own_writer is not None:
+            self._own_writer.close()
+            self._own_writer = None
+
+
+def plane_writer_runner(
+    plane: Any, loop: asyncio.AbstractEventLoop
+) -> Callable[[Callable[[Any], Any]], Any]:
+    """``fn(db)`` on ``plane``'s writer thread, called from another thread (blocks for it)."""
+
+    def run(fn: Callable[[Any], Any]) -> Any:
+        future = asyncio.run_coroutine_threadsafe(plane.on_writer(lambda p: fn(p.db)), loop)
+        return future.result()
+
+    return run
 
 
 @dataclass(frozen=True, slots=True)
 class SearchVectors:
-    """What ``search_head`` gets: both or neither."""
+    """What ``search_head`` gets (both or neither) and the coverage the answer reports."""
 
     vectors: Any
     query_vector: Any
+    coverage: float = 0.0
 
     @property
     def ran(self) -> bool:
@@ -51,39 +124,96 @@ class SearchVectors:
 NO_VECTORS = SearchVectors(None, None)
 
 
+@dataclass
+class FillProgress:
+    """What ``status`` says about the background fill."""
+
+    filling: bool = False
+    embedded: int = 0
+    remaining: int | None = None
+    rate_per_s: float | None = None
+    started: float | None = None
+    batches: int = 0
+    persisted: int = 0
+    last_error: str | None = None
+    last_error_code: str | None = None
+
+
 class VectorService:
     """The embedder (or None), the held cache, coverage per version, and the fill loop."""
 
-    def __init__(self, store: Path, embedder: Any | None, executor: Executor) -> None:
+    def __init__(
+        self,
+        store: Path,
+        embedder: Any | None,
+        executor: Executor,
+        *,
+        persistence: VectorPersistence | None = None,
+        notify: Callable[[str], Any] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self._executor = executor
+        self.persistence: VectorPersistence = persistence or PlaneVectorStore(store)
+        self.notify = notify
+        self._monotonic = monotonic
         self.cache: Any = None
-        self.path: Path | None = None
         self._queries: Any = None
         self._coverage: tuple[Any, Any, float] | None = None
+        self._matrix: Any = None
+        self._tip: Any = None
         self._wanted: Any = None
         self._filling: asyncio.Task[None] | None = None
-        self.fills = 0
-        self.last_error: str | None = None
+        self._warmed = False
+        self.progress = FillProgress()
         self._stopping = False
 
     @property
     def space(self) -> str | None:
         return None if self.embedder is None else str(self.embedder.space)
 
+    @property
+    def last_error(self) -> str | None:
+        return self.progress.last_error
+
     def load_blocking(self) -> None:
         """Read the persisted cache of the embedder's space (at start, before serving)."""
         if self.embedder is None:
             return
         from headd.embed.query_cache import QueryVectorCache
-        from headd.head import VectorCache, VectorSpace
+        from headd.head import VectorSpace
 
         space = VectorSpace.parse(self.embedder.space)
-        self.path = cache_path(self.store, space.id)
-        self.cache = VectorCache.load(self.path, space)
+        started = time.perf_counter()
+        self.cache = self.persistence.load(space)
+        if len(self.cache) == 0:
+            self.cache = self._import_npz(space)
         self._queries = QueryVectorCache(self.embedder)
-        log.info("vector cache %s: %d vectors", space.id, len(self.cache))
+        log.info(
+            "vector cache %s: %d vectors (%.0f ms)",
+            space.id,
+            len(self.cache),
+            (time.perf_counter() - started) * 1000.0,
+        )
+
+    def _import_npz(self, space: Any) -> Any:
+        from headd.head import VectorCache
+
+        legacy = cache_path(self.store, space.id)
+        empty = VectorCache.empty(space)
+        if not legacy.exists():
+            return empty
+        try:
+            cache = VectorCache.load(legacy, space)
+            hashes = list(cache.hashes())
+            if hashes:
+                self.persistence.append(space, hashes, _rows(cache, hashes))
+            log.info("imported %d vectors from %s", len(hashes), legacy)
+            return cache
+        except HeaddError as exc:
+            log.warning("not importing %s: %s: %s", legacy, exc.code, exc.message)
+            return empty
 
     # -- coverage and search ----------------------------------------------------------------
 
@@ -95,37 +225,134 @@ class VectorService:
         memo = self._coverage
         if memo is not None and memo[0] is view and memo[1] is cache:
             return memo[2]
-        active = [r.content_hash for r in view.records() if not r.archived]
-        covered = sum(1 for h in active if h in cache)
-        value = 1.0 if not active else covered / len(active)
+        matrix = self._matrix
+        if matrix is not None and matrix.view is view and matrix.cache is cache:
+            value = matrix.coverage
+        else:
+            from headd.head.indexes import indexes_of
+
+            active = indexes_of(view).active
+            covered = sum(1 for r in active if r.content_hash in cache)
+            value = 1.0 if not active else covered / len(active)
         self._coverage = (view, cache, value)  # holds both, so identity cannot be recycled
         return value
 
+    def matrix_for(self, view: Any) -> Any:
+        """The version's matrix. The followed tip's (the last view a fill was scheduled for) is
+        kept and moved by changed rows only; any other view (``at``, a session) gets one of its
+        own that is not kept."""
+        from headd.head.vectors import VersionMatrix
+
+        cache = self.cache
+        if view is not self._tip:
+            return VersionMatrix.build(view, cache)
+        held = self._matrix
+        if held is None:
+            self._matrix = held = VersionMatrix.build(view, cache)
+        elif held.view is not view or held.cache is not cache:
+            held.move_to(view, cache)
+        return held
+
     async def for_search(self, view: Any, query: str, wanted: bool) -> SearchVectors:
-        if not wanted or self.cache is None or self._queries is None:
+        if self.cache is None or self._queries is None:
             return NO_VECTORS
-        if self.coverage(view) < MIN_COVERAGE:
-            return NO_VECTORS
+        coverage = self.coverage(view)
+        if not wanted or coverage < MIN_COVERAGE:
+            return SearchVectors(None, None, coverage)
         loop = asyncio.get_running_loop()
         try:
             vector = await loop.run_in_executor(None, self._queries.vector_for, query)
         except Exception as exc:  # a model failure degrades the search, never fails it
             log.warning("query embed failed: %s", exc)
-            return NO_VECTORS
-        return SearchVectors(self.cache, vector)
+            return SearchVectors(None, None, coverage)
+        dim = self.cache.space.dim
+        if getattr(vector, "ndim", 0) != 1 or vector.shape[0] != dim:
+            log.warning("query vector of shape %s for %s", getattr(vector, "shape", None), dim)
+            return SearchVectors(None, None, coverage)
+        return SearchVectors(self.matrix_for(view), vector, coverage)
 
     def status(self, view: Any) -> dict[str, Any]:
+        """The contract's ``status.vectors``."""
         return {
             "space": self.space,
             "entries": 0 if self.cache is None else len(self.cache),
             "coverage": round(self.coverage(view), 4),
         }
 
-    # -- the background fill ----------------------------------------------------------------
+    def fill_status(self) -> dict[str, Any]:
+        """``status.vector_fill``: the background fill's progress."""
+        p = self.progress
+        return {
+            "filling": p.filling,
+            "fill_remaining": p.remaining,
+            "fill_embedded": p.embedded,
+            "fill_rate_per_s": None if p.rate_per_s is None else round(p.rate_per_s, 1),
+            "last_error": p.last_error,
+            "last_error_code": p.last_error_code,
+        }
+
+    # -- filling ----------------------------------------------------------------------------
+
+    def _warm(self) -> None:
+        """Load the model now (off the request path) so the first query does not pay for it."""
+        load = getattr(self.embedder, "load", None)
+        if callable(load):
+            try:
+                load()
+            except Exception as exc:
+                log.warning("loading the embedder failed: %s", exc)
+        self._warmed = True
+
+    def _fill_batch(self, view: Any, limit: int) -> Any:
+        """One batch on the embed thread: embed, persist the new rows, then swap the cache in."""
+        from headd.head import fill_vectors
+
+        embedder = self.embedder
+        assert embedder is not None
+        result = fill_vectors(view, self.cache, embedder, limit=limit)
+        if result.filled:
+            vectors = _rows(result.cache, result.filled)
+            try:
+                self.persistence.append(result.cache.space, result.filled, vectors)
+                self.progress.persisted += len(result.filled)
+            except HeaddError as exc:  # kept in memory; the next start re-embeds them
+                log.warning("persisting %d vectors failed: %s", len(result.filled), exc.code)
+            self.cache = result.cache
+        return result
+
+    async def fill_now(self, view: Any, limit: int | None) -> dict[str, Any]:
+        """``vectors.fill``: embed up to ``limit`` of what the cache lacks, now."""
+        if self.embedder is None or self.cache is None:
+            raise ModelUnavailable("this daemon runs without an embedder", {"embedder": None})
+        loop = asyncio.get_running_loop()
+        embedded = 0
+        reused: int | None = None
+        empty = 0
+        remaining = 0
+        while True:
+            step = FILL_BATCH if limit is None else min(FILL_BATCH, limit - embedded)
+            result = await loop.run_in_executor(
+                self._executor, self._fill_batch, view, max(0, step)
+            )
+            if reused is None:
+                reused, empty = result.counts.reused, result.counts.empty
+            embedded += result.counts.embedded
+            remaining = result.remaining
+            if remaining == 0 or result.counts.embedded == 0 or self._stopping:
+                break
+        return {
+            "space": self.space,
+            "embedded": embedded,
+            "reused": reused or 0,
+            "empty": empty,
+            "remaining": remaining,
+            "coverage": round(self.coverage(view), 4),
+        }
 
     def schedule_fill(self, view: Any) -> None:
         """Fill for ``view`` soon; a fill already running picks up the newest view after it."""
-        if self.embedder is None or self.cache is None:
+        self._tip = view
+        if self.embedder is None or self.cache is None or self._stopping:
             return
         self._wanted = view
         if self._filling is None or self._filling.done():
@@ -133,58 +360,77 @@ class VectorService:
 
     async def _fill_loop(self) -> None:
         loop = asyncio.get_running_loop()
-        while self._wanted is not None:
+        if not self._warmed:
+            await loop.run_in_executor(self._executor, self._warm)
+        while self._wanted is not None and not self._stopping:
             view, self._wanted = self._wanted, None
-            try:
-                await loop.run_in_executor(self._executor, self._fill_blocking(view))
-            except Exception as exc:
-                self.last_error = str(exc)
-                log.warning("vector fill failed: %s", exc)
+            await self._fill_view(loop, view)
 
-    def _fill_blocking(self, view: Any) -> Callable[[], None]:
-        """Fill in batches of ``FILL_BATCH`` so a stop waits for one batch, not the whole fill;
-        the cache is swapped in after every batch (searches see coverage grow) and saved at the
-        end, at a stop, and at least every ``SAVE_EVERY_S``."""
-
-        def fill() -> None:
-            from headd.head import fill_vectors
-
-            embedder = self.embedder
-            assert embedder is not None and self.path is not None
-            unsaved = 0
-            last_save = time.monotonic()
-            while not self._stopping:
-                result = fill_vectors(view, self.cache, embedder, limit=FILL_BATCH)
+    async def _fill_view(self, loop: asyncio.AbstractEventLoop, view: Any) -> None:
+        p = self.progress
+        p.filling, p.embedded, p.started = True, 0, self._monotonic()
+        try:
+            while not self._stopping and self._wanted is None:
+                result = await loop.run_in_executor(
+                    self._executor, self._fill_batch, view, FILL_BATCH
+                )
+                p.batches += 1
+                p.embedded += result.counts.embedded
+                p.remaining = result.remaining
+                elapsed = self._monotonic() - p.started
+                if p.embedded and elapsed > 0:
+                    p.rate_per_s = p.embedded / elapsed
                 if result.counts.embedded:
-                    self.cache = result.cache
-                    unsaved += result.counts.embedded
-                    log.info(
-                        "embedded %d records into %s (%d to go)",
-                        result.counts.embedded,
-                        self.space,
-                        result.remaining,
-                    )
-                if unsaved and (
-                    result.remaining == 0
-                    or self._stopping
-                    or time.monotonic() - last_save > SAVE_EVERY_S
-                ):
-                    self.cache.save(self.path)
-                    self.fills += 1
-                    unsaved = 0
-                    last_save = time.monotonic()
+                    self._say(view)
                 if result.remaining == 0 or not result.counts.embedded:
                     break
-            if unsaved:
-                self.cache.save(self.path)
+            p.last_error = p.last_error_code = None
+        except HeaddError as exc:
+            p.last_error, p.last_error_code = exc.message, exc.code
+            log.warning("vector fill failed: %s: %s", exc.code, exc.message)
+        except Exception as exc:  # a broken model must not take the daemon down
+            p.last_error, p.last_error_code = type(exc).__name__, None
+            log.warning("vector fill failed: %s", exc)
+        finally:
+            p.filling = False
+            if self._wanted is None:
+                self._say(view, done=True)
 
-        return fill
+    def _say(self, view: Any, done: bool = False) -> None:
+        p = self.progress
+        text = (
+            f"vectors {self.coverage(view):.1%} of {self.space}"
+            + ("" if done else f", {p.remaining} to embed")
+            + ("" if p.rate_per_s is None else f" ({p.rate_per_s:.1f}/s)")
+        )
+        if self.notify is not None:
+            try:
+                self.notify(text)
+            except Exception:
+                log.exception("status notification failed")
+        log.info("%s", text)
 
     def stop(self) -> None:
-        """Ask a running fill to stop after its current batch (it saves what it has)."""
+        """Ask a running fill to stop after its current batch (its rows are already stored)."""
         self._stopping = True
         self._wanted = None
 
     async def wait_idle(self) -> None:
         if self._filling is not None:
             await asyncio.gather(self._filling, return_exceptions=True)
+
+
+def _rows(cache: Any, hashes: Sequence[str]) -> Any:
+    """The cache's vectors for ``hashes``, stacked (every hash must be held)."""
+    return np.stack([cache.get(h) for h in hashes]) if hashes else np.zeros((0, cache.space.dim))
+
+
+__all__ = [
+    "MIN_COVERAGE",
+    "NO_VECTORS",
+    "PlaneVectorStore",
+    "SearchVectors",
+    "VectorService",
+    "cache_path",
+    "plane_writer_runner",
+]

@@ -113,6 +113,9 @@ def _cosine(vector: np.ndarray, query: np.ndarray, query_norm: float) -> float:
 def _vector_arm(
     indexes: Indexes, vectors: HeadVectors, query_vector: object, admit: Admit | None
 ) -> list[tuple[str, int]]:
+    ranked = getattr(vectors, "ranked", None)
+    if ranked is not None:  # a per-version matrix (``VersionMatrix``) ranks in one product
+        return _ranked(ranked(query_vector, admit, VECTOR_ARM_LIMIT), VECTOR_ARM_LIMIT)
     candidates = [r for r in indexes.active if admit is None or admit(r)]
     scored: list[tuple[float, str, str]] = []
     if isinstance(vectors, VectorCache):

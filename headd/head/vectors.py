@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -27,7 +27,7 @@ import numpy.typing as npt
 from headd.embed.port import DocumentEmbedder
 from headd.errors import EmbedModelMismatch, ModelUnavailable, StorageFailure
 from headd.head.ids import utf16_key
-from headd.head.indexes import HeadView, IndexedView
+from headd.head.indexes import HeadView, IndexedView, indexes_of
 from headd.record import MemoryRecord
 
 log = logging.getLogger(__name__)
@@ -232,6 +232,8 @@ class FillResult(msgspec.Struct, frozen=True):
     counts: FillCounts
     #: Distinct texts still missing: non-zero only when ``limit`` held some back.
     remaining: int
+    #: The content hashes this fill embedded (what a persisted cache appends).
+    filled: tuple[str, ...] = ()
 
 
 def fill_vectors(
@@ -288,5 +290,213 @@ def fill_vectors(
     filled = cache.with_vectors(hashes, vectors)
     log.debug("filled %d vectors (%d remaining)", len(hashes), len(missing) - len(hashes))
     return FillResult(
-        filled, FillCounts(len(records), reused, len(hashes), empty), len(missing) - len(hashes)
+        filled,
+        FillCounts(len(records), reused, len(hashes), empty),
+        len(missing) - len(hashes),
+        tuple(hashes),
     )
+
+
+class VersionMatrix:
+    """One version's vector arm as a contiguous matrix: a row per active record.
+
+    Built once per followed version and then *moved*: :meth:`move_to` rewrites only the rows
+    whose content hash changed (or that gained a vector from a newer cache), so a search is one
+    matrix-vector product instead of gathering every active record's vector again. Mutable by
+    design, so only one owner (the daemon's event loop) may hold and move it; the rows of a
+    record without a vector stay in the matrix, masked, until the cache has one.
+    """
+
+    __slots__ = (
+        "_free",
+        "_has",
+        "_hash",
+        "_keys",
+        "_live",
+        "_matrix",
+        "_missing",
+        "_norms",
+        "_paths",
+        "_records",
+        "_row_of",
+        "_used",
+        "cache",
+        "view",
+    )
+
+    def __init__(self, view: HeadView | IndexedView, cache: VectorCache) -> None:
+        self.view = view
+        self.cache = cache
+        dim = cache.space.dim
+        self._matrix = np.zeros((0, dim), dtype=np.float32)
+        self._norms = np.zeros(0, dtype=np.float64)
+        self._live = np.zeros(0, dtype=bool)
+        self._has = np.zeros(0, dtype=bool)
+        self._paths: list[str] = []
+        self._keys: list[str] = []
+        self._records: list[MemoryRecord | None] = []
+        self._hash: list[str] = []
+        self._row_of: dict[str, int] = {}
+        self._missing: dict[int, str] = {}
+        self._free: list[int] = []
+        self._used = 0
+
+    @classmethod
+    def build(cls, view: HeadView | IndexedView, cache: VectorCache) -> VersionMatrix:
+        matrix = cls(view, cache)
+        matrix._reserve(len(indexes_of(view).active))
+        matrix._sync(view, cache, rows_changed_only=False)
+        return matrix
+
+    # -- rows ------------------------------------------------------------------------------
+
+    def _reserve(self, rows: int) -> None:
+        capacity = self._matrix.shape[0]
+        if rows <= capacity:
+            return
+        grown = max(rows, capacity + capacity // 2, 16)
+        for name, dtype in (("_norms", np.float64), ("_live", bool), ("_has", bool)):
+            old = getattr(self, name)
+            new = np.zeros(grown, dtype=dtype)
+            new[:capacity] = old
+            setattr(self, name, new)
+        matrix = np.zeros((grown, self.cache.space.dim), dtype=np.float32)
+        matrix[:capacity] = self._matrix
+        self._matrix = matrix
+        extra = grown - capacity
+        self._paths.extend([""] * extra)
+        self._keys.extend([""] * extra)
+        self._records.extend([None] * extra)
+        self._hash.extend([""] * extra)
+
+    def _set_vector(self, row: int, cache: VectorCache) -> None:
+        vector = cache.get(self._hash[row])
+        if vector is None:
+            self._has[row] = False
+            self._matrix[row] = 0.0
+            self._norms[row] = 0.0
+            self._missing[row] = self._hash[row]
+            return
+        self._matrix[row] = vector
+        self._norms[row] = float(np.sqrt(np.dot(vector.astype(np.float64), vector)))
+        self._has[row] = True
+        self._missing.pop(row, None)
+
+    def _place(self, record: MemoryRecord, cache: VectorCache) -> None:
+        if self._free:
+            row = self._free.pop()
+        else:
+            self._reserve(self._used + 1)
+            row = self._used
+            self._used += 1
+        self._row_of[record.path] = row
+        self._paths[row] = record.path
+        self._keys[row] = utf16_key(record.path)
+        self._records[row] = record
+        self._hash[row] = record.content_hash
+        self._live[row] = True
+        self._set_vector(row, cache)
+
+    def _drop(self, path: str) -> None:
+        row = self._row_of.pop(path)
+        self._live[row] = False
+        self._has[row] = False
+        self._records[row] = None
+        self._missing.pop(row, None)
+        self._free.append(row)
+
+    def _sync(
+        self, view: HeadView | IndexedView, cache: VectorCache, *, rows_changed_only: bool
+    ) -> int:
+        """Bring the rows to ``view``; returns how many matrix rows were rewritten."""
+        touched = 0
+        active = indexes_of(view).active
+        seen: set[str] = set()
+        for record in active:
+            seen.add(record.path)
+            row = self._row_of.get(record.path)
+            if row is None:
+                self._place(record, cache)
+                touched += 1
+            elif self._hash[row] != record.content_hash:
+                self._hash[row] = record.content_hash
+                self._records[row] = record
+                self._set_vector(row, cache)
+                touched += 1
+            else:
+                self._records[row] = record  # a head-only edit: same vector, new head
+        if rows_changed_only:
+            for path in [p for p in self._row_of if p not in seen]:
+                pass  # MUTANT
+                touched += 1
+        return touched
+
+    def move_to(self, view: HeadView | IndexedView, cache: VectorCache) -> int:
+        """Follow ``view`` and ``cache``, rewriting only changed rows; returns their count."""
+        touched = 0
+        if cache is not self.cache:
+            if cache.space != self.cache.space:
+                raise EmbedModelMismatch(
+                    f"a matrix of {self.cache.space.id} cannot follow a cache of {cache.space.id}",
+                    {"space": self.cache.space.id, "cache": cache.space.id},
+                )
+            for row in list(self._missing):
+                if self._hash[row] in cache:
+                    self._set_vector(row, cache)
+                    touched += 1
+            self.cache = cache
+        if view is not self.view:
+            touched += self._sync(view, cache, rows_changed_only=True)
+            self.view = view
+        return touched
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def coverage(self) -> float:
+        """Share of the active records that have a vector."""
+        live = int(np.count_nonzero(self._live[: self._used]))
+        if live == 0:
+            return 1.0
+        return int(np.count_nonzero(self._has[: self._used])) / live
+
+    def get(self, content_hash: str, /) -> npt.NDArray[np.float32] | None:
+        return self.cache.get(content_hash)
+
+    def ranked(
+        self,
+        query_vector: npt.ArrayLike,
+        admit: Callable[[MemoryRecord], bool] | None,
+        limit: int,
+    ) -> list[tuple[float, str, str]]:
+        """(cosine, utf16 key, path) of the best admitted rows: walked in score order a run of
+        equal scores at a time until ``limit`` are kept and the run that filled it is done,
+        so the caller's (score desc, path asc) cut is the same as over every row."""
+        used = self._used
+        query = np.asarray(query_vector, dtype=np.float32)
+        query_norm = float(np.sqrt(np.dot(query.astype(np.float64), query)))
+        valid = np.flatnonzero(self._has[:used])
+        if valid.size == 0:
+            return []
+        dots = (self._matrix[:used] @ query).astype(np.float64)[valid]
+        norms = self._norms[valid] * query_norm
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
+        order = np.argsort(-scores, kind="stable")
+        rows = valid[order]
+        sorted_scores = scores[order]
+        kept: list[tuple[float, str, str]] = []
+        index = 0
+        total = int(rows.shape[0])
+        while index < total and len(kept) < limit:
+            score = float(sorted_scores[index])
+            end = index + 1
+            while end < total and sorted_scores[end] == sorted_scores[index]:
+                end += 1
+            for row in rows[index:end].tolist():
+                record = self._records[row]
+                if record is None or (admit is not None and not admit(record)):
+                    continue
+                kept.append((score, self._keys[row], self._paths[row]))
+            index = end
+        return kept

@@ -1,39 +1,130 @@
-"""The parsed document as one flat, ordered list of elements plus its text segments.
+"""The parsed document: one walk that collects text segments, the few elements that matter, and
+every per-element finding of the checks.
 
-Lexbor (selectolax) builds the HTML5 tree in C; one Python pass over it records every element
-(tag, attributes, where it sits: head, article, figure) and every text node as a segment, with
-block edges as collapsible spaces. Each element knows the slice of segments its subtree covers
-and the range of elements under it, so the checks and the extraction never walk the tree again.
+Lexbor (selectolax) builds the HTML5 tree in C; one Python pass over it (Lexbor's ``traverse``
+drives it, the structure comes from each node's parent id) appends every text node as a segment
+and every block edge as a collapsible space, and does at each element, right there, the checks
+that look at every element (forbidden elements and attributes, ``<time>`` values, warnings). Only
+the elements a later rule reads (title, article, mark, the first ``<p>``/``<li>``, facets,
+citations, ``<pre>``/``<code>`` …) become :class:`Element` records, each knowing the slice of
+segments its subtree covers and the range of records under it, so nothing walks the tree again.
+The per-node work is what the parse costs (Lexbor itself is a tenth of it), so the loop is kept
+flat: no per-node objects beyond one tuple on the open-element stack.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from selectolax.lexbor import LexborHTMLParser
 
 from headd.memfile import text as tx
-from headd.memfile.vocabulary import GIST_EXCLUDED_ELEMENTS, INLINE_ELEMENTS
+from headd.memfile.vocabulary import (
+    EVENT_HANDLER_PREFIX,
+    FIGURE_SCOPED_ELEMENTS,
+    FORBIDDEN_ATTRIBUTES,
+    FORBIDDEN_ELEMENTS,
+    GIST_EXCLUDED_ELEMENTS,
+    INLINE_ELEMENTS,
+    KNOWN_ELEMENTS,
+    LANG_TOKEN_PATTERN,
+)
 
-#: Lexbor reconstructs active formatting elements (a <code> closed early by a block end tag,
-#: say) inside a <textarea>, which the HTML standard and parse5 do not: a textarea's content is
-#: text only. Elements found inside one are walked as "phantoms": their text counts, they don't.
-_PHANTOM = "#phantom"
-_TEXT_ONLY = frozenset(("textarea", _PHANTOM))
-
-# Element flags, set while walking: where an element sits.
+# Element flags, inherited down the tree: where an element sits.
 IN_HEAD = 1
 IN_ARTICLE = 2
 IN_FIGURE = 4
+IN_ASIDE = 8
+IN_DETAILS = 16
+
+#: Known elements that need no per-tag warning (``div``/``span`` warn outside a figure).
+_PLAIN_KNOWN: Final = KNOWN_ELEMENTS - FIGURE_SCOPED_ELEMENTS
+
+# How an open element closes (second item of a stack entry): nothing, a block edge, a block
+# edge that ends a <pre>, a phantom (no edge), a <textarea> (block edge; its children are text).
+_CLOSE_INLINE = 0
+_CLOSE_BLOCK = 1
+_CLOSE_PRE = 2
+_CLOSE_PHANTOM = 3
+_CLOSE_TEXTAREA = 4
+
+# Tags the walk does something for, beyond the generic checks.
+_HEAD, _ARTICLE, _FIGURE, _PRE, _TITLE, _META, _LINK, _ASIDE, _DETAILS, _TEXTAREA = range(10)
+_TIME, _MARK, _BLOCK, _DL, _FACET, _QUOTE, _SUMMARY, _DFN, _CODE = range(10, 19)
+_SPECIAL: Final[dict[str, int]] = {
+    "head": _HEAD,
+    "article": _ARTICLE,
+    "figure": _FIGURE,
+    "pre": _PRE,
+    "title": _TITLE,
+    "meta": _META,
+    "link": _LINK,
+    "aside": _ASIDE,
+    "details": _DETAILS,
+    "textarea": _TEXTAREA,
+    "time": _TIME,
+    "mark": _MARK,
+    "p": _BLOCK,
+    "li": _BLOCK,
+    "dl": _DL,
+    "dt": _FACET,
+    "dd": _FACET,
+    "data": _FACET,
+    "cite": _QUOTE,
+    "q": _QUOTE,
+    "summary": _SUMMARY,
+    "dfn": _DFN,
+    "code": _CODE,
+}
+
+_ON_LEN: Final = len(EVENT_HANDLER_PREFIX)
+_LANG_TOKEN: Final = re.compile(LANG_TOKEN_PATTERN)
+#: Attribute names memory files use that the presentation rule can never refuse (lowercase, not
+#: forbidden, no handler): an element carrying only these skips the per-attribute check.
+_HARMLESS_ATTRIBUTES: Final = frozenset(
+    (
+        "name",
+        "content",
+        "charset",
+        "lang",
+        "rel",
+        "href",
+        "datetime",
+        "value",
+        "cite",
+        "title",
+        "id",
+        "data-lang",
+        "open",
+        "colspan",
+        "rowspan",
+        "scope",
+        "start",
+        "reversed",
+        "type",
+        "dir",
+        "translate",
+        "hreflang",
+        "headers",
+        "abbr",
+    )
+)
+assert not any(
+    name in FORBIDDEN_ATTRIBUTES or name.startswith(EVENT_HANDLER_PREFIX) or name != name.lower()
+    for name in _HARMLESS_ATTRIBUTES
+)
 
 
 @dataclass(slots=True)
 class Element:
-    """One element of the parsed document, with what the checks need to know about it.
+    """One element a rule reads, with where it sits and the text segments it covers.
 
     ``start``/``end`` delimit the element's text segments (its own block edges included) in
-    the document's segment list, so any element's text is a slice, not another tree walk.
+    the document's segment list; ``index``/``last`` delimit the records of its subtree (itself
+    and every recorded descendant) in the document's record list; ``parent`` is the parent's
+    record when the parent is recorded too.
     """
 
     node: Any
@@ -42,28 +133,44 @@ class Element:
     flags: int
     start: int
     index: int
-    parent: int
+    parent: Element | None
     end: int = 0
     last: int = 0
     in_pre: bool = False
-    child_flags: int = 0
 
     def contains(self, other: Element) -> bool:
-        """True when ``other`` is this element or one of its descendants."""
+        """True when ``other`` is this element or one of its recorded descendants."""
         return self.index <= other.index <= self.last
 
 
 @dataclass(slots=True)
 class Document:
-    """The document as one ordered element list, its text segments, and direct handles."""
+    """What the checks and the record builder read, all collected by the one walk.
+
+    ``elements`` holds only the recorded elements (see the module docstring), in document
+    order; ``marks``, ``quotes`` (``<cite>`` and ``<q>``), ``summaries``, ``dfns``, ``dls`` and
+    ``first_block`` are the in-article ones. ``verbatim_at`` lists the segments that are
+    ``<pre>`` text (kept byte for byte in the canonical text), in ascending order.
+    """
 
     elements: list[Element] = field(default_factory=list)
     articles: list[Element] = field(default_factory=list)
     titles: list[Element] = field(default_factory=list)
     metas: list[tuple[str, str]] = field(default_factory=list)
-    links: list[Element] = field(default_factory=list)
+    links: list[tuple[str | None, str | None]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
-    verbatims: list[bool] = field(default_factory=list)
+    verbatim_at: list[int] = field(default_factory=list)
+    marks: list[Element] = field(default_factory=list)
+    first_block: Element | None = None
+    event_at: str | None = None
+    dls: list[Element] = field(default_factory=list)
+    quotes: list[Element] = field(default_factory=list)
+    summaries: list[Element] = field(default_factory=list)
+    dfns: list[Element] = field(default_factory=list)
+    langs: list[str] = field(default_factory=list)
+    time_violations: list[str] = field(default_factory=list)
+    presentation_violations: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def text_of(self, element: Element) -> str:
         """memhtml's ``textContent``: collapsed, trimmed (``<pre>`` collapses here too)."""
@@ -75,6 +182,8 @@ class Document:
         Read from the segments, skipping the slices of the excluded elements, so it sees the
         tree memhtml sees (a phantom element inside a textarea is not a ``<code>`` here).
         """
+        if mark.last == mark.index:  # nothing recorded inside: no <pre>/<code> to leave out
+            return self.text_of(mark)
         parts: list[str] = []
         at = mark.start
         for inner in self.elements[mark.index + 1 : mark.last + 1]:
@@ -86,127 +195,272 @@ class Document:
 
     def canonical_of(self, element: Element) -> str:
         """The canonical (hash) text of an element's subtree."""
+        return self.canonical_and_text_of(element)[0]
+
+    def canonical_and_text_of(self, element: Element) -> tuple[str, str]:
+        """The canonical (hash) text of an element's subtree and its searchable text.
+
+        The searchable text is the canonical text fully collapsed (``<pre>`` too) and trimmed;
+        without ``<pre>`` text the canonical text is already collapsed, so only the trim is left.
+        """
         if element.in_pre:  # memhtml starts a subtree walk outside any <pre>: walk afresh
-            return tx.canonical_text(element.node)
-        return tx.render_segments(
-            self.verbatims[element.start : element.end], self.texts[element.start : element.end]
-        )
+            canonical = tx.canonical_text(element.node)
+            return canonical, tx.collapse_ascii(canonical)
+        start, end = element.start, element.end
+        texts = self.texts[start:end]
+        inside = [at - start for at in self.verbatim_at if start <= at < end]
+        if not inside:
+            canonical = tx.render_segments((), texts)
+            return canonical, tx.js_trim(canonical)
+        verbatims = [False] * len(texts)
+        for at in inside:
+            verbatims[at] = True
+        canonical = tx.render_segments(verbatims, texts)
+        return canonical, tx.collapse_ascii(canonical)
 
 
 def collect(root: Any) -> Document:
-    """Walk the document once, in document order: elements and text segments.
+    """Walk the document once, in document order (see the module docstring).
 
-    Lexbor's own ``traverse`` drives the walk (in C, no recursion); the structure comes from
-    each node's parent id, closing every open element the walk has left. That is what lets a
-    whole file cost one pass.
+    The structure comes from each node's parent id: an open element is closed (its end edge
+    written, its ranges set) when the walk reaches a node whose parent is an element further
+    out. Lexbor reconstructs active formatting elements (a ``<code>`` closed early by a block
+    end tag, say) inside a ``<textarea>``, which the HTML standard and parse5 do not; elements
+    found inside one are walked as "phantoms": their text counts, they don't.
     """
     doc = Document()
     elements = doc.elements
     texts = doc.texts
-    verbatims = doc.verbatims
-    no_edges = INLINE_ELEMENTS | {_PHANTOM}
-    head_seen = False
-    open_ids: list[int] = []  # mem_id of each open element, innermost last
-    open_elements: list[Element] = []
+    add_text = texts.append
+    verbatim_at = doc.verbatim_at
+    presentation = doc.presentation_violations
+    warn_seen: set[str] = set()
+    special = _SPECIAL
+    inline = INLINE_ELEMENTS
+    plain_known = _PLAIN_KNOWN
+    # Open elements, innermost last: (mem_id, how it closes, flags its children get, record).
+    stack: list[tuple[int, int, int, Element | None]] = []
+    top_flags = 0  # the children's flags of the innermost open element (0: none open)
     pre_depth = 0
-
-    def close_to(parent_id: int) -> int:
-        depth = pre_depth
-        while open_ids and open_ids[-1] != parent_id:
-            open_ids.pop()
-            done = open_elements.pop()
-            if done.tag not in no_edges:
-                texts.append(" ")
-                verbatims.append(False)
-            done.end = len(texts)
-            done.last = len(elements) - 1
-            if done.tag == "pre":
-                depth -= 1
-        return depth
-
+    head_seen = False
+    time_seen = False
     title_just_opened = False
+
+    def warn(key: str, message: str) -> None:
+        if key not in warn_seen:
+            warn_seen.add(key)
+            doc.warnings.append(message)
+
     for node in root.traverse(include_text=True):
         tag = node.tag
         if tag == "-text":
             # Inside the head, text outside <title> can only be whitespace (the HTML parser
             # moves any other text to the body, opening <body> first) or raw text of a
             # forbidden element: nothing reads it, so it costs no parent lookup.
-            if not title_just_opened and open_elements and open_elements[-1].child_flags & IN_HEAD:
+            if top_flags & IN_HEAD and not title_just_opened:
                 continue
             title_just_opened = False
             parent = node.parent
             parent_id = parent.mem_id if parent is not None else -1
-            if open_ids and open_ids[-1] != parent_id:
-                pre_depth = close_to(parent_id)
-            texts.append(node.text_content or "")
-            verbatims.append(pre_depth > 0)
+            if stack and stack[-1][0] != parent_id:
+                while stack and stack[-1][0] != parent_id:
+                    _, closing, _, done = stack.pop()
+                    if closing:
+                        if closing != _CLOSE_PHANTOM:
+                            add_text(" ")
+                        if closing == _CLOSE_PRE:
+                            pre_depth -= 1
+                    if done is not None:
+                        done.end = len(texts)
+                        done.last = len(elements) - 1
+                top_flags = stack[-1][2] if stack else 0
+            if pre_depth:
+                verbatim_at.append(len(texts))
+            add_text(node.text_content or "")
             continue
         title_just_opened = False
         if not tag or tag[0] == "-" or tag[0] == "!":
             continue
-        if open_ids:
+        if stack:
             parent = node.parent
             parent_id = parent.mem_id if parent is not None else -1
-            if open_ids[-1] != parent_id:
-                pre_depth = close_to(parent_id)
-        if open_elements and open_elements[-1].tag in _TEXT_ONLY:
-            host = open_elements[-1]
-            phantom = Element(node, _PHANTOM, {}, host.child_flags, len(texts), host.index, -1)
-            phantom.child_flags = host.child_flags
-            open_ids.append(node.mem_id)
-            open_elements.append(phantom)
-            continue
-        parent_index = open_elements[-1].index if open_elements else -1
-        flags = open_elements[-1].child_flags if open_elements else 0
+            if stack[-1][0] != parent_id:
+                while stack and stack[-1][0] != parent_id:
+                    _, closing, _, done = stack.pop()
+                    if closing:
+                        if closing != _CLOSE_PHANTOM:
+                            add_text(" ")
+                        if closing == _CLOSE_PRE:
+                            pre_depth -= 1
+                    if done is not None:
+                        done.end = len(texts)
+                        done.last = len(elements) - 1
+            if stack:
+                top = stack[-1]
+                if top[1] >= _CLOSE_PHANTOM:  # inside a textarea: a phantom
+                    stack.append((node.mem_id, _CLOSE_PHANTOM, top[2], None))
+                    top_flags = top[2]
+                    continue
+                flags = top[2]
+                parent_record = top[3]
+            else:
+                flags = 0
+                parent_record = None
+        else:
+            flags = 0
+            parent_record = None
+
+        # The checks every element gets: forbidden elements and attributes, warnings.
         attrs = node.attributes
-        index = len(elements)
-        element = Element(
-            node, tag, attrs, flags, len(texts), index, parent_index, in_pre=pre_depth > 0
-        )
-        if tag not in no_edges:
-            texts.append(" ")
-            verbatims.append(False)
-        elements.append(element)
-        open_ids.append(node.mem_id)
-        open_elements.append(element)
+        tag_warning = tag not in plain_known
+        if tag_warning and tag in FORBIDDEN_ELEMENTS:
+            presentation.append(f"<{tag}> is forbidden: a memory file does not execute or style")
+        if attrs:
+            if not _HARMLESS_ATTRIBUTES.issuperset(attrs):
+                for name in attrs:
+                    lowered = name.lower()
+                    if lowered in FORBIDDEN_ATTRIBUTES:
+                        presentation.append(
+                            f"{lowered} attribute on <{tag}>: presentation is not memory"
+                        )
+                    elif lowered.startswith(EVENT_HANDLER_PREFIX) and len(lowered) > _ON_LEN:
+                        presentation.append(
+                            f"{lowered} handler on <{tag}>: a memory file does not execute"
+                        )
+            if "data-lang" in attrs:
+                lang = attrs["data-lang"] or ""
+                if _LANG_TOKEN.fullmatch(lang) is None:
+                    warn(f"lang:{lang}", f'data-lang="{lang}" is not a language token')
+        if tag_warning:
+            if tag in FIGURE_SCOPED_ELEMENTS:
+                if not flags & IN_FIGURE:
+                    warn(f"scoped:{tag}", f"<{tag}> outside a <figure>: use a semantic element instead")
+            else:
+                warn(f"unknown:{tag}", f"<{tag}> is outside the closed vocabulary")
+
+        start = len(texts)
+        closing = _CLOSE_INLINE if tag in inline else _CLOSE_BLOCK
+        if closing:
+            add_text(" ")
         child_flags = flags
-        if tag == "head" and not head_seen:
-            head_seen = True
-            child_flags |= IN_HEAD
-        elif tag == "article":
-            doc.articles.append(element)
-            child_flags |= IN_ARTICLE
-        elif tag == "figure":
-            child_flags |= IN_FIGURE
-        elif tag == "pre":
-            pre_depth += 1
-        elif tag == "title":
-            doc.titles.append(element)
-            title_just_opened = True
-        elif flags & IN_HEAD:
-            if tag == "meta":
-                if "name" in attrs:
-                    doc.metas.append((attrs["name"] or "", attrs.get("content") or ""))
-            elif tag == "link":
-                doc.links.append(element)
-        element.child_flags = child_flags
-    close_to(-2)
+        record: Element | None = None
+        kind = special.get(tag)
+        if kind is not None:
+            in_article = flags & IN_ARTICLE
+            if kind >= _TIME:  # article vocabulary: recorded inside an article only
+                if kind == _TIME:
+                    value = _attr(attrs, "datetime")
+                    if value is None:
+                        doc.time_violations.append(
+                            f'<time> without datetime: "{direct_text(node)}"'
+                        )
+                    elif not tx.is_valid_datetime(value):
+                        doc.time_violations.append(
+                            f'<time datetime="{value}"> is not an ISO date or datetime'
+                        )
+                    if in_article and not time_seen:
+                        time_seen = True
+                        doc.event_at = value
+                elif in_article:
+                    if kind == _BLOCK:
+                        if doc.first_block is None:
+                            record = Element(
+                                node, tag, attrs, flags, start, len(elements), parent_record
+                            )
+                            doc.first_block = record
+                    else:
+                        record = Element(
+                            node, tag, attrs, flags, start, len(elements), parent_record
+                        )
+                        if kind == _MARK:
+                            doc.marks.append(record)
+                        elif kind == _DL:
+                            doc.dls.append(record)
+                        elif kind == _QUOTE:
+                            doc.quotes.append(record)
+                        elif kind == _SUMMARY:
+                            doc.summaries.append(record)
+                        elif kind == _DFN:
+                            doc.dfns.append(record)
+                        elif kind == _CODE:
+                            lang = _attr(attrs, "data-lang")
+                            if lang is not None:
+                                lang = tx.js_trim(lang)
+                                if lang != "":
+                                    doc.langs.append(lang.lower())
+            elif kind == _HEAD:
+                if not head_seen:
+                    head_seen = True
+                    child_flags |= IN_HEAD
+            elif kind == _ARTICLE:
+                record = Element(
+                    node, tag, attrs, flags, start, len(elements), parent_record, in_pre=pre_depth > 0
+                )
+                doc.articles.append(record)
+                child_flags |= IN_ARTICLE
+            elif kind == _PRE:
+                pre_depth += 1
+                closing = _CLOSE_PRE
+                if in_article:  # the gist leaves <pre> out
+                    record = Element(node, tag, attrs, flags, start, len(elements), parent_record)
+            elif kind == _TITLE:
+                record = Element(node, tag, attrs, flags, start, len(elements), parent_record)
+                doc.titles.append(record)
+                title_just_opened = True
+            elif kind == _META or kind == _LINK:
+                if flags & IN_HEAD:
+                    if kind == _META:
+                        if "name" in attrs:
+                            doc.metas.append((attrs["name"] or "", attrs.get("content") or ""))
+                    else:
+                        doc.links.append((_attr(attrs, "rel"), _attr(attrs, "href")))
+                    # A void element of the head never has children: it closes right here,
+                    # with no trip through the open-element stack.
+                    add_text(" ")
+                    continue
+            elif kind == _FIGURE:
+                child_flags |= IN_FIGURE
+            elif kind == _ASIDE:
+                child_flags |= IN_ASIDE
+            elif kind == _DETAILS:
+                child_flags |= IN_DETAILS
+            elif kind == _TEXTAREA:
+                closing = _CLOSE_TEXTAREA
+        if record is not None:
+            elements.append(record)
+        stack.append((node.mem_id, closing, child_flags, record))
+        top_flags = child_flags
+
+    while stack:  # close whatever is still open
+        _, closing, _, done = stack.pop()
+        if closing:
+            if closing != _CLOSE_PHANTOM:
+                add_text(" ")
+            if closing == _CLOSE_PRE:
+                pre_depth -= 1
+        if done is not None:
+            done.end = len(texts)
+            done.last = len(elements) - 1
     return doc
 
 
-def attr(element: Element, name: str) -> str | None:
+def _attr(attrs: dict[str, str | None], name: str) -> str | None:
     """An attribute's value ("" for a bare attribute), or None when absent."""
-    attrs = element.attrs
     if name not in attrs:
         return None
     value = attrs[name]
     return "" if value is None else value
 
 
+def attr(element: Element, name: str) -> str | None:
+    """An element's attribute value ("" for a bare attribute), or None when absent."""
+    return _attr(element.attrs, name)
+
+
 def direct_text(node: Any) -> str:
     """Direct text children joined and trimmed, cut to 40 (for messages, as memhtml does)."""
     parts: list[str] = []
-    child = node.child
+    child = node.first_child
     while child is not None:
         if child.tag == "-text":
             parts.append(child.text_content or "")
@@ -214,18 +468,9 @@ def direct_text(node: Any) -> str:
     return tx.utf16_prefix(tx.js_trim("".join(parts)), 40)
 
 
-def has_ancestor(doc: Document, element: Element, tag: str) -> bool:
-    parent = element.parent
-    while parent >= 0:
-        ancestor = doc.elements[parent]
-        if ancestor.tag == tag:
-            return True
-        parent = ancestor.parent
-    return False
-
-
 def document_of(text: str) -> Document:
     """Parse a whole file (a leading BOM is not given to the parser) and collect it."""
     source = text[1:] if text.startswith("\ufeff") else text
     root = LexborHTMLParser(source).root
     return collect(root) if root is not None else Document()
+

@@ -25,9 +25,10 @@ from typing import Any
 
 from headd.errors import InvalidMemory
 from headd.memfile import text as tx
-from headd.memfile.constraints import is_valid_datetime, violations_of, warnings_of
-from headd.memfile.document import IN_ARTICLE, Document, Element, attr, document_of
+from headd.memfile.constraints import violations_of, warnings_of
+from headd.memfile.document import Document, Element, attr, document_of
 from headd.memfile.hashes import blob_sha_of, digest_of, frame_key_of
+from headd.memfile.text import is_valid_datetime
 from headd.memfile.vocabulary import (
     rel_of_token,
 )
@@ -178,65 +179,52 @@ def _build(
     metas: dict[str, str],
 ) -> MemoryRecord:
     norm_path = tx.normalize_path(path)
-    in_article = [e for e in doc.elements if e.flags & IN_ARTICLE]
+    text_of = doc.text_of
 
-    title = doc.text_of(doc.titles[0]) if doc.titles else ""
-    canonical = doc.canonical_of(article)  # once: the hash and the body text share it
-    body_text = tx.collapse_ascii(canonical)
-    mark = next(e for e in in_article if e.tag == "mark")
-    gist = doc.claim_text(mark)
-    time = next((e for e in in_article if e.tag == "time"), None)
-    event_at = attr(time, "datetime") if time is not None else None
+    title = text_of(doc.titles[0]) if doc.titles else ""
+    canonical, body_text = doc.canonical_and_text_of(article)  # the hash and the body text
+    gist = doc.claim_text(doc.marks[0])
 
     # Facets: every <dd> under the latest <dt> of each <dl>, in document order.
     raw_facets: list[tuple[str, str, float | None]] = []
     elements = doc.elements
-    for dl in (e for e in in_article if e.tag == "dl"):
+    for dl in doc.dls:
         name: str | None = None
         for child in elements[dl.index + 1 : dl.last + 1]:
-            if child.parent != dl.index:
+            if child.parent is not dl:
                 continue
             if child.tag == "dt":
-                name = doc.text_of(child)
+                name = text_of(child)
             elif child.tag == "dd" and name is not None:
-                raw_facets.append((name, doc.text_of(child), _first_finite_data(child, elements)))
+                raw_facets.append((name, text_of(child), _first_finite_data(child, elements)))
 
     raw_citations: list[tuple[str, str | None]] = []
-    summaries: list[str] = []
-    terms: list[str] = []
-    langs: list[str] = []
-    for element in in_article:
-        tag = element.tag
-        if tag == "cite" or tag == "q":
-            cite_text = doc.text_of(element)
-            if cite_text:
-                raw_citations.append((cite_text, attr(element, "cite") if tag == "q" else None))
-        elif tag == "summary":
-            summary = doc.text_of(element)
-            if summary:
-                summaries.append(summary)
-        elif tag == "dfn":
-            term = doc.text_of(element)
-            if term:
-                terms.append(term)
-        if tag == "code":
-            lang = attr(element, "data-lang")
-            if lang is not None and tx.js_trim(lang) != "":
-                langs.append(tx.js_trim(lang).lower())
+    for element in doc.quotes:
+        cite_text = text_of(element)
+        if cite_text:
+            raw_citations.append((cite_text, attr(element, "cite") if element.tag == "q" else None))
+    summaries = [summary for summary in map(text_of, doc.summaries) if summary]
+    terms = [term for term in map(text_of, doc.dfns) if term]
 
-    def repeated(meta_name: str) -> list[str]:
-        return [c for n, c in doc.metas if n == meta_name and c != ""]
-
-    raw_entities = repeated("memhtml-entity")
+    raw_entities: list[str] = []
+    raw_tags: list[str] = []
+    raw_aliases: list[str] = []
+    for meta_name, content in doc.metas:
+        if content == "":
+            continue
+        if meta_name == "memhtml-entity":
+            raw_entities.append(content)
+        elif meta_name == "memhtml-tag":
+            raw_tags.append(content)
+        elif meta_name == "memhtml-alias":
+            raw_aliases.append(content)
     entities = _unique(tx.js_trim(e) for e in raw_entities)
-    tags = _unique(tx.js_trim(t) for t in repeated("memhtml-tag"))
-    aliases = _unique(tx.js_trim(a) for a in repeated("memhtml-alias"))
+    tags = _unique(tx.js_trim(t) for t in raw_tags)
+    aliases = _unique(tx.js_trim(a) for a in raw_aliases)
 
     links: list[Link] = []
     seen_edges: set[tuple[str, str]] = set()
-    for element in doc.links:
-        token = attr(element, "rel")
-        href = attr(element, "href")
+    for token, href in doc.links:
         if token is None or href is None:
             continue
         rel = rel_of_token(token)
@@ -281,12 +269,12 @@ def _build(
         disclosure_text=tx.disclosure_text_of(
             gist, summaries, [(n, v) for n, v, _ in raw_facets], [t for t, _ in raw_citations]
         ),
-        word_count=tx.word_count_of(body_text),
+        word_count=tx.word_count_of(body_text, collapsed=True),
         tags=tags,
         entities=entities,
         entity_rows=tuple(
             EntityRow(entity_type=t, entity_name=n)
-            for t, n in tx.entity_rows_of(raw_entities, terms, langs)
+            for t, n in tx.entity_rows_of(raw_entities, terms, doc.langs)
         ),
         aliases=aliases,
         links=tuple(links),
@@ -296,7 +284,7 @@ def _build(
             Chunk(ordinal=i, text=chunk, char_count=count)
             for i, (chunk, count) in enumerate(tx.chunk_text(body_text))
         ),
-        event_at=event_at,
+        event_at=doc.event_at,
         created_at=metas.get("memhtml-created"),
         updated_at=metas.get("memhtml-updated"),
         archived_at=metas.get("memhtml-archived"),
@@ -320,7 +308,7 @@ def _build(
         turn_uuid=metas.get("memhtml-turn"),
         task_status=task_status if memory_type == "task" else None,
         due=metas.get("memhtml-due"),
-        warnings=tuple(warnings_of(doc)),
+        warnings=tuple(doc.warnings),
     )
 
 

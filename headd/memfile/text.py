@@ -10,8 +10,9 @@ Everything here is pure: a function of its arguments (a selectolax node counts a
 
 from __future__ import annotations
 
+import calendar
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from headd.memfile.vocabulary import GIST_EXCLUDED_ELEMENTS, INLINE_ELEMENTS, PARA_BUCKETS
@@ -23,9 +24,13 @@ JS_SPACE_CHARS: Final = (
 )
 _JS_SPACE_CLASS: Final = "[" + re.escape(JS_SPACE_CHARS) + "]"
 _JS_SPACE_RUN = re.compile(_JS_SPACE_CLASS + "+")
-#: HTML's ASCII whitespace: the only whitespace the canonical text collapses (U+00A0 is content).
-_ASCII_SPACE_RUN = re.compile("[ \t\n\f\r]+")
-_JS_SPACE_NOT_SINGLE_SPACE = re.compile("[" + re.escape(JS_SPACE_CHARS.replace(" ", "")) + "]|  ")
+#: Two or more spaces: what is left to collapse once the other ASCII whitespace became spaces.
+_SPACE_RUN = re.compile("  +")
+#: JavaScript whitespace other than the space itself.
+_JS_SPACE_NOT_SPACE_CHARS: Final = JS_SPACE_CHARS.replace(" ", "")
+#: Whitespace JavaScript's ``\\s`` and Python's ``str.split()`` disagree on (Python alone splits
+#: on U+001C..U+001F and U+0085; JavaScript alone on U+FEFF).
+_SPLIT_DISAGREEMENT: Final = "\x1c\x1d\x1e\x1f\x85\ufeff"
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])" + _JS_SPACE_CLASS + "+")
 
 #: The chunk ceiling, in UTF-16 code units (JavaScript string length).
@@ -47,18 +52,41 @@ def collapse_ascii(text: str) -> str:
 
 
 def _collapse_runs(text: str) -> str:
-    """Runs of ASCII whitespace (space, tab, LF, FF, CR) to one space; nothing trimmed."""
+    """Runs of ASCII whitespace (space, tab, LF, FF, CR) to one space; nothing trimmed.
+
+    The four other characters become spaces by ``str.replace`` (a byte scan each, when
+    present), then one regex pass shortens the few runs left; a text with no run at all (the
+    common case for short texts) is returned as it is.
+    """
     for char in "\t\n\f\r":
         if char in text:
             text = text.replace(char, " ")
-    while "  " in text:
-        text = text.replace("  ", " ")
+    if "  " in text:
+        return _SPACE_RUN.sub(" ", text)
     return text
 
 
 def collapse_js(text: str) -> str:
     """Runs of JavaScript whitespace to one space, then trimmed (``replace(/\\s+/g, " ").trim()``)."""
+    if not _has_js_space_besides_single_spaces(text):
+        return text.strip(" ")  # nothing to collapse (the common case: already collapsed)
     return _JS_SPACE_RUN.sub(" ", text).strip(" ")
+
+
+def _has_js_space_besides_single_spaces(text: str, *, collapsed: bool = False) -> bool:
+    """True when ``text`` holds JavaScript whitespace other than lone spaces.
+
+    ``collapsed`` says the text already went through ``collapse_ascii`` (no run of two spaces,
+    no tab, LF, FF or CR), which leaves only the other characters to look for.
+    """
+    if text.isascii():
+        if collapsed:
+            return "\v" in text
+        return "  " in text or any(char in text for char in "\t\n\v\f\r")
+    if not collapsed and "  " in text:
+        return True
+    # One substring scan per character beats a regex character class on a long text.
+    return any(char in text for char in _JS_SPACE_NOT_SPACE_CHARS)
 
 
 def utf16_len(text: str) -> int:
@@ -78,6 +106,31 @@ def utf16_prefix(text: str, units: int) -> str:
         return text[:units]
     data = text.encode("utf-16-le", "surrogatepass")[: 2 * units]
     return data.decode("utf-16-le", "replace")
+
+
+_ISO_DATETIME = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:T(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)Z)?"
+)
+
+
+def is_valid_datetime(value: str) -> bool:
+    """``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ssZ``, a real calendar date (sorts as a string).
+
+    Years below 100 are refused, as memhtml's ``Date.UTC`` probe refuses them (it maps 0..99 to
+    1900..1999, so the round trip fails).
+    """
+    match = _ISO_DATETIME.fullmatch(value)
+    if match is None:
+        return False
+    year, month, day = int(match.group(1)), int(match.group(2)), int(match.group(3))
+    if year < 100 or not 1 <= month <= 12 or day < 1:
+        return False
+    if month == 2 and calendar.isleap(year):
+        return day <= 29
+    return day <= _DAYS_IN_MONTH[month]
+
+
+_DAYS_IN_MONTH: Final = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 # --- canonical text ------------------------------------------------------------------------
@@ -132,7 +185,8 @@ def canonical_text(root: Any, exclude_code: bool = False) -> str:
 
 
 def render_segments(verbatims: Sequence[bool], texts: Sequence[str]) -> str:
-    """Canonical text from document-order segments (``verbatim`` = text inside a ``<pre>``).
+    """Canonical text from document-order segments (``verbatim`` = text inside a ``<pre>``;
+    an empty ``verbatims`` says no segment is).
 
     Adjacent segments of one kind are joined (once, so a large file stays linear), runs of
     ASCII whitespace collapse outside ``<pre>``, then one leading space comes off the first
@@ -200,17 +254,18 @@ def disclosure_text_of(
     return "\n".join(p for p in (js_trim(part) for part in parts) if p != "")
 
 
-def word_count_of(body_text: str) -> int:
-    """Whitespace-separated tokens (JavaScript ``\\s``) of the body text."""
+def word_count_of(body_text: str, *, collapsed: bool = False) -> int:
+    """Whitespace-separated tokens (JavaScript ``\\s``) of the body text.
+
+    ``collapsed``: the text is ``collapse_ascii`` output (the body text is), which spares a scan.
+    """
     trimmed = js_trim(body_text)
     if trimmed == "":
         return 0
-    if "  " not in trimmed and (
-        trimmed.isascii()
-        and not any(c in trimmed for c in "\t\n\v\f\r")
-        or _JS_SPACE_NOT_SINGLE_SPACE.search(trimmed) is None
-    ):  # the common case: words separated by single spaces only
-        return trimmed.count(" ") + 1
+    if not _has_js_space_besides_single_spaces(trimmed, collapsed=collapsed):
+        return trimmed.count(" ") + 1  # the common case: words separated by single spaces
+    if not any(char in trimmed for char in _SPLIT_DISAGREEMENT):
+        return len(trimmed.split())  # Python splits on exactly JavaScript's set here
     return len(_JS_SPACE_RUN.split(trimmed))
 
 
@@ -225,24 +280,48 @@ def chunk_text(text: str, max_chars: int = CHUNK_MAX_CHARS) -> list[tuple[str, i
     trimmed = js_trim(text)
     if trimmed == "":
         return []
-    if utf16_len(trimmed) <= max_chars:
-        pieces = [trimmed]
-    else:
-        pieces = _pack(_sentences(trimmed, max_chars), max_chars)
-    return [(piece, utf16_len(piece)) for piece in pieces]
+    total = utf16_len(trimmed)
+    if total <= max_chars:
+        return [(trimmed, total)]
+    # Without astral characters every piece's UTF-16 length is its length: measured once here.
+    measure = len if total == len(trimmed) else utf16_len
+    pieces = _pack(_sentences(trimmed, max_chars, measure), max_chars, measure)
+    return [(piece, measure(piece)) for piece in pieces]
 
 
-def _sentences(text: str, max_chars: int) -> list[str]:
+def _sentences(text: str, max_chars: int, measure: Callable[[str], int]) -> list[str]:
     units: list[str] = []
-    for sentence in _SENTENCE_BREAK.split(text):
+    for sentence in _sentence_split(text):
         piece = js_trim(sentence)
         if piece == "":
             continue
-        if utf16_len(piece) <= max_chars:
+        if measure(piece) <= max_chars:
             units.append(piece)
             continue
         units.extend(_hard_cut(piece, max_chars))
     return units
+
+
+def _sentence_split(text: str) -> list[str]:
+    """``text.split(/(?<=[.!?])\\s+/)``: cut at each whitespace run that follows ``.``/``!``/``?``.
+
+    When the only whitespace is single spaces (a collapsed body, the common case), every cut is
+    one of three two-character strings, which ``str.split`` finds far faster than the regex.
+    """
+    if _has_js_space_besides_single_spaces(text):
+        return _SENTENCE_BREAK.split(text)
+    pieces = [text]
+    for cut in (". ", "! ", "? "):
+        if cut not in text:
+            continue
+        mark = cut[0]
+        split: list[str] = []
+        for piece in pieces:
+            parts = piece.split(cut)
+            split.extend(part + mark for part in parts[:-1])
+            split.append(parts[-1])
+        pieces = split
+    return pieces
 
 
 def _hard_cut(piece: str, max_chars: int) -> list[str]:
@@ -256,12 +335,12 @@ def _hard_cut(piece: str, max_chars: int) -> list[str]:
     return [data[at : at + step].decode("utf-16-le", "replace") for at in range(0, len(data), step)]
 
 
-def _pack(units: Sequence[str], max_chars: int) -> list[str]:
+def _pack(units: Sequence[str], max_chars: int, measure: Callable[[str], int]) -> list[str]:
     chunks: list[str] = []
     current = ""
     current_len = 0
     for unit in units:
-        unit_len = utf16_len(unit)
+        unit_len = measure(unit)
         candidate_len = unit_len if current == "" else current_len + 1 + unit_len
         if candidate_len <= max_chars:
             current = unit if current == "" else f"{current} {unit}"

@@ -1,0 +1,154 @@
+"""Cold start of the real daemon: from git, from the tip's snapshot, from an ancestor's snapshot.
+
+``python -m bench.coldstart_bench [--n 10000] [--store DIR]`` builds (or reuses) a store of ``n``
+memories (``bench.stores``), then starts the real ``headd`` three times (``--embedder off``,
+``--snapshot-interval 0``):
+
+1. with no snapshot: ``load_source: git``; waits for the background snapshot write (its ms, bytes);
+2. again on the same commit: ``snapshot``;
+3. after one external commit (one memory rewritten): ``snapshot+advance``.
+
+For each: wall time from spawn to the first ``status`` answer (READY, which includes starting
+Python and importing the daemon) and the daemon's own ``load_ms``. Also measured in this process:
+read + decode of the snapshot (wall and CPU), and the import time of the daemon alone. Prints one
+JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pygit2
+from headd_client.sync_client import Client
+
+from bench.daemon_socket import commit_one_change
+from bench.stores import build_store
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def start_daemon(store: Path, work: Path) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    sock = work / "head.sock"
+    log_path = work / f"headd-{time.monotonic_ns()}.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "headd.daemon.main", "--store", str(store)]
+            + ["--socket", str(sock), "--embedder", "off", "--snapshot-interval", "0"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=str(REPO),
+        )
+    return proc, sock, log_path
+
+
+def status_when_ready(proc: subprocess.Popen[bytes], sock: Path, log_path: Path) -> dict[str, Any]:
+    while True:
+        try:
+            with Client(sock, timeout=300) as client:
+                status = client.call("status")
+            assert isinstance(status, dict)
+            return status
+        except Exception:
+            if proc.poll() is not None:
+                raise SystemExit(log_path.read_text()) from None
+            time.sleep(0.01)
+
+
+def status_of(sock: Path) -> dict[str, Any]:
+    with Client(sock, timeout=300) as client:
+        status = client.call("status")
+    assert isinstance(status, dict)
+    return status
+
+
+def run(store: Path, work: Path, *, wait_snapshot: bool) -> dict[str, Any]:
+    spawned = time.perf_counter()
+    proc, sock, log_path = start_daemon(store, work)
+    try:
+        status = status_when_ready(proc, sock, log_path)
+        ready_s = time.perf_counter() - spawned
+        out: dict[str, Any] = {
+            "load_source": status["load_source"],
+            "ready_s": round(ready_s, 3),
+            "load_ms": status["load_ms"],
+            "records": status["records"],
+        }
+        if wait_snapshot:
+            while (status_of(sock)["snapshot"] or {}).get("last_sha") != status["sha"]:
+                if proc.poll() is not None:
+                    raise SystemExit(log_path.read_text())
+                time.sleep(0.1)
+            snap = status_of(sock)["snapshot"]
+            out["snapshot_write_ms"] = snap["last_ms"]
+            out["snapshot_bytes"] = snap["last_bytes"]
+        return out
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def decode_in_process(store: Path) -> dict[str, Any]:
+    from headd_plane.snapshot_store import SnapshotStore
+
+    from headd.head.snapshot import decode_version
+
+    sha = str(pygit2.Repository(str(store)).head.target)
+    snapshots = SnapshotStore(store)
+    times = []
+    for _ in range(3):
+        wall, cpu = time.perf_counter(), time.process_time()
+        data = snapshots.read(sha)
+        assert data is not None
+        version = decode_version(data, expected_sha=sha)
+        times.append((time.perf_counter() - wall, time.process_time() - cpu))
+        del version
+    return {
+        "decode_wall_s": [round(w, 3) for w, _c in times],
+        "decode_cpu_s": [round(c, 3) for _w, c in times],
+    }
+
+
+def import_time() -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", "import headd.daemon.main, headd.head, headd_plane.plane"],
+        check=True,
+        cwd=str(REPO),
+    )
+    return round(time.perf_counter() - started, 3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--store", type=Path, help="a store to copy (default: build one)")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="hdc-", dir="/tmp"))
+    store = work / "store"
+    try:
+        if args.store:
+            shutil.copytree(args.store, store, ignore=shutil.ignore_patterns(".memhtml"))
+        else:
+            build_store(store, args.n)
+        result: dict[str, Any] = {"n": args.n, "python_import_s": import_time()}
+        result["git"] = run(store, work, wait_snapshot=True)
+        result["snapshot"] = run(store, work, wait_snapshot=False)
+        result["in_process"] = decode_in_process(store)
+        commit_one_change(store)
+        result["snapshot+advance"] = run(store, work, wait_snapshot=False)
+        print(json.dumps(result, indent=1))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""The daemon's first load: from a snapshot at the tip, else one at an ancestor, else git.
+
+Order of preference (issue 5): the snapshot of the exact tip commit (decode only); else the
+newest snapshot whose commit is an ancestor of the tip, decoded and advanced over the tree
+difference (``advance_head``); else a full load from git. A snapshot that cannot be used
+(damaged, written by other code, of a commit the repository no longer has) is logged as a
+warning and the next candidate is tried, so the worst case is the git load, never a wrong answer.
+
+:func:`plan_candidates` is the pure choice; :func:`cold_load` runs it against a repository and a
+:class:`SnapshotStore` on the git thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import pygit2
+
+from headd.errors import HeaddError
+
+log = logging.getLogger(__name__)
+
+Source = Literal["snapshot", "snapshot+advance", "git"]
+SNAPSHOT: Final = "snapshot"
+SNAPSHOT_ADVANCE: Final = "snapshot+advance"
+GIT: Final = "git"
+
+
+@dataclass(frozen=True, slots=True)
+class ColdStart:
+    """What the first load produced and how: ``source`` is what ``status.load_source`` says."""
+
+    version: Any
+    source: Source
+    #: The commit of the snapshot used (None for a git load).
+    snapshot_sha: str | None = None
+    #: Why each refused snapshot was refused, in the order tried.
+    refused: tuple[str, ...] = ()
+
+
+def plan_candidates(
+    stored: Sequence[str], tip: str, is_ancestor: Callable[[str], bool]
+) -> list[tuple[str, Source]]:
+    """The snapshots to try, in order: the tip's own, then ancestors of the tip, newest first.
+
+    ``stored`` lists the stored snapshot commits newest first; ``is_ancestor(sha)`` says whether
+    ``sha`` is an ancestor of the tip (and is only asked about shas other than the tip).
+    """
+    plan: list[tuple[str, Source]] = []
+    if tip in stored:
+        plan.append((tip, SNAPSHOT))
+    plan.extend((sha, SNAPSHOT_ADVANCE) for sha in stored if sha != tip and is_ancestor(sha))
+    return plan
+
+
+def is_ancestor_in(repo: pygit2.Repository, tip: str) -> Callable[[str], bool]:
+    """``sha -> bool``: is ``sha`` a commit of ``repo`` that ``tip`` descends from."""
+
+    def check(sha: str) -> bool:
+        try:
+            return bool(repo.descendant_of(tip, sha))
+        except (KeyError, ValueError, pygit2.GitError):
+            return False  # not in this repository (history rewritten, another store)
+
+    return check
+
+
+def cold_load(
+    repo: pygit2.Repository,
+    tip: str,
+    snapshots: Any,
+    *,
+    load_head: Callable[[pygit2.Repository, str], Any],
+    advance_head: Callable[[pygit2.Repository, Any, str], Any],
+    decode: Callable[..., Any],
+    settle: Callable[[], None] | None = None,
+) -> ColdStart:
+    """The version at ``tip`` by the cheapest route that works (see the module docstring).
+
+    ``snapshots`` is a ``SnapshotStore`` (or None to load from git); ``decode`` is
+    ``headd.head.snapshot.decode_version``. ``settle`` runs once the version is built: the
+    daemon passes ``gc.freeze``, so the cyclic collector never walks the ~10^5-10^6 long-lived
+    objects of the loaded version again (measured: an advance right after a decode paid a
+    0.8 s full collection without it, 0.06 s with it).
+    """
+    refused: list[str] = []
+    if snapshots is not None:
+        stored = [entry.sha for entry in snapshots.entries()]
+        for sha, source in plan_candidates(stored, tip, is_ancestor_in(repo, tip)):
+            try:
+                data = snapshots.read(sha)
+                if data is None:
+                    raise FileNotFoundError(sha)
+                version = decode(data, expected_sha=sha)
+                if source == SNAPSHOT_ADVANCE:
+                    version = advance_head(repo, version, tip)
+                    _cut_parent(version)
+            except (HeaddError, FileNotFoundError) as exc:
+                reason = _describe(exc)
+                log.warning("head snapshot of %s not used (%s); trying the next", sha[:12], reason)
+                refused.append(f"{sha[:12]}: {reason}")
+                continue
+            return _settled(ColdStart(version, source, sha, tuple(refused)), settle)
+    return _settled(ColdStart(load_head(repo, tip), GIT, None, tuple(refused)), settle)
+
+
+def _settled(started: ColdStart, settle: Callable[[], None] | None) -> ColdStart:
+    if settle is not None:
+        settle()
+    return started
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, HeaddError):
+        return f"{exc.code}: {exc.message}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _cut_parent(version: Any) -> None:
+    """The decoded snapshot is only a stepping stone: do not keep it alive behind the tip."""
+    if getattr(version, "parent", None) is not None:
+        object.__setattr__(version, "parent", None)

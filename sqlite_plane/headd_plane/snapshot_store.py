@@ -1,0 +1,144 @@
+"""Where head snapshots live: one file per commit under ``<store>/.memhtml/headd/snapshots/``.
+
+A snapshot (``headd.head.snapshot``) is tens of megabytes at 10,000 memories. Measured on this
+machine with a 60 MB snapshot, a sidecar file reads in ~0.15 s and writes in ~0.2 s, where a
+blob row of ``index.db`` read in 0.4-0.5 s and wrote in ~2 s (the WAL writes it twice, the
+write holds the plane's one writer lock, and a deleted row leaves free pages until a VACUUM).
+So snapshots are files beside ``index.db``, not rows in it.
+
+Each file is ``<sha>.snap``, written to a temporary name in the same directory, fsynced, then
+renamed over (a reader sees a whole file or none), and the directory is fsynced. Only the newest
+``keep`` files (by modification time) are kept. Nothing here interprets the bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from headd.errors import StorageFailure
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_DIR: Final = Path(".memhtml") / "headd" / "snapshots"
+SUFFIX: Final = ".snap"
+DEFAULT_KEEP: Final = 3
+_SHA: Final = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotEntry:
+    """One stored snapshot: its commit, its file, when it was written (ns), its size."""
+
+    sha: str
+    path: Path
+    written_ns: int
+    size: int
+
+
+def snapshot_dir_of(store: Path) -> Path:
+    return store / SNAPSHOT_DIR
+
+
+class SnapshotStore:
+    """The snapshot files of one store."""
+
+    def __init__(self, store: Path, *, keep: int = DEFAULT_KEEP) -> None:
+        self.directory = snapshot_dir_of(store)
+        self.keep = max(1, keep)
+
+    def path_of(self, sha: str) -> Path:
+        if not _SHA.match(sha):
+            raise ValueError(f"not a commit sha: {sha!r}")
+        return self.directory / f"{sha}{SUFFIX}"
+
+    def entries(self) -> list[SnapshotEntry]:
+        """Every stored snapshot, newest first (ties by name, so the order is stable)."""
+        found: list[SnapshotEntry] = []
+        try:
+            names = os.listdir(self.directory)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            log.warning("cannot list head snapshots in %s: %s", self.directory, exc)
+            return []
+        for name in names:
+            sha = name[: -len(SUFFIX)]
+            if not name.endswith(SUFFIX) or not _SHA.match(sha):
+                continue
+            path = self.directory / name
+            try:
+                stat = path.stat()
+            except OSError:
+                continue  # removed meanwhile
+            found.append(SnapshotEntry(sha, path, stat.st_mtime_ns, stat.st_size))
+        found.sort(key=lambda e: (-e.written_ns, e.sha))
+        return found
+
+    def has(self, sha: str) -> bool:
+        return self.path_of(sha).is_file()
+
+    def read(self, sha: str) -> bytes | None:
+        """The snapshot of ``sha``, or None when there is none. StorageFailure when unreadable."""
+        try:
+            return self.path_of(sha).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageFailure("cannot read a head snapshot", {"sha": sha}) from exc
+
+    def write(self, sha: str, data: bytes) -> SnapshotEntry:
+        """Store ``data`` as the snapshot of ``sha`` atomically, then keep only the newest few."""
+        target = self.path_of(sha)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX, dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(temporary, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+            _fsync_dir(self.directory)
+            stat = target.stat()
+        except OSError as exc:
+            raise StorageFailure("cannot write a head snapshot", {"sha": sha}) from exc
+        self.prune()
+        return SnapshotEntry(sha, target, stat.st_mtime_ns, stat.st_size)
+
+    def remove(self, sha: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path_of(sha).unlink()
+
+    def prune(self) -> list[str]:
+        """Drop all but the newest ``keep`` snapshots (and stale temporary files)."""
+        removed = []
+        for entry in self.entries()[self.keep :]:
+            with contextlib.suppress(FileNotFoundError):
+                entry.path.unlink()
+                removed.append(entry.sha)
+        with contextlib.suppress(OSError):
+            for name in os.listdir(self.directory):
+                if name.startswith(".tmp-"):
+                    with contextlib.suppress(OSError):
+                        (self.directory / name).unlink()
+        return removed
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,242 @@
+"""The daemon's cold start: the tip's snapshot, else an ancestor's advanced, else git.
+
+``cold_load`` runs against real repositories and real snapshot files; the last tests restart
+the real ``headd`` process on one store and read ``status.load_source`` over its socket.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+from daemon_support import (
+    Daemon,
+    external_commit,
+    make_store,
+    memory_html,
+    short_socket_dir,
+    wait_for,
+)
+from daemon_support import git as run_git
+from fixtures.head.corpus import FixtureRepo, make_corpus, memory_for
+from headd_client.sync_client import Client
+from headd_plane.snapshot_store import SnapshotStore
+
+from headd.daemon.coldstart import (
+    GIT,
+    SNAPSHOT,
+    SNAPSHOT_ADVANCE,
+    ColdStart,
+    cold_load,
+    plan_candidates,
+)
+from headd.head import snapshot as snap
+from headd.head.version import HeadVersion, advance_head, load_head
+
+# -- the plan (pure) ------------------------------------------------------------------------------
+
+
+def test_the_plan_prefers_the_tip_then_ancestors_newest_first() -> None:
+    ancestors = {"b", "d"}
+    plan = plan_candidates(["a", "b", "tip", "c", "d"], "tip", ancestors.__contains__)
+    assert plan == [("tip", SNAPSHOT), ("b", SNAPSHOT_ADVANCE), ("d", SNAPSHOT_ADVANCE)]
+    assert plan_candidates([], "tip", lambda _s: True) == []
+    assert plan_candidates(["x"], "tip", lambda _s: False) == []
+
+
+# -- cold_load on real repositories ------------------------------------------------------------
+
+
+class Loads:
+    """Counts the git loads and advances ``cold_load`` asks for."""
+
+    def __init__(self) -> None:
+        self.loads = 0
+        self.advances = 0
+
+    def load(self, repo: pygit2.Repository, sha: str) -> HeadVersion:
+        self.loads += 1
+        return load_head(repo, sha, workers=1)
+
+    def advance(self, repo: pygit2.Repository, parent: HeadVersion, sha: str) -> HeadVersion:
+        self.advances += 1
+        return advance_head(repo, parent, sha)
+
+
+def start(repo: FixtureRepo, store: SnapshotStore, tip: str, loads: Loads) -> ColdStart:
+    return cold_load(
+        repo.repo,
+        tip,
+        store,
+        load_head=loads.load,
+        advance_head=loads.advance,
+        decode=snap.decode_version,
+    )
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> tuple[FixtureRepo, str, SnapshotStore]:
+    repo, sha, _files = make_corpus(tmp_path / "store", 20)
+    return repo, sha, SnapshotStore(tmp_path / "store")
+
+
+def test_without_snapshots_it_loads_from_git(
+    corpus: tuple[FixtureRepo, str, SnapshotStore],
+) -> None:
+    repo, sha, store = corpus
+    loads = Loads()
+    started = start(repo, store, sha, loads)
+    assert started.source == GIT and loads.loads == 1
+
+
+def test_the_tips_own_snapshot_is_decoded_without_git(
+    corpus: tuple[FixtureRepo, str, SnapshotStore],
+) -> None:
+    repo, sha, store = corpus
+    loaded = load_head(repo.repo, sha)
+    store.write(sha, snap.encode_version(loaded))
+    loads = Loads()
+    started = start(repo, store, sha, loads)
+    assert started.source == SNAPSHOT and started.snapshot_sha == sha
+    assert loads.loads == 0 and loads.advances == 0
+    assert started.version.indexes == loaded.indexes
+
+
+def test_an_ancestors_snapshot_is_advanced_over_the_difference(
+    corpus: tuple[FixtureRepo, str, SnapshotStore],
+) -> None:
+    repo, sha, store = corpus
+    store.write(sha, snap.encode_version(load_head(repo.repo, sha)))
+    repo.commit([(memory_for(50).path, memory_for(50).html)], "one more")
+    tip = repo.commit([(memory_for(3).path, None)], "one less")
+    loads = Loads()
+    started = start(repo, store, tip, loads)
+    assert started.source == SNAPSHOT_ADVANCE
+    assert started.snapshot_sha == sha
+    assert loads.loads == 0 and loads.advances == 1
+    version = started.version
+    assert version.sha == tip and version.parent is None
+    assert version.indexes == load_head(repo.repo, tip).indexes
+
+
+def test_a_snapshot_of_a_commit_off_the_tips_history_is_not_used(
+    corpus: tuple[FixtureRepo, str, SnapshotStore],
+) -> None:
+    repo, sha, store = corpus
+    side = repo.commit([(memory_for(60).path, memory_for(60).html)], "side")
+    store.write(side, snap.encode_version(load_head(repo.repo, side)))
+    repo.repo.reset(pygit2.Oid(hex=sha), pygit2.enums.ResetMode.HARD)
+    tip = repo.commit([(memory_for(61).path, memory_for(61).html)], "main line")
+    store.write("f" * 40, b"a commit this repository does not have")
+    loads = Loads()
+    started = start(repo, store, tip, loads)
+    assert started.source == GIT and loads.advances == 0
+
+
+def test_a_corrupt_snapshot_falls_back_with_a_warning(
+    corpus: tuple[FixtureRepo, str, SnapshotStore], caplog: pytest.LogCaptureFixture
+) -> None:
+    repo, sha, store = corpus
+    data = bytearray(snap.encode_version(load_head(repo.repo, sha)))
+    data[len(data) // 2] ^= 0x01
+    store.write(sha, bytes(data))
+    loads = Loads()
+    with caplog.at_level(logging.WARNING, logger="headd.daemon.coldstart"):
+        started = start(repo, store, sha, loads)
+    assert started.source == GIT and loads.loads == 1
+    assert "checksum" in started.refused[0]
+    assert any("not used" in r.message and r.levelno == logging.WARNING for r in caplog.records)
+
+
+def test_a_bad_tip_snapshot_falls_back_to_a_good_ancestor(
+    corpus: tuple[FixtureRepo, str, SnapshotStore],
+) -> None:
+    repo, sha, store = corpus
+    store.write(sha, snap.encode_version(load_head(repo.repo, sha)))
+    tip = repo.commit([(memory_for(70).path, memory_for(70).html)], "newer")
+    store.write(tip, snap.encode_version(load_head(repo.repo, tip), stamp=b"older headd"))
+    loads = Loads()
+    started = start(repo, store, tip, loads)
+    assert started.source == SNAPSHOT_ADVANCE and started.snapshot_sha == sha
+    assert "ERR_INDEX_STALE" in started.refused[0]
+    assert started.version.indexes == load_head(repo.repo, tip).indexes
+
+
+# -- the real daemon, restarted ------------------------------------------------------------------
+
+
+def status_of(daemon: Daemon) -> dict[str, Any]:
+    with Client(daemon.socket_path, timeout=30) as client:
+        result = client.call("status", {})
+    assert isinstance(result, dict)
+    return result
+
+
+def run_once(store: Path, *, until_snapshot: bool = False) -> tuple[dict[str, Any], str]:
+    """Start the daemon, read its status (after its snapshot write, if asked), stop it."""
+    daemon = Daemon(
+        store, short_socket_dir() / "head.sock", extra=["--snapshot-interval", "0"]
+    ).wait_ready(timeout=60)
+    try:
+        status = status_of(daemon)
+        if until_snapshot:
+            assert wait_for(
+                lambda: (status_of(daemon)["snapshot"] or {}).get("last_sha") == status["sha"],
+                timeout=30,
+            ), daemon.log()
+            status = status_of(daemon)
+    finally:
+        assert daemon.stop() == 0
+    return status, daemon.log()
+
+
+def test_a_restarted_daemon_starts_from_its_snapshot_then_advances_then_refuses_bad_ones(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    seed = make_store(store)
+    snapshots = SnapshotStore(store)
+
+    first, _log = run_once(store, until_snapshot=True)
+    assert first["load_source"] == "git" and first["sha"] == seed
+    assert snapshots.has(seed)
+
+    again, _log = run_once(store)
+    assert again["load_source"] == "snapshot" and again["sha"] == seed
+    assert again["records"] == first["records"] and again["skipped"] == first["skipped"]
+    assert (again["snapshot"] or {})["writes"] == 0  # nothing new to write
+
+    tip = external_commit(
+        store,
+        {"areas/inbox/written-while-down.html": memory_html("Written while down", "Ravens fly.")},
+    )
+    advanced, _log = run_once(store, until_snapshot=True)
+    assert advanced["load_source"] == "snapshot+advance" and advanced["sha"] == tip
+    assert advanced["records"] == int(first["records"]) + 1
+    assert snapshots.has(tip)
+
+    for entry in snapshots.entries():  # damage every snapshot: the daemon must use git
+        data = bytearray(entry.path.read_bytes())
+        data[-3] ^= 0xFF
+        entry.path.write_bytes(bytes(data))
+    damaged, log_text = run_once(store)
+    assert damaged["load_source"] == "git" and damaged["sha"] == tip
+    assert damaged["records"] == advanced["records"]
+    assert "WARNING" in log_text and "not used" in log_text and "checksum" in log_text
+
+    for entry in snapshots.entries():  # a snapshot of another format: refused as stale
+        entry.path.unlink()
+    good = snap.encode_version(load_head(pygit2.Repository(str(store)), tip))
+    stale = bytearray(good)
+    stale[8:12] = (snap.FORMAT_VERSION + 7).to_bytes(4, "little")
+    snapshots.write(tip, bytes(stale))
+    stale_status, log_text = run_once(store, until_snapshot=True)
+    assert stale_status["load_source"] == "git"
+    assert "ERR_INDEX_STALE" in log_text
+    # The refused file was replaced by a good one, so the next start decodes again.
+    healed, _log = run_once(store)
+    assert healed["load_source"] == "snapshot" and healed["sha"] == tip
+    run_git(store, "status")  # the store itself was never touched

@@ -1,0 +1,254 @@
+"""Head snapshots: a version as bytes and back (``headd.head.snapshot``), and their files.
+
+Every version here is loaded from a real git repository (pygit2 on a temp dir); a decoded
+snapshot must equal the loaded version (``Indexes`` equality: records, every multi-map, the
+lexical buckets and lengths), keep its skipped files, and answer searches identically.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import msgspec
+import pygit2
+import pytest
+from fixtures.head.corpus import BROKEN_HTML, make_corpus, memory_for
+from headd_plane.snapshot_store import SnapshotStore
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from headd.errors import IndexStale, StorageFailure
+from headd.head import search_head
+from headd.head import snapshot as snap
+from headd.head.version import HeadVersion, advance_head, load_head
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def assert_same(decoded: HeadVersion, loaded: HeadVersion) -> None:
+    assert decoded.sha == loaded.sha
+    assert decoded.indexes == loaded.indexes
+    assert sorted(decoded.skipped, key=lambda s: s.path) == sorted(
+        loaded.skipped, key=lambda s: s.path
+    )
+    assert decoded.indexes.lexical.document_lengths() == loaded.indexes.lexical.document_lengths()
+
+
+def test_anchor_corpus_round_trips_and_searches_the_same(anchor_store: Path) -> None:
+    repo = pygit2.Repository(str(anchor_store))
+    sha = str(repo.head.target)
+    loaded = load_head(repo, sha, workers=1)
+    decoded = snap.decode_version(snap.encode_version(loaded), expected_sha=sha)
+    assert_same(decoded, loaded)
+    assert decoded.parent is None
+    for query in ("postgres replica", "deploy train", "user prefers", "memory index"):
+        assert search_head(decoded, query) == search_head(loaded, query)
+
+
+def test_decoded_buckets_are_read_only(tmp_path: Path) -> None:
+    repo, sha, _files = make_corpus(tmp_path, 8)
+    decoded = snap.decode_version(snap.encode_version(load_head(repo.repo, sha)))
+    bucket = next(iter(decoded.lexical.postings.values()))
+    with pytest.raises(ValueError):
+        bucket.ids[0] = 7
+    with pytest.raises(ValueError):
+        decoded.lexical.lengths[0] = 1.0
+
+
+# -- property: random small stores ---------------------------------------------------------
+
+FILE_KIND = st.sampled_from(["plain", "archived", "twin", "broken", "empty_claimless"])
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kinds=st.lists(st.tuples(FILE_KIND, st.integers(0, 60)), min_size=0, max_size=10),
+    edits=st.lists(st.integers(0, 60), max_size=3),
+)
+def test_property_a_decoded_snapshot_equals_the_loaded_version_and_advances_alike(
+    kinds: list[tuple[str, int]], edits: list[int]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo, _sha, _files = make_corpus(Path(tmp), 0)
+        changes: dict[str, str] = {}
+        for position, (kind, index) in enumerate(kinds):
+            generated = memory_for(index)
+            if kind == "plain":
+                changes[generated.path] = generated.html
+            elif kind == "archived":
+                changes[f"archive/2026/areas/inbox/old-{position}.html"] = generated.html
+            elif kind == "twin":
+                changes[generated.path] = generated.html
+                changes[f"resources/twins/twin-{position}.html"] = generated.html
+            elif kind == "broken":
+                changes[f"areas/inbox/broken-{position}.html"] = BROKEN_HTML
+            else:
+                changes[f"projects/p/{position}.html"] = generated.html.replace(
+                    f"Country{index}", "x"
+                )
+        sha = repo.commit(changes.items(), "random")
+        loaded = load_head(repo.repo, sha, workers=1)
+        decoded = snap.decode_version(snap.encode_version(loaded), expected_sha=sha)
+        assert_same(decoded, loaded)
+        # A decoded version is a parent like any other: advancing it gives what a load gives.
+        target = repo.commit(
+            [(memory_for(100 + e).path, memory_for(100 + e).html) for e in edits]
+            + [(path, None) for path in list(changes)[:1]],
+            "edits",
+        )
+        assert_same(advance_head(repo.repo, decoded, target), load_head(repo.repo, target))
+
+
+# -- ids numbered differently in the decoding process ----------------------------------------
+
+_OTHER_PROCESS = """
+import sys, pygit2
+from headd.head.ids import PATH_IDS
+from headd.head import snapshot
+from headd.head.version import load_head
+repo = pygit2.Repository(sys.argv[1])
+sha = str(repo.head.target)
+data = open(sys.argv[2], "rb").read()
+body = snapshot._DECODER.decode(memoryview(data)[snapshot.HEADER_SIZE:])
+for record in reversed(body.records):  # number the paths in the opposite order first
+    PATH_IDS.intern(record.path)
+decoded = snapshot.decode_version(data, expected_sha=sha)
+loaded = load_head(repo, sha, workers=1)
+assert decoded.indexes == loaded.indexes, "differs"
+ids = [b.ids for b in decoded.lexical.postings.values()]
+assert all((a[1:] > a[:-1]).all() for a in ids), "a bucket is not ascending"
+print("same", len(ids))
+"""
+
+
+def test_a_process_that_numbers_paths_otherwise_rebuilds_equal_sorted_buckets(
+    tmp_path: Path,
+) -> None:
+    repo, sha, _files = make_corpus(tmp_path / "store", 30)
+    path = tmp_path / "head.snap"
+    path.write_bytes(snap.encode_version(load_head(repo.repo, sha)))
+    done = subprocess.run(
+        [sys.executable, "-c", _OTHER_PROCESS, str(tmp_path / "store"), str(path)],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("same ")
+
+
+# -- refusals ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_snapshot(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, str]:
+    repo, sha, _files = make_corpus(tmp_path_factory.mktemp("snap") / "store", 12)
+    return snap.encode_version(load_head(repo.repo, sha)), sha
+
+
+def test_a_flipped_byte_anywhere_in_the_body_is_refused(small_snapshot: tuple[bytes, str]) -> None:
+    data, sha = small_snapshot
+    for offset in (snap.HEADER_SIZE, len(data) // 2, len(data) - 1):
+        damaged = bytearray(data)
+        damaged[offset] ^= 0x20
+        with pytest.raises(StorageFailure):
+            snap.decode_version(bytes(damaged), expected_sha=sha)
+
+
+def test_truncated_or_foreign_bytes_are_refused(small_snapshot: tuple[bytes, str]) -> None:
+    data, _sha = small_snapshot
+    for bad in (b"", data[:10], data[: len(data) // 2], b"NOTASNAP" + data[8:]):
+        with pytest.raises(StorageFailure):
+            snap.decode_version(bad)
+
+
+def test_another_commit_is_refused(small_snapshot: tuple[bytes, str]) -> None:
+    data, _sha = small_snapshot
+    with pytest.raises(StorageFailure, match="another commit"):
+        snap.decode_version(data, expected_sha="0" * 40)
+
+
+def test_a_snapshot_of_another_format_or_other_code_is_stale(
+    small_snapshot: tuple[bytes, str],
+) -> None:
+    data, sha = small_snapshot
+    other_format = bytearray(data)
+    other_format[8:12] = (snap.FORMAT_VERSION + 1).to_bytes(4, "little")
+    with pytest.raises(IndexStale, match="format"):
+        snap.decode_version(bytes(other_format), expected_sha=sha)
+    with pytest.raises(IndexStale, match="other code"):
+        snap.decode_version(data, expected_sha=sha, stamp=b"another parser")
+    written_elsewhere = snap.encode_version(snap.decode_version(data), stamp=b"another parser")
+    with pytest.raises(IndexStale):
+        snap.decode_version(written_elsewhere)
+    assert snap.decode_version(written_elsewhere, stamp=b"another parser").sha == sha
+
+
+class _Widened(msgspec.Struct, frozen=True):
+    path: str
+    reason: str
+    extra: int = 0
+
+
+class _Retyped(msgspec.Struct, frozen=True):
+    path: str
+    reason: int
+
+
+def test_the_guard_changes_with_any_struct_field() -> None:
+    base = snap.schema_fingerprint()
+    assert base == snap.schema_fingerprint()
+    swapped = tuple(_Widened if t.__name__ == "SkippedFile" else t for t in snap.SNAPSHOT_STRUCTS)
+    retyped = tuple(_Retyped if t.__name__ == "SkippedFile" else t for t in snap.SNAPSHOT_STRUCTS)
+    # Names alone do not make the hash: the renamed structs must carry the same name to compare.
+    _Widened.__name__ = _Retyped.__name__ = "SkippedFile"
+    assert snap.schema_fingerprint(swapped) != base
+    assert snap.schema_fingerprint(retyped) != base
+    assert snap.schema_fingerprint(swapped) != snap.schema_fingerprint(retyped)
+
+
+def test_the_code_stamp_changes_when_the_parser_source_changes(tmp_path: Path) -> None:
+    package = Path(snap.__file__).resolve().parents[1]
+    copy = tmp_path / "headd"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert snap.stamp_of_sources(copy) == snap.code_stamp()
+    parse = copy / "memfile" / "parse.py"
+    parse.write_text(parse.read_text(encoding="utf-8") + "\n# a rule changed\n", "utf-8")
+    assert snap.stamp_of_sources(copy) != snap.code_stamp()
+
+
+# -- the files ---------------------------------------------------------------------------------
+
+SHA_A, SHA_B, SHA_C, SHA_D = ("a" * 40, "b" * 40, "c" * 40, "d" * 40)
+
+
+def test_the_store_writes_atomically_lists_newest_first_and_keeps_a_few(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path, keep=3)
+    assert store.entries() == [] and store.read(SHA_A) is None
+    for number, sha in enumerate((SHA_A, SHA_B, SHA_C, SHA_D)):
+        entry = store.write(sha, sha.encode() * 3)
+        os.utime(entry.path, ns=(time.time_ns(), 1_000_000_000 * (number + 1)))
+    entries = store.entries()
+    assert [e.sha for e in entries] == [SHA_D, SHA_C, SHA_B]  # the oldest was pruned at write 4
+    assert store.read(SHA_C) == SHA_C.encode() * 3
+    assert not store.has(SHA_A)
+    assert sorted(os.listdir(store.directory)) == sorted(f"{s}.snap" for s in (SHA_B, SHA_C, SHA_D))
+
+
+def test_the_store_refuses_a_name_that_is_not_a_sha(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    with pytest.raises(ValueError):
+        store.path_of("../../etc/passwd")
+    store.directory.mkdir(parents=True)
+    (store.directory / "notes.snap").write_bytes(b"x")
+    (store.directory / ".tmp-123.snap").write_bytes(b"x")
+    assert store.entries() == []
+    store.prune()
+    assert not (store.directory / ".tmp-123.snap").exists()
