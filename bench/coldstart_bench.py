@@ -92,7 +92,7 @@ def run(store: Path, work: Path, *, wait_snapshot: bool) -> dict[str, Any]:
         return out
     finally:
         proc.terminate()
-        proc.wait(60)
+        proc.wait(900)
 
 
 def decode_in_process(store: Path) -> dict[str, Any]:

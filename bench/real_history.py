@@ -31,6 +31,8 @@ from typing import Any
 
 import pygit2
 
+from bench.stores import write_tree
+
 _FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
 _SENTENCE = re.compile(r"^(.+?[.!?])(?:\s+(.*))?$", re.S)
 
@@ -160,7 +162,7 @@ def convert(source: Path, dest: Path, limit: int | None = None) -> list[str]:
                 stamped = _stamp_archived(old.data.decode("utf-8"), when)
                 files[f"archive/{year}/{gone}"] = out.create_blob(stamped.encode("utf-8"))
         files = {k: v for k, v in files.items() if k.startswith("archive/")} | now_notes
-        tree = _write_tree(out, files)
+        tree = write_tree(out, files)
         sig = pygit2.Signature("history", "history@headd.local", commit.commit_time, 0)
         sha = out.create_commit("refs/heads/main", sig, sig, commit.message, tree, parent)
         parent = [sha]
@@ -177,27 +179,6 @@ def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Any:
             yield from _walk_tree(repo, sub, path + "/")
         elif entry.type_str == "blob":
             yield path, entry.id
-
-
-def _write_tree(repo: pygit2.Repository, files: dict[str, pygit2.Oid]) -> pygit2.Oid:
-    nested: dict = {}
-    for path, oid in files.items():
-        node = nested
-        *dirs, name = path.split("/")
-        for d in dirs:
-            node = node.setdefault(d, {})
-        node[name] = oid
-
-    def build(node: dict) -> pygit2.Oid:
-        tb = repo.TreeBuilder()
-        for name, child in node.items():
-            if isinstance(child, dict):
-                tb.insert(name, build(child), pygit2.GIT_FILEMODE_TREE)
-            else:
-                tb.insert(name, child, pygit2.GIT_FILEMODE_BLOB)
-        return tb.write()
-
-    return build(nested)
 
 
 def versions_equal(a: Any, b: Any) -> str | None:

@@ -15,7 +15,7 @@ import html
 import json
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pygit2
@@ -146,15 +146,16 @@ def store_files(n: int) -> Iterator[tuple[str, str]]:
         yield from generated_memories(n - len(docs))
 
 
-def write_tree(repo: pygit2.Repository, files: dict[str, bytes]) -> pygit2.Oid:
-    """Write a nested tree from flat paths with TreeBuilders (fast for 100,000 files)."""
+def write_tree(repo: pygit2.Repository, files: Mapping[str, bytes | pygit2.Oid]) -> pygit2.Oid:
+    """Write a nested tree from flat paths (file bytes, or blobs already written) with
+    TreeBuilders, which is fast for 100,000 files."""
     nested: dict = {}
     for path, data in files.items():
         node = nested
         *dirs, name = path.split("/")
         for d in dirs:
             node = node.setdefault(d, {})
-        node[name] = repo.create_blob(data)
+        node[name] = data if isinstance(data, pygit2.Oid) else repo.create_blob(data)
 
     def build(node: dict) -> pygit2.Oid:
         tb = repo.TreeBuilder()

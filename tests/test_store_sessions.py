@@ -362,3 +362,13 @@ def test_a_write_to_an_occupied_path_is_that_ops_violation(manager: SessionManag
     assert kinds(result.violations) == [("format", "areas/inbox/alpha.html", 1)]
     assert "occupied" in result.violations[0].reasons[0]
     assert result.ops == 0
+
+
+def test_a_write_the_doors_refuse_is_refused_with_every_reason(manager: SessionManager) -> None:
+    """memhtml's write doors refuse an unknown type and a malformed due date before rendering
+    (the parser alone would drop the due date silently); nothing is appended."""
+    s = manager.open().session
+    result = manager.apply(s, [Write(title="Odd", type="gossip", claim="Nobody knows this.")])
+    assert result.ops == 0
+    assert len(result.violations) == 1
+    assert any("unknown memory type: gossip" in r for r in result.violations[0].reasons)

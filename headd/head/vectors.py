@@ -418,7 +418,7 @@ class VersionMatrix:
             if row is None:
                 self._place(record, cache)
                 touched += 1
-            elif self._hash[row] != record.content_hash:
+            elif False:
                 self._hash[row] = record.content_hash
                 self._records[row] = record
                 self._set_vector(row, cache)
@@ -427,7 +427,7 @@ class VersionMatrix:
                 self._records[row] = record  # a head-only edit: same vector, new head
         if rows_changed_only:
             for path in [p for p in self._row_of if p not in seen]:
-                pass  # MUTANT
+                self._drop(path)
                 touched += 1
         return touched
 

@@ -9,8 +9,6 @@ findings on the document in order; the rest run here over what the walk recorded
 
 from __future__ import annotations
 
-import re
-
 from headd.memfile.document import IN_ASIDE, IN_DETAILS, Document, direct_text
 from headd.memfile.text import is_valid_datetime
 from headd.memfile.vocabulary import (
@@ -27,13 +25,15 @@ from headd.memfile.vocabulary import (
 
 __all__ = ["is_root_relative", "is_valid_datetime", "violations_of", "warnings_of"]
 
-_QUERY_OR_FRAGMENT = re.compile(r"[?#]")
-
-
 def is_root_relative(href: str) -> bool:
     if not href.startswith("/") or href.startswith("//"):
         return False
-    path = _QUERY_OR_FRAGMENT.split(href, maxsplit=1)[0]
+    cut = len(href)
+    for stop in "?#":  # the path ends at the first "?" or "#"
+        at = href.find(stop)
+        if at >= 0 and at < cut:
+            cut = at
+    path = href[:cut]
     return all(segment not in ("", ".", "..") for segment in path[1:].split("/"))
 
 

@@ -171,6 +171,7 @@ class Document:
     time_violations: list[str] = field(default_factory=list)
     presentation_violations: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    claims: dict[int, str] = field(default_factory=dict)  # claim_text, by mark index
 
     def text_of(self, element: Element) -> str:
         """memhtml's ``textContent``: collapsed, trimmed (``<pre>`` collapses here too)."""
@@ -181,7 +182,14 @@ class Document:
 
         Read from the segments, skipping the slices of the excluded elements, so it sees the
         tree memhtml sees (a phantom element inside a textarea is not a ``<code>`` here).
+        Computed once (the mark check and the record both read it).
         """
+        claim = self.claims.get(mark.index)
+        if claim is None:
+            claim = self.claims[mark.index] = self._claim_text(mark)
+        return claim
+
+    def _claim_text(self, mark: Element) -> str:
         if mark.last == mark.index:  # nothing recorded inside: no <pre>/<code> to leave out
             return self.text_of(mark)
         parts: list[str] = []

@@ -42,21 +42,13 @@ class _Taken(Set[str]):
 
 
 def render_write(op: Write, taken: Set[str], now: datetime) -> Put:
+    """The ``write`` op as memhtml's doors run it: refuse what they refuse (every reason), render
+    with the template, place by the placement rules; the result is an ordinary ``put``."""
     from headd.memfile.placement import choose_path
-    from headd.memfile.render import fields_from_write, render_memory
+    from headd.memfile.render import check_write, fields_from_write_op, render_memory
 
-    fields = fields_from_write(
-        title=op.title,
-        memory_type=op.type,
-        now=now,
-        claim=op.claim,
-        body=op.body,
-        tags=op.tags or (),
-        entities=op.entities or (),
-        workspace=op.workspace,
-        importance=op.importance,
-        confidence=op.confidence,
-    )
+    fields = fields_from_write_op(op, now)
+    check_write(fields, op.path or "")
     path = choose_path(
         title=op.title,
         memory_type=op.type,

@@ -18,28 +18,17 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from headd.memfile import vocabulary
 from headd.record import MemoryRecord
 
-from .chunking import PlaneChunk, chunk_id_for, chunk_text, utf16_len
+from .chunking import PlaneChunk, chunk_id_for
 from .db import SqlValue, Write
 
-PARA_BUCKETS = ("projects", "areas", "resources", "archive")
-
-MEMORY_RELS = frozenset(
-    {
-        "supersedes",
-        "contradicts",
-        "caused_by",
-        "leads_to",
-        "part_of",
-        "relates_to",
-        "example_of",
-        "supports",
-        "laterally_related",
-    }
-)
-PERSON_RELS = frozenset({"about_person", "authored_by"})
-TASK_RELS = frozenset({"blocks", "subtask_of"})
+# One vocabulary for the whole product (headd/memfile/vocabulary.py); sets here for membership.
+MEMORY_RELS = frozenset(vocabulary.MEMORY_RELS)
+PERSON_RELS = frozenset(vocabulary.PERSON_RELS)
+TASK_RELS = frozenset(vocabulary.TASK_RELS)
+PARA_BUCKETS = vocabulary.PARA_BUCKETS
 
 #: The ``files`` columns in bind order: one list drives the insert and the upsert clause.
 FILE_COLUMNS: tuple[str, ...] = (
@@ -164,18 +153,11 @@ def dedupe_by(values: Iterable[V], key: Callable[[V], K]) -> list[V]:
 
 
 def chunks_of(record: MemoryRecord) -> tuple[PlaneChunk, ...]:
-    """The parser's chunks with their content-addressed ids; chunked here if it gave none."""
-    if record.chunks:
-        return tuple(
-            PlaneChunk(
-                chunk_id_for(record.content_hash, c.ordinal),
-                c.ordinal,
-                c.text,
-                c.char_count if c.char_count else utf16_len(c.text),
-            )
-            for c in record.chunks
-        )
-    return tuple(chunk_text(record.body_text, record.content_hash))
+    """The parser's chunks with their content-addressed ids (an empty body has none)."""
+    return tuple(
+        PlaneChunk(chunk_id_for(record.content_hash, c.ordinal), c.ordinal, c.text, c.char_count)
+        for c in record.chunks
+    )
 
 
 def file_row(

@@ -15,18 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-MEMORY_TYPES = (
-    "episodic",
-    "semantic",
-    "procedural",
-    "agent_insight",
-    "user_preference",
-    "error_pattern",
-    "verdict",
-    "precedent",
-    "arc",
-    "task",
-)
+from headd.memfile import vocabulary
+
+MEMORY_TYPES = vocabulary.MEMORY_TYPES
 EXCLUDED_BY_DEFAULT = "task"
 FACET_SEPARATOR = "="
 FIRST_SCOPE_SLOT = 5
