@@ -9,9 +9,10 @@ tree is skipped, not failed. Results go to ``<results>/<UTC stamp>/<name>.json``
 document, or its raw stdout when that is not JSON, with the exit code, elapsed time, load average
 and the tail of stderr) plus a ``summary.json``; ``bench/results/`` is ignored by git.
 
-Benches that need something from outside the project (``plane_parity`` and
-``plane_record_memhtml``: memhtml 0.15.1 with Node; ``real_history``: a notes repository) are
-not in the list; docs/benchmarks.md says how to run them.
+Benches that need something from outside the project (``plane_parity``,
+``plane_record_memhtml`` and ``parse_differential``: memhtml 0.15.1 with Node; ``real_history``:
+a notes repository; ``parse_load_head``: a store path) are not in the list, nor the older
+``head_quick`` (superseded by ``head_bench``); docs/benchmarks.md says how to run them.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ MODULES: tuple[BenchModule, ...] = (
         full_env={"HEADD_BENCH_FULL": "1"},
     ),
     BenchModule("embed_select", ("--limit-docs", "300", "--skip-cold-load"), ()),
+    BenchModule("plane_scale", ("--docs", "1000", "--queries", "100"), ()),
+    BenchModule("daemon_plane_bench", ("--n", "1000"), ()),
+    BenchModule("coldstart_bench", ("--n", "2000"), ()),
+    BenchModule("vector_bench", ("--skip", "scifact", "--skip", "embed"), ()),
 )
 
 

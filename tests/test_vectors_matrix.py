@@ -75,9 +75,7 @@ def test_rows_without_a_vector_are_masked_until_the_cache_has_one() -> None:
     same_hits(view, matrix, full, "engine order")
 
 
-operation = st.tuples(
-    st.sampled_from(["add", "drop", "edit", "title", "move"]), st.integers(0, 40)
-)
+operation = st.tuples(st.sampled_from(["add", "drop", "edit", "title", "move"]), st.integers(0, 40))
 
 
 @settings(max_examples=25, deadline=None)
@@ -126,3 +124,15 @@ def test_a_zero_query_scores_every_row_zero_and_ties_break_by_path() -> None:
     ranked = matrix.ranked(np.zeros(SPACE.dim, dtype=np.float32), None, 3)
     assert {score for score, _, _ in ranked} == {0.0}
     assert len(ranked) == 5, "the run of equal scores that fills the cap is finished"
+
+
+def test_an_article_edit_rewrites_that_row_only() -> None:
+    records = {f"areas/a/r{i}.html": memory(f"areas/a/r{i}.html", claim_of(i)) for i in range(12)}
+    view = version_from_records(list(records.values()), "v1")
+    cache = fill_vectors(view, VectorCache.empty(SPACE), EMBEDDER).cache
+    matrix = VersionMatrix.build(view, cache)
+    records["areas/a/r5.html"] = memory("areas/a/r5.html", "Postgres queue engine order.")
+    edited = version_from_records(list(records.values()), "v2")
+    cache = fill_vectors(edited, cache, EMBEDDER).cache
+    assert matrix.move_to(edited, cache) == 1
+    same_hits(edited, matrix, cache, "postgres queue engine order")

@@ -143,13 +143,9 @@ def changed_paths(repo: pygit2.Repository, a: str, b: str) -> int:
     """How many paths the trees of two commits differ on (a rename counts both paths)."""
     if a == b:
         return 0
-    tree_a = repo[a].peel(pygit2.Tree)
-    tree_b = repo[b].peel(pygit2.Tree)
-    paths: set[str] = set()
-    for delta in tree_a.diff_to_tree(tree_b).deltas:
-        paths.add(delta.old_file.path)
-        paths.add(delta.new_file.path)
-    return len(paths)
+    from headd.head.version import changed_blobs
+
+    return len(changed_blobs(repo, repo[a].peel(pygit2.Tree), repo[b].peel(pygit2.Tree)))
 
 
 def _cut_parent(version: Any) -> None:

@@ -284,6 +284,8 @@ class VectorService:
         p = self.progress
         return {
             "filling": p.filling,
+            "batches": p.batches,
+            "persisted": p.persisted,
             "fill_remaining": p.remaining,
             "fill_embedded": p.embedded,
             "fill_rate_per_s": None if p.rate_per_s is None else round(p.rate_per_s, 1),

@@ -418,7 +418,7 @@ class VersionMatrix:
             if row is None:
                 self._place(record, cache)
                 touched += 1
-            elif False:
+            elif self._hash[row] != record.content_hash:
                 self._hash[row] = record.content_hash
                 self._records[row] = record
                 self._set_vector(row, cache)

@@ -7,7 +7,7 @@ changed candidate is removed and, when still present, re-parsed, unless its blob
 record's, which keeps the parent's record object. Everything untouched is the parent's own object.
 A file that fails to parse is a :class:`SkippedFile`, recorded, never thrown.
 
-The git reads are a thin layer (``_tree_of``, ``_candidate_blobs``, ``_changed_paths``) over the
+The git reads are a thin layer (``_tree_of``, ``_candidate_blobs``, ``changed_blobs``) over the
 pure fold in ``indexes.py``; pygit2 failures become :class:`headd.errors.GitFailure`.
 """
 
@@ -154,22 +154,72 @@ def load_head(repo: pygit2.Repository, sha: str, *, workers: int | None = None) 
     return version
 
 
-def _changed_paths(old: pygit2.Tree, new: pygit2.Tree) -> list[str]:
-    """Every path whose blob differs between two trees; a rename contributes both paths."""
-    seen: dict[str, None] = {}
-    for delta in old.diff_to_tree(new).deltas:
-        for path in (delta.old_file.path, delta.new_file.path):
-            if path:
-                seen[path] = None
-    return list(seen)
+#: Above this many entries on one level, libgit2's own diff compares the two trees faster than a
+#: Python loop over their entries does.
+_NATIVE_DIFF_ENTRIES = 256
 
 
-def _blob_at(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    return entry.id if entry.type_str == "blob" else None
+def _blobs_under(
+    repo: pygit2.Repository, tree_id: pygit2.Oid, prefix: str
+) -> Iterator[tuple[str, pygit2.Oid]]:
+    tree = repo[tree_id]
+    for entry in tree:  # type: ignore[attr-defined]
+        if entry.type_str == "tree":
+            yield from _blobs_under(repo, entry.id, f"{prefix}{entry.name}/")
+        elif entry.type_str == "blob":
+            yield prefix + entry.name, entry.id
+
+
+def _tree_changes(
+    repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree, prefix: str, out: dict
+) -> None:
+    """Every blob path that differs under two trees, with its blob at ``new`` (None: gone).
+
+    Subtrees with equal ids are skipped whole, so a one-file commit reads only the trees on the
+    path to that file (a full ``diff_to_tree`` walks every tree of both commits: ~6 ms at 10,000
+    files, ~100 ms at 100,000). A wide level is handed to libgit2, which compares it natively.
+    """
+    if old.id == new.id:
+        return
+    if len(old) + len(new) > _NATIVE_DIFF_ENTRIES:
+        for delta in old.diff_to_tree(new).deltas:
+            if delta.old_file.path:
+                out.setdefault(prefix + delta.old_file.path, None)
+            if delta.status != pygit2.GIT_DELTA_DELETED and delta.new_file.path:
+                out[prefix + delta.new_file.path] = delta.new_file.id
+        return
+    before = {e.name: e for e in old}
+    after = {e.name: e for e in new}
+    for name in before.keys() | after.keys():
+        a, b = before.get(name), after.get(name)
+        if a is not None and b is not None and a.id == b.id and a.filemode == b.filemode:
+            continue
+        path = f"{prefix}{name}"
+        a_tree = a is not None and a.type_str == "tree"
+        b_tree = b is not None and b.type_str == "tree"
+        if a_tree and b_tree:
+            _tree_changes(repo, repo[a.id], repo[b.id], path + "/", out)  # type: ignore[arg-type,union-attr]
+            continue
+        if a_tree:
+            for gone, _ in _blobs_under(repo, a.id, path + "/"):  # type: ignore[union-attr]
+                out.setdefault(gone, None)
+        elif a is not None and a.type_str == "blob":
+            out.setdefault(path, None)
+        if b_tree:
+            for added, oid in _blobs_under(repo, b.id, path + "/"):  # type: ignore[union-attr]
+                out[added] = oid
+        elif b is not None and b.type_str == "blob":
+            out[path] = b.id
+
+
+def changed_blobs(
+    repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree
+) -> dict[str, pygit2.Oid | None]:
+    """Every path whose blob differs between two trees (a rename contributes both paths), with
+    its blob at ``new``, or None where the path is gone."""
+    out: dict[str, pygit2.Oid | None] = {}
+    _tree_changes(repo, old, new, "", out)
+    return out
 
 
 def advance_head(repo: pygit2.Repository, parent: HeadVersion, sha: str) -> HeadVersion:
@@ -180,9 +230,8 @@ def advance_head(repo: pygit2.Repository, parent: HeadVersion, sha: str) -> Head
         return parent
     base_tree = _commit_of(repo, parent.sha).tree
     try:
-        changed = [
-            path for path in _changed_paths(base_tree, commit.tree) if is_candidate_path(path)
-        ]
+        blobs = changed_blobs(repo, base_tree, commit.tree)
+        changed = [path for path in blobs if is_candidate_path(path)]
         if not changed:
             return HeadVersion(parent.indexes, target, parent, parent.skipped)
         changed_set = set(changed)
@@ -190,7 +239,7 @@ def advance_head(repo: pygit2.Repository, parent: HeadVersion, sha: str) -> Head
         builder = IndexesBuilder(parent.indexes)
         records = parent.indexes.records
         for path in changed:
-            oid = _blob_at(commit.tree, path)
+            oid = blobs[path]
             if oid is None:
                 builder.remove(path)
                 continue

@@ -25,6 +25,7 @@ from headd.memfile.vocabulary import (
 
 __all__ = ["is_root_relative", "is_valid_datetime", "violations_of", "warnings_of"]
 
+
 def is_root_relative(href: str) -> bool:
     if not href.startswith("/") or href.startswith("//"):
         return False

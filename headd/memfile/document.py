@@ -111,10 +111,11 @@ _HARMLESS_ATTRIBUTES: Final = frozenset(
         "abbr",
     )
 )
-assert not any(
+if any(
     name in FORBIDDEN_ATTRIBUTES or name.startswith(EVENT_HANDLER_PREFIX) or name != name.lower()
     for name in _HARMLESS_ATTRIBUTES
-)
+):  # pragma: no cover - a vocabulary edit that makes a "harmless" name refusable
+    raise RuntimeError("a harmless attribute name is one the presentation rule refuses")
 
 
 @dataclass(slots=True)
@@ -342,7 +343,10 @@ def collect(root: Any) -> Document:
         if tag_warning:
             if tag in FIGURE_SCOPED_ELEMENTS:
                 if not flags & IN_FIGURE:
-                    warn(f"scoped:{tag}", f"<{tag}> outside a <figure>: use a semantic element instead")
+                    warn(
+                        f"scoped:{tag}",
+                        f"<{tag}> outside a <figure>: use a semantic element instead",
+                    )
             else:
                 warn(f"unknown:{tag}", f"<{tag}> is outside the closed vocabulary")
 
@@ -402,7 +406,14 @@ def collect(root: Any) -> Document:
                     child_flags |= IN_HEAD
             elif kind == _ARTICLE:
                 record = Element(
-                    node, tag, attrs, flags, start, len(elements), parent_record, in_pre=pre_depth > 0
+                    node,
+                    tag,
+                    attrs,
+                    flags,
+                    start,
+                    len(elements),
+                    parent_record,
+                    in_pre=pre_depth > 0,
                 )
                 doc.articles.append(record)
                 child_flags |= IN_ARTICLE
@@ -415,7 +426,7 @@ def collect(root: Any) -> Document:
                 record = Element(node, tag, attrs, flags, start, len(elements), parent_record)
                 doc.titles.append(record)
                 title_just_opened = True
-            elif kind == _META or kind == _LINK:
+            elif kind in (_META, _LINK):
                 if flags & IN_HEAD:
                     if kind == _META:
                         if "name" in attrs:
@@ -481,4 +492,3 @@ def document_of(text: str) -> Document:
     source = text[1:] if text.startswith("\ufeff") else text
     root = LexborHTMLParser(source).root
     return collect(root) if root is not None else Document()
-

@@ -1,0 +1,267 @@
+"""The vector arm through the daemon: quality on SciFact, speed at 10,000 memories. JSON out.
+
+``python -m bench.vector_bench [--scifact DIR] [--socket PATH] [--big DIR] [--out FILE]``
+
+- ``scifact``: a daemon (``--embedder auto``, the local MiniLM model) on the SciFact store of
+  ``bench.stores.build_store(dest, 5183)``, or the one already answering on ``--socket``. Its
+  persisted cache (``head_vectors`` in index.db) carries the vectors between runs, so only the
+  first run pays the ~5k embeddings. Measured: the fill rate of ``vectors.fill`` batches, searches
+  answered while the background fill runs (degraded, at lexical speed), then nDCG@10 over the
+  SciFact train queries for the lexical arm (``vectors: false``) and hybrid (both arms) through
+  the socket, and for the dense arm alone over the same persisted vectors (the daemon has no
+  dense-only search, so the bench ranks the daemon's own vectors by cosine in-process).
+- ``query_embed``: the p50 of embedding one uncached query with the local model, in-process.
+- ``at_10k``: a 10,000-memory store served with ``--embedder hash`` (384 dims, the same matrix
+  shape as MiniLM, embedded in seconds): hybrid search p50 over the socket, uncached queries; and
+  in-process the vector arm per search before (``VectorCache``, gathered per search) and after
+  (the per-version ``VersionMatrix``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.stores import build_store, scifact_path, scifact_qrels, scifact_queries
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def ndcg_at_10(ranked: Sequence[str], relevant: set[str]) -> float:
+    if not relevant:
+        return 0.0
+    dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in relevant)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(10, len(relevant))))
+    return dcg / ideal
+
+
+def p50(values: Sequence[float]) -> float:
+    return round(statistics.median(values), 3) if values else float("nan")
+
+
+class Served:
+    """A daemon subprocess (or one already running) and a client on its socket."""
+
+    def __init__(self, store: Path, embedder: str, socket_path: Path | None = None) -> None:
+        from headd_client.sync_client import Client
+
+        self.proc: subprocess.Popen[bytes] | None = None
+        if socket_path is None:
+            socket_path = Path(tempfile.mkdtemp(prefix="vb-", dir="/tmp")) / "head.sock"
+            log = open(socket_path.parent / "headd.log", "wb")  # noqa: SIM115
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "headd.daemon.main", "--store", str(store)]
+                + ["--socket", str(socket_path), "--embedder", embedder]
+                + ["--snapshot-interval", "-1", "--trace-root", str(socket_path.parent)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=str(REPO),
+            )
+        deadline = time.monotonic() + 600
+        while True:
+            try:
+                self.client = Client(socket_path, timeout=600)
+                self.client.call("status", {})
+                break
+            except Exception:
+                if time.monotonic() > deadline or (self.proc and self.proc.poll() is not None):
+                    raise
+                time.sleep(0.2)
+
+    def call(self, method: str, **params: Any) -> Any:
+        return self.client.call(method, params)
+
+    def close(self) -> None:
+        self.client.close()
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(60)
+
+
+def wait_covered(served: Served, floor: float, timeout: float) -> float:
+    deadline = time.monotonic() + timeout
+    while True:
+        coverage = float(served.call("status")["vectors"]["coverage"])
+        if coverage >= floor or time.monotonic() > deadline:
+            return coverage
+        time.sleep(5)
+
+
+def scifact(args: argparse.Namespace) -> dict[str, Any]:
+    store = args.scifact
+    if args.socket is None and not store.exists():
+        build_store(store, 5183)
+    served = Served(store, "auto", args.socket)
+    out: dict[str, Any] = {"store": str(store)}
+    try:
+        status = served.call("status")
+        out["start"] = {"vectors": status["vectors"], "fill": status.get("vector_fill")}
+        queries = scifact_queries()
+        qrels = scifact_qrels()
+        if status["vectors"]["coverage"] < 1.0:
+            started = time.perf_counter()
+            filled = served.call("vectors.fill", limit=64)
+            took = time.perf_counter() - started
+            out["fill_batch"] = {**filled, "seconds": round(took, 2)}
+            out["fill_rate_per_s"] = round(filled["embedded"] / took, 2) if took else None
+            during: list[float] = []
+            degraded = 0
+            for _qid, text in queries[:50]:
+                t = time.perf_counter()
+                answer = served.call("search", query=text)
+                during.append((time.perf_counter() - t) * 1000.0)
+                degraded += bool(answer["degraded"])
+            out["searches_while_filling"] = {
+                "count": len(during),
+                "degraded": degraded,
+                "p50_ms": p50(during),
+                "filling": served.call("status")["vector_fill"]["filling"],
+            }
+        out["coverage_before_quality"] = wait_covered(served, 0.95, args.wait_fill)
+        results: dict[str, list[float]] = {"lexical": [], "hybrid": []}
+        degraded_hybrid = 0
+        for qid, text in queries:
+            relevant = {scifact_path(d) for d in qrels.get(qid, set())}
+            if not relevant:
+                continue
+            lexical = served.call("search", query=text, vectors=False)
+            hybrid = served.call("search", query=text)
+            degraded_hybrid += bool(hybrid["degraded"])
+            results["lexical"].append(ndcg_at_10([h["path"] for h in lexical["hits"]], relevant))
+            results["hybrid"].append(ndcg_at_10([h["path"] for h in hybrid["hits"]], relevant))
+        out["ndcg@10"] = {k: round(statistics.fmean(v), 4) for k, v in results.items() if v}
+        out["hybrid_degraded_answers"] = degraded_hybrid
+        out["ndcg@10"]["dense"] = dense_ndcg(store, queries, qrels)
+    finally:
+        served.close()
+    return out
+
+
+def dense_ndcg(
+    store: Path, queries: list[tuple[str, str]], qrels: dict[str, set[str]]
+) -> float | None:
+    """The dense arm alone over the daemon's persisted vectors (cosine, ties by path)."""
+    import numpy as np
+    import pygit2
+    from headd_plane.head_vectors import load_cache
+    from headd_plane.plane import index_path_of
+
+    from headd.embed.onnx_minilm import OnnxEmbedder
+    from headd.head import VectorSpace, load_head
+    from headd.head.vectors import VersionMatrix
+
+    embedder = OnnxEmbedder()
+    cache = load_cache(index_path_of(store), VectorSpace.parse(embedder.space))
+    repo = pygit2.Repository(str(store))
+    view = load_head(repo, str(repo.revparse_single("refs/heads/main").id))
+    matrix = VersionMatrix.build(view, cache)
+    if matrix.coverage < 0.95:
+        return None
+    scores = []
+    for qid, text in queries:
+        relevant = {scifact_path(d) for d in qrels.get(qid, set())}
+        if not relevant:
+            continue
+        vector = np.asarray(embedder.embed([text])[0])
+        ranked = sorted(matrix.ranked(vector, None, 10), key=lambda r: (-r[0], r[1]))
+        scores.append(ndcg_at_10([path for _s, _k, path in ranked], relevant))
+    return round(statistics.fmean(scores), 4)
+
+
+def query_embed(count: int) -> dict[str, Any]:
+    from headd.embed.onnx_minilm import OnnxEmbedder
+
+    embedder = OnnxEmbedder()
+    embedder.load()
+    times = []
+    for _qid, text in scifact_queries()[:count]:
+        t = time.perf_counter()
+        embedder.embed([text])
+        times.append((time.perf_counter() - t) * 1000.0)
+    return {"count": len(times), "p50_ms": p50(times), "load_avg": os.getloadavg()[0]}
+
+
+def at_10k(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+    import pygit2
+
+    from headd.embed.hashing import HashingEmbedder
+    from headd.head import VectorCache, VectorSpace, fill_vectors, load_head
+    from headd.head.search import search_head
+    from headd.head.vectors import VersionMatrix
+
+    store = args.big
+    if not store.exists():
+        build_store(store, 10_000)
+    out: dict[str, Any] = {"store": str(store)}
+    queries = [text for _qid, text in scifact_queries()[: args.queries]]
+    # In-process: one search's vector arm, before (VectorCache) and after (VersionMatrix).
+    embedder = HashingEmbedder(dimension=384)
+    repo = pygit2.Repository(str(store))
+    view = load_head(repo, str(repo.revparse_single("refs/heads/main").id))
+    cache = fill_vectors(view, VectorCache.empty(VectorSpace.parse(embedder.space)), embedder).cache
+    matrix = VersionMatrix.build(view, cache)
+    vectors = embedder.embed(queries)
+    for name, arm in (("before_vector_cache", cache), ("after_version_matrix", matrix)):
+        times = []
+        for text, vector in zip(queries, vectors, strict=True):
+            t = time.perf_counter()
+            search_head(view, text, vectors=arm, query_vector=np.asarray(vector))
+            times.append((time.perf_counter() - t) * 1000.0)
+        out[f"in_process_hybrid_{name}_p50_ms"] = p50(times)
+    # Through the socket: hash embedder of the same width, uncached queries.
+    served = Served(store, "hash")
+    try:
+        out["coverage"] = wait_covered(served, 1.0, 300)
+        for label, flag in (("hybrid", True), ("lexical", False)):
+            times = []
+            degraded = 0
+            for text in queries:
+                t = time.perf_counter()
+                answer = served.call("search", query=f"{text} ({label})", vectors=flag)
+                times.append((time.perf_counter() - t) * 1000.0)
+                degraded += bool(answer["degraded"])
+            out[f"socket_{label}_p50_ms"] = p50(times)
+            out[f"socket_{label}_degraded"] = degraded
+    finally:
+        served.close()
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scifact", type=Path, default=Path("/tmp/vecbench/scifact"))
+    parser.add_argument("--socket", type=Path, default=None, help="attach to a running daemon")
+    parser.add_argument("--big", type=Path, default=Path("/tmp/vecbench/n10000"))
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--wait-fill", type=float, default=0.0, help="seconds to wait for 95%%")
+    parser.add_argument("--skip", action="append", default=[], help="scifact|embed|10k")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    report: dict[str, Any] = {"load_avg_start": os.getloadavg()[0]}
+    if "embed" not in args.skip:
+        report["query_embed"] = query_embed(args.queries)
+    if "10k" not in args.skip:
+        report["at_10k"] = at_10k(args)
+    if "scifact" not in args.skip:
+        report["scifact"] = scifact(args)
+    report["load_avg_end"] = os.getloadavg()[0]
+    text = json.dumps(report, indent=2)
+    if args.out is not None:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

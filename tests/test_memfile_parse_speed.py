@@ -1,0 +1,159 @@
+"""The parser's fast paths give exactly what the plain rules give.
+
+The speed work replaced general code with shortcuts for the common case: the article's canonical
+text is built from the one walk's segments (not a fresh tree walk), whitespace is collapsed and
+counted with string scans instead of regexes, sentences are cut with ``str.split``, head metas and
+links skip the open-element stack, harmless attributes skip the presentation check, and the pool
+is used only where it can pay. Each test here pits a shortcut against the plain statement of its
+rule (a regex written from JavaScript's semantics, a fresh tree walk, ``calendar``), on generated
+input.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
+from test_memfile_parse_props import FRAGMENTS
+from test_memfile_parse_rules import memory_file
+
+from headd.errors import InvalidMemory
+from headd.head import parallel_parse
+from headd.memfile import text as tx
+from headd.memfile.constraints import is_root_relative
+from headd.memfile.hashes import digest_of
+from headd.memfile.parse import parse_memory
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+_JS_RUN = re.compile("[" + re.escape(tx.JS_SPACE_CHARS) + "]+")
+_ASCII_RUN = re.compile("[ \t\n\f\r]+")
+_SENTENCE_BREAK = re.compile("(?<=[.!?])[" + re.escape(tx.JS_SPACE_CHARS) + "]+")
+
+#: Every kind of whitespace the rules tell apart: HTML's, JavaScript's, Python's alone.
+_SPACY = "ab.!? \t\n\v\f\r\x1c\x1f\x85\u00a0\u2000\u200a\u2028\u3000\ufeff🚀"
+#: The same, ASCII only (ASCII text takes its own shortcuts).
+_ASCII_SPACY = "ab.!? \t\n\v\f\r\x1c\x1f"
+
+
+def _js_word_count(text: str) -> int:
+    """``text.trim() === "" ? 0 : text.trim().split(/\\s+/).length``."""
+    trimmed = text.strip(tx.JS_SPACE_CHARS)
+    return 0 if trimmed == "" else len(_JS_RUN.split(trimmed))
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40))
+def test_the_hash_and_body_from_the_walk_equal_a_fresh_tree_walk(pieces: list[str]) -> None:
+    """The segment-built canonical text is the one ``canonical_text`` reads off the tree."""
+    html = memory_file("<p><mark>Claim " + "".join(pieces[:3]) + "</mark> " + "".join(pieces))
+    try:
+        record = parse_memory("areas/speed.html", html)
+    except InvalidMemory:
+        return
+    article = LexborHTMLParser(html).css_first("article")
+    assert article is not None
+    canonical = tx.canonical_text(article)
+    assert record.content_hash == digest_of(canonical)
+    assert record.body_text == tx.collapse_ascii(canonical)
+    assert record.word_count == _js_word_count(record.body_text)
+
+
+@pytest.mark.parametrize(
+    "article",
+    [
+        "<p><mark>A claim.</mark></p><pre>\n  kept   as\n\tis </pre><p>x  y</p>",
+        "<pre><p><mark>Inside a pre.</mark></p></pre>",
+        "<p><mark>Claim.</mark></p><pre>a<pre>b  c</pre>  d</pre>",
+        "<p><mark>Claim.</mark></p><textarea><pre>  not a pre  </pre></textarea>",
+    ],
+)
+def test_pre_text_in_the_article_hashes_as_a_fresh_tree_walk(article: str) -> None:
+    html = memory_file(article)
+    record = parse_memory("areas/speed.html", html)
+    node = LexborHTMLParser(html).css_first("article")
+    assert node is not None
+    if "textarea" not in article:  # a tree walk sees Lexbor's phantom <pre>; the parser does not
+        assert record.content_hash == digest_of(tx.canonical_text(node))
+    assert record.body_text == tx.collapse_ascii(record.body_text)
+
+
+@SETTINGS
+@given(st.text(alphabet=_SPACY, max_size=120) | st.text(alphabet=_ASCII_SPACY, max_size=60))
+def test_whitespace_shortcuts_match_the_regex_rules(text: str) -> None:
+    collapsed = tx.collapse_ascii(text)
+    assert collapsed == _ASCII_RUN.sub(" ", text).strip(tx.JS_SPACE_CHARS)
+    assert tx.collapse_js(text) == _JS_RUN.sub(" ", text).strip(" ")
+    assert tx.word_count_of(text) == _js_word_count(text)
+    assert tx.word_count_of(collapsed, collapsed=True) == _js_word_count(collapsed)
+
+
+@SETTINGS
+@given(st.text(alphabet=_SPACY, max_size=200) | st.text(alphabet="ab.!? é", max_size=200))
+def test_sentence_cuts_match_the_lookbehind_regex(text: str) -> None:
+    assert tx._sentence_split(text) == _SENTENCE_BREAK.split(text)
+    single = re.sub(" +", " ", text)  # also the common shape: single spaces only
+    assert tx._sentence_split(single) == _SENTENCE_BREAK.split(single)
+
+
+@pytest.mark.parametrize("year", [100, 1900, 2000, 2023, 2024, 2100, 2400, 9999])
+def test_calendar_dates_match_the_calendar_module(year: int) -> None:
+    for month in range(0, 14):
+        for day in range(0, 33):
+            value = f"{year:04d}-{month:02d}-{day:02d}"
+            expected = 1 <= month <= 12 and 1 <= day <= calendar.monthrange(year, month)[1]
+            assert tx.is_valid_datetime(value) is expected, value
+
+
+@SETTINGS
+@given(st.text(alphabet="/.a?#", max_size=12))
+def test_root_relative_matches_the_regex_rule(href: str) -> None:
+    path = re.split(r"[?#]", href, maxsplit=1)[0]
+    expected = (
+        href.startswith("/")
+        and not href.startswith("//")
+        and all(segment not in ("", ".", "..") for segment in path[1:].split("/"))
+    )
+    assert is_root_relative(href) is expected
+
+
+def test_head_shortcuts_still_apply_every_head_rule() -> None:
+    """Metas and links skip the element stack and harmless attributes skip the presentation
+    check: a forbidden attribute or a handler on them is still refused, in document order."""
+    html = memory_file(
+        extra_head=(
+            '<meta name="memhtml-tag" content="t" STYLE="x">'
+            '<link rel="memhtml-supports" href="/areas/b.html" onload="x">'
+            '<link rel="memhtml-nope" href="areas/c.html">'
+        )
+    )
+    with pytest.raises(InvalidMemory) as caught:
+        parse_memory("areas/speed.html", html)
+    assert caught.value.violations == (
+        "style attribute on <meta>: presentation is not memory",
+        "onload handler on <link>: a memory file does not execute",
+        '<link rel="memhtml-nope"> is outside the closed edge vocabulary',
+        '<link rel="memhtml-nope" href="areas/c.html"> is not repo-root-relative',
+    )
+
+
+def test_a_bad_language_token_on_a_harmless_attribute_set_still_warns() -> None:
+    html = memory_file('<p><mark>Claim.</mark> <code data-lang="a b">x</code></p>')
+    record = parse_memory("areas/speed.html", html)
+    assert record.warnings == ('data-lang="a b" is not a language token',)
+    assert [(row.entity_type, row.entity_name) for row in record.entity_rows] == [("lang", "a b")]
+
+
+@pytest.mark.parametrize(
+    ("candidates", "cpus", "expected"),
+    [(10_000, 1, 1), (10_000, 2, 1), (10_000, 3, 3), (10_000, 8, 4), (100, 8, 1)],
+)
+def test_the_pool_is_used_only_where_it_can_pay(
+    candidates: int, cpus: int, expected: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parallel_parse, "_usable_cpus", lambda: cpus)
+    assert parallel_parse.default_workers(candidates) == expected

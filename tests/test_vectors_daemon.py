@@ -1,0 +1,98 @@
+"""The vector arm through a real daemon process and its socket, and one small real-model check."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from daemon_support import Daemon, make_store, short_socket_dir, wait_for
+from headd_client.sync_client import Client
+
+from headd.daemon.vectors import PlaneVectorStore
+
+
+def call(daemon: Daemon, method: str, **params: Any) -> Any:
+    with Client(daemon.socket_path, timeout=30) as client:
+        return client.call(method, params)
+
+
+def test_fill_search_and_restart_through_the_socket(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    make_store(store)
+    sock = short_socket_dir() / "head.sock"
+    daemon = Daemon(store, sock, extra=["--embedder", "hash"]).wait_ready()
+    try:
+        assert wait_for(lambda: call(daemon, "status")["vectors"]["coverage"] == 1.0, timeout=20)
+        answer = call(daemon, "vectors.fill")
+        assert answer == {
+            "space": "headd-hash-v1@256",
+            "embedded": 0,
+            "reused": 5,
+            "empty": 0,
+            "remaining": 0,
+            "coverage": 1.0,
+        }
+        hybrid = call(daemon, "search", query="postgres orders")
+        assert hybrid["degraded"] is False and hybrid["vectors"] == {"coverage": 1.0}
+        lexical = call(daemon, "search", query="postgres orders", vectors=False)
+        assert lexical["degraded"] is True and lexical["vectors"] == {"coverage": 1.0}
+        fill = call(daemon, "status")["vector_fill"]
+        assert fill["filling"] is False and fill["fill_embedded"] == 5
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+
+    again = Daemon(store, sock, extra=["--embedder", "hash"]).wait_ready()
+    try:
+
+        def settled() -> bool:
+            fill = call(again, "status")["vector_fill"]
+            return bool(fill["batches"] >= 1 and not fill["filling"])
+
+        assert wait_for(settled, timeout=20)  # the fill after start ran, and found nothing to do
+        status = call(again, "status")
+        assert status["vectors"] == {"space": "headd-hash-v1@256", "entries": 5, "coverage": 1.0}
+        assert status["vector_fill"]["fill_embedded"] == 0, "a restart re-embeds nothing"
+        assert call(again, "search", query="postgres orders")["degraded"] is False
+    finally:
+        assert again.stop() == 0, again.log()
+
+
+def test_a_daemon_without_an_embedder_refuses_vectors_fill(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    make_store(store)
+    daemon = Daemon(store, short_socket_dir() / "head.sock").wait_ready()
+    try:
+        from headd.errors import ModelUnavailable
+
+        with pytest.raises(ModelUnavailable):
+            call(daemon, "vectors.fill", limit=3)
+        answer = call(daemon, "search", query="postgres")
+        assert answer["degraded"] is True and answer["vectors"] == {"coverage": 0.0}
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime") is None, reason="the embed extra is not installed"
+)
+def test_the_real_model_round_trips_through_index_db(tmp_path: Path) -> None:
+    from headd.embed.onnx_minilm import OnnxEmbedder
+    from headd.head import VectorSpace
+
+    embedder = OnnxEmbedder()
+    texts = ["Aspirin lowers fever.", "Postgres is the system of record.", "Cats purr."]
+    vectors = embedder.embed(texts)
+    space = VectorSpace.parse(embedder.space)
+    assert space.id == "all-MiniLM-L6-v2-int8@384" and vectors.shape == (3, 384)
+    store = PlaneVectorStore(tmp_path)
+    store.append(space, ["a", "b", "c"], vectors)
+    store.close()
+    cache = PlaneVectorStore(tmp_path).load(space)
+    assert len(cache) == 3
+    np.testing.assert_array_equal(cache.get("b"), vectors[1])
+    query = embedder.embed(["which database holds the records"])[0]
+    scores = cache.cosines(["a", "b", "c"], query)
+    assert max(range(3), key=lambda i: scores[i]) == 1
