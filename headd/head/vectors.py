@@ -478,7 +478,9 @@ class VersionMatrix:
         valid = np.flatnonzero(self._has[:used])
         if valid.size == 0:
             return []
-        dots = (self._matrix[:used] @ query).astype(np.float64)[valid]
+        # einsum, not ``@``: a matrix-vector product this small gains nothing from OpenBLAS's
+        # threads, and on a busy 2-core machine their hand-off made it 10x slower (12 vs 1.2 ms).
+        dots = np.einsum("ij,j->i", self._matrix[:used], query).astype(np.float64)[valid]
         norms = self._norms[valid] * query_norm
         with np.errstate(divide="ignore", invalid="ignore"):
             scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
