@@ -428,7 +428,7 @@ class Indexer:
         for path, projection in final.items():
             if projection is None:
                 groups.append((path, _delete_path(path)))
-        for source, target in moves:
+        for source, target in _ordered_moves(moves):
             if target in final and final[target] is None:
                 groups.append((source, _delete_path(source)))
             else:
@@ -438,7 +438,7 @@ class Indexer:
             if projection is not None:
                 groups.append((path, list(projection.writes)))
                 candidate_chunks.extend(c.chunk_id for c in projection.chunks)
-        self._apply_batched(groups)
+        self._apply_batched(groups, rewrites={p for p, proj in final.items() if proj is not None})
         self._dirty_indexed = dirty_paths
         space, dim = self.configured_space()
         self._record(head, rebuilt=False, space=space, dim=dim)
@@ -486,7 +486,9 @@ class Indexer:
         tree = {e.path: e.blob_sha for e in self.git.tree_entries(head)}
         return {p: tree.get(p) for p, blob in candidates if tree.get(p) != blob}
 
-    def _apply_batched(self, groups: Sequence[tuple[str, list[Write]]]) -> None:
+    def _apply_batched(
+        self, groups: Sequence[tuple[str, list[Write]]], rewrites: set[str] | None = None
+    ) -> None:
         """Batches of about WRITE_BATCH_SIZE statements, each one transaction, files whole.
 
         A body can move between paths within one change set (``a`` takes ``c``'s old body while
@@ -509,8 +511,27 @@ class Indexer:
             if batch:
                 self._apply_batch(batch, deferred, refusals)
             if deferred and len(deferred) == len(pending):
+                if rewrites and all(path in rewrites for path, _ in deferred):
+                    self._apply_exchange(deferred)
+                    return
                 raise refusals[0]
             pending = deferred
+
+    def _apply_exchange(self, groups: Sequence[tuple[str, list[Write]]]) -> None:
+        """Files that trade bodies (``b`` takes ``d``'s body while ``d`` takes ``b``'s): each
+        refuses alone, since the other's stale row still holds its body. Every row they replace is
+        removed first and all are written in one transaction, so the dedup index judges only the
+        end state; a real duplicate still fails it, and then nothing of the exchange lands."""
+
+        def body(conn: sqlite3.Connection) -> None:
+            for path, _ in groups:
+                for write in _delete_path(path):
+                    conn.execute(write.sql, write.params)
+            for path, writes in groups:
+                self._apply(conn, writes, path)
+
+        self.db.transact("update", body)
+        self.hook("update.batch")
 
     def _apply_batch(
         self,
@@ -614,6 +635,27 @@ class Indexer:
             embeddings_written=written,
             embeddings_remaining=len(self._pending(space, None)),
         )
+
+
+def _ordered_moves(moves: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The renames of one change set in an order that never moves a row onto a path whose own
+    row has yet to move away: ``b -> c`` before ``a -> b``. A cycle (``a -> b``, ``b -> a``) is
+    broken by parking one row at a path no file can have, then finishing its move last."""
+    pending = list(moves)
+    ordered: list[tuple[str, str]] = []
+    while pending:
+        sources = {source for source, _ in pending}
+        ready = [move for move in pending if move[1] not in sources]
+        if not ready:
+            source, target = pending[0]
+            parked = f"{source}\x00moving"
+            ordered.append((source, parked))
+            pending[0] = (parked, target)
+            continue
+        ordered.extend(ready)
+        taken = set(ready)
+        pending = [move for move in pending if move not in taken]
+    return ordered
 
 
 def _delete_path(path: str) -> list[Write]:
