@@ -123,9 +123,12 @@ def main(argv: list[str] | None = None) -> int:
             raise RuntimeError(f"commit not landed: {outcome}")
         print(f"committed {outcome['sha'][:12]}: {', '.join(outcome['paths'])}")
 
+        filled = rpc.call("vectors.fill")
+        print(f"vectors: {filled['embedded']} embedded now, coverage {filled['coverage']:.0%}")
         for query in ("quickstart session memory", "system of record for orders"):
             found = rpc.call("search", {"query": query, "limit": 3})
-            print(f"search {query!r} at {found['sha'][:12]} ({found['took_ms']} ms):")
+            mode = "lexical only (degraded)" if found["degraded"] else "lexical + vector"
+            print(f"search {query!r} at {found['sha'][:12]}, {mode} ({found['took_ms']} ms):")
             for hit in found["hits"]:
                 print(f"  {hit['score']:.5f} {hit['path']}  [{', '.join(hit['arms'])}]")
             if not found["hits"]:
