@@ -77,6 +77,7 @@ from headd.head import (
     tokenize,
 )
 from headd.head.lexical import indexed_text
+from headd.head.vectors import VersionMatrix
 
 log = logging.getLogger("bench.head_bench")
 
@@ -442,17 +443,20 @@ def bench_size(
         cache, out["vectors"] = _vector_cache(version, n, root)
         timed_queries = queries[: max(1, vector_queries)]
         query_vectors = HashingEmbedder().embed([q for _, q in timed_queries])
+        # The vectors as the daemon holds them: one contiguous matrix per version, kept in step
+        # by advances (headd/head/vectors.py VersionMatrix), not the cache's per-record lookup.
+        matrix = VersionMatrix.build(version, cache)
         out["load_average"]["search_vectors"] = load_average()
         _results, walls, cpus = _latencies(
             [
-                partial(search_head, version, q, limit=10, now=NOW, vectors=cache, query_vector=v)
+                partial(search_head, version, q, limit=10, now=NOW, vectors=matrix, query_vector=v)
                 for (_, q), v in zip(timed_queries, query_vectors, strict=True)
             ]
         )
         figures.append(
             _latency_figure("search_vectors_p50_ms", walls, cpus, target("search_vectors_p50_ms"))
         )
-        del cache
+        del cache, matrix
 
     _phase("gate", n)
     out["load_average"]["gate"] = load_average()
