@@ -255,6 +255,21 @@ def collect(root: Any) -> Document:
     time_seen = False
     title_just_opened = False
 
+    def close_until(parent_id: int) -> None:
+        """Close the open elements the walk has left (those above ``parent_id``): each writes
+        its end edge (a collapsible space, none for a phantom) and gets its ranges set."""
+        nonlocal pre_depth
+        while stack and stack[-1][0] != parent_id:
+            _, closing, _, done = stack.pop()
+            if closing:
+                if closing != _CLOSE_PHANTOM:
+                    add_text(" ")
+                if closing == _CLOSE_PRE:
+                    pre_depth -= 1
+            if done is not None:
+                done.end = len(texts)
+                done.last = len(elements) - 1
+
     def warn(key: str, message: str) -> None:
         if key not in warn_seen:
             warn_seen.add(key)
@@ -272,16 +287,7 @@ def collect(root: Any) -> Document:
             parent = node.parent
             parent_id = parent.mem_id if parent is not None else -1
             if stack and stack[-1][0] != parent_id:
-                while stack and stack[-1][0] != parent_id:
-                    _, closing, _, done = stack.pop()
-                    if closing:
-                        if closing != _CLOSE_PHANTOM:
-                            add_text(" ")
-                        if closing == _CLOSE_PRE:
-                            pre_depth -= 1
-                    if done is not None:
-                        done.end = len(texts)
-                        done.last = len(elements) - 1
+                close_until(parent_id)
                 top_flags = stack[-1][2] if stack else 0
             if pre_depth:
                 verbatim_at.append(len(texts))
@@ -294,16 +300,7 @@ def collect(root: Any) -> Document:
             parent = node.parent
             parent_id = parent.mem_id if parent is not None else -1
             if stack[-1][0] != parent_id:
-                while stack and stack[-1][0] != parent_id:
-                    _, closing, _, done = stack.pop()
-                    if closing:
-                        if closing != _CLOSE_PHANTOM:
-                            add_text(" ")
-                        if closing == _CLOSE_PRE:
-                            pre_depth -= 1
-                    if done is not None:
-                        done.end = len(texts)
-                        done.last = len(elements) - 1
+                close_until(parent_id)
             if stack:
                 top = stack[-1]
                 if top[1] >= _CLOSE_PHANTOM:  # inside a textarea: a phantom
