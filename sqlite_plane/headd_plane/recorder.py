@@ -22,11 +22,11 @@ import msgspec
 import numpy as np
 
 from headd.errors import InvalidParams, StorageFailure
+from headd_plane.scope import EXCLUDED_BY_DEFAULT
 from headd_plane.state import transaction
 
 LinkKind = Literal["wrote", "read", "corrected", "reinforced"]
 LINK_KINDS: tuple[str, ...] = ("wrote", "read", "corrected", "reinforced")
-EXCLUDED_BY_DEFAULT = "task"
 
 
 class SessionLink(msgspec.Struct, frozen=True):
