@@ -168,3 +168,46 @@ def test_a_model_outage_keeps_the_slices_that_landed(tmp_path: Path) -> None:
     healthy = open_plane(store.root, embedder=HashEmbedder(), now=lambda: NOW)
     done = healthy.backfill()
     assert done.embeddings_written == 2 and done.embeddings_remaining == 0
+
+
+def _schema(conn: sqlite3.Connection) -> set[tuple[str, str, str | None]]:
+    return {(r[0], r[1], r[2]) for r in conn.execute("SELECT type, name, sql FROM sqlite_master")}
+
+
+def _fts_consistent(conn: sqlite3.Connection) -> None:
+    """FTS5's own check of the index against ``files`` (rank 1: compare with the content)."""
+    conn.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def _fts_paths(conn: sqlite3.Connection, term: str) -> list[str]:
+    return sorted(
+        r[0]
+        for r in conn.execute(
+            "SELECT f.path FROM files_fts JOIN files f ON f.rowid = files_fts.rowid "
+            "WHERE files_fts MATCH ?",
+            (term,),
+        )
+    )
+
+
+def test_a_bulk_rebuild_keeps_the_schema_and_the_full_text_index(tmp_path: Path) -> None:
+    store = _two_file_store(tmp_path)
+    plane = open_plane(store.root, now=lambda: NOW)
+    schema = _schema(plane.db.conn)
+    plane.rebuild()
+    plane.rebuild()  # over a full index: the FTS triggers are set aside and put back
+    assert _schema(plane.db.conn) == schema
+    _fts_consistent(plane.db.conn)
+    assert _fts_paths(plane.db.conn, "billing") == ["areas/b.html"]
+    # the triggers are live again: an update keeps the full-text index in step
+    store.commit({"areas/b.html": memory_html("B", "Beta owns the payroll ledger.")})
+    plane.update()
+    _fts_consistent(plane.db.conn)
+    assert _fts_paths(plane.db.conn, "billing") == []
+    assert _fts_paths(plane.db.conn, "payroll") == ["areas/b.html"]
+    # a rebuild refused for a duplicate puts nothing aside for good either
+    store.commit({"resources/copy.html": memory_html("Copy", "Alpha runs the deploy gate.")})
+    with pytest.raises(DuplicateContent):
+        plane.rebuild()
+    assert _schema(plane.db.conn) == schema
+    _fts_consistent(plane.db.conn)

@@ -1,5 +1,11 @@
 """The indexer's view of git, through pygit2: HEAD, the tree, blobs, a diff and the dirty paths.
 
+An update after one commit must not cost a walk of the whole tree: :meth:`GitSource.changes`
+reads only the subtrees whose ids differ (``headd.head.version.changed_blobs``) and
+:meth:`GitSource.blob_sha_at` looks one path up, so a one-file commit at 10,000 files reads a
+handful of trees. Only a change set that could hold a rename (a path gone and another come) pays
+for libgit2's whole-tree diff with similarity detection, so the result is ``diff``'s exactly.
+
 Thin I/O wrappers, each returning plain values. A git failure becomes
 :class:`headd.errors.GitFailure` naming the operation; git's own text (which can carry paths
 or hunks) goes to the log, not into the error.
@@ -22,6 +28,11 @@ log = logging.getLogger(__name__)
 
 GENERATED_NAMES = ("index.html", "sitemap.xml")
 MEMORY_EXTENSION = ".html"
+#: libgit2 caches a parsed tree only up to 4 KiB of raw size by default, so a bucket directory of
+#: thousands of files (a 5,000-entry tree is ~250 KiB) was re-read and re-parsed on every lookup
+#: (~1.4 ms each, several per update). Trees up to this size stay cached (process-wide setting,
+#: within libgit2's overall cache budget, 256 MiB by default).
+TREE_CACHE_LIMIT_BYTES = 8 << 20
 
 
 def is_indexable_path(path: str) -> bool:
@@ -59,10 +70,26 @@ def _fail(operation: str, error: BaseException) -> GitFailure:
     return GitFailure(f"git failure during {operation}", {"operation": operation})
 
 
+def _has_file(tree: pygit2.Tree, path: str) -> bool:
+    """Whether ``tree`` holds something other than a directory at ``path``."""
+    try:
+        return tree[path].type_str != "tree"
+    except (KeyError, ValueError):
+        return False
+
+
+def _cache_large_trees() -> None:
+    try:
+        pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, TREE_CACHE_LIMIT_BYTES)
+    except (AttributeError, pygit2.GitError, ValueError):  # an older binding: only slower
+        log.debug("cannot raise libgit2's tree cache limit", exc_info=True)
+
+
 class GitSource:
     """One repository with a work tree."""
 
     def __init__(self, store: Path | str) -> None:
+        _cache_large_trees()
         try:
             self.repo = pygit2.Repository(str(store))
         except (pygit2.GitError, KeyError) as error:
@@ -98,11 +125,28 @@ class GitSource:
         walk(tree, "")
         return out
 
-    def blob(self, sha: str) -> bytes:
+    def blob_sha_at(self, commit_sha: str, path: str) -> str | None:
+        """The blob at ``path`` in ``commit_sha`` (None: absent, or not a blob), by one lookup."""
         try:
-            return bytes(self.repo[sha].peel(pygit2.Blob).data)
+            tree = self.repo[commit_sha].peel(pygit2.Tree)
+        except (pygit2.GitError, KeyError, ValueError) as error:
+            raise _fail("ls-tree", error) from None
+        try:
+            entry = tree[path]
+        except (KeyError, ValueError):
+            return None
+        return str(entry.id) if entry.type_str == "blob" else None
+
+    def blob(self, sha: str) -> bytes:
+        """The blob's bytes, read from the object database directly (no Blob object between:
+        0.45 s against 0.75 s of CPU for 10,000 loose blobs, measured by the head's owners)."""
+        try:
+            kind, data = self.repo.odb.read(sha)
         except (pygit2.GitError, KeyError, ValueError) as error:
             raise _fail("cat-file", error) from None
+        if kind != pygit2.enums.ObjectType.BLOB:
+            raise _fail("cat-file", ValueError(f"not a blob: {sha}"))
+        return bytes(data)
 
     def diff(self, from_sha: str, to_sha: str) -> list[DiffEntry]:
         """``git diff --name-status -M`` between two commits; a copy is an add."""
@@ -126,6 +170,36 @@ class GitSource:
                 out.append(DiffEntry("D", old_path))
             elif status in ("M", "T"):
                 out.append(DiffEntry("M", new_path))
+        return out
+
+    def changes(self, from_sha: str, to_sha: str) -> list[DiffEntry]:
+        """What :meth:`diff` returns, read from the subtrees that differ only.
+
+        A rename needs a path that went and one that came; when the change set has no such
+        pair, each path is an add, a modification or a delete by whether it exists on either
+        side, and that is what libgit2 reports too. Otherwise this is :meth:`diff` itself.
+        """
+        from headd.head.version import changed_blobs  # the head's subtree-skipping differ
+
+        try:
+            old = self.repo[from_sha].peel(pygit2.Tree)
+            new = self.repo[to_sha].peel(pygit2.Tree)
+            blobs = changed_blobs(self.repo, old, new)
+        except (pygit2.GitError, KeyError, ValueError) as error:
+            raise _fail("diff", error) from None
+        out: list[DiffEntry] = []
+        went = came = False
+        for path in sorted(blobs):
+            if blobs[path] is None:
+                out.append(DiffEntry("D", path))
+                went = True
+            elif _has_file(old, path):
+                out.append(DiffEntry("M", path))
+            else:
+                out.append(DiffEntry("A", path))
+                came = True
+            if went and came:
+                return self.diff(from_sha, to_sha)
         return out
 
     def dirty(self) -> list[StatusEntry]:

@@ -2,8 +2,8 @@
 
 ``rebuild`` reads everything first (the tree at HEAD, every blob, every parse), then changes the
 database in ONE transaction: it clears ``index_state.head_sha``, sets the vectors of the
-configured space aside, empties the memory tables, projects every file and puts back each saved
-vector whose chunk came back. Only then, in a second short transaction, does it record the
+configured space aside, empties the memory tables, projects every file (in bulk, table by table:
+:mod:`headd_plane.bulk_load`) and puts back each saved vector whose chunk came back. Only then, in a second short transaction, does it record the
 commit. A process killed inside the big transaction leaves the old index untouched; one killed
 between the two leaves ``head_sha`` NULL, which ``update`` refuses with ``IndexStale`` (and a
 rebuild repairs). A tree holding two active files with one body fails with ``DuplicateContent``
@@ -25,9 +25,11 @@ is written. A store holding no vector at all simply adopts the configured space.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -41,6 +43,7 @@ from headd.errors import (
 )
 from headd.record import MemoryRecord
 
+from . import bulk_load
 from .db import PlaneDb, Write
 from .embedding import PlaneEmbedder, embed_documents
 from .gitsource import GitSource, is_indexable_path
@@ -63,6 +66,8 @@ MEMORY_TABLES = (
 WRITE_BATCH_SIZE = 500
 EMBED_PERSIST_SLICE = 960
 PENDING_SCAN_ID_BATCH = 500
+#: Up to this many rows to check for drift are looked up one path at a time; more walk the tree.
+DRIFT_LOOKUP_LIMIT = 256
 #: The space an index records when it was never given an embedder (embed_dim must be > 0).
 NO_SPACE = "none@1"
 
@@ -108,6 +113,22 @@ class BackfillReport:
     embeddings: int
     embeddings_written: int
     embeddings_remaining: int
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic collector off while a rebuild parses every file.
+
+    The parse and projection of 10,000 files allocate millions of container objects, none of
+    them garbage, and each young-generation pass walks the survivors again.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _default_parse() -> Parse:
@@ -232,12 +253,13 @@ class Indexer:
         indexed_at = self.now()
         skipped: list[dict[str, str]] = []
         projections: list[FileProjection] = []
-        for entry in entries:
-            projected = self._project(
-                entry.path, entry.blob_sha, self.git.blob(entry.blob_sha), indexed_at, skipped
-            )
-            if projected is not None:
-                projections.append(projected)
+        with collector_paused():
+            for entry in entries:
+                projected = self._project(
+                    entry.path, entry.blob_sha, self.git.blob(entry.blob_sha), indexed_at, skipped
+                )
+                if projected is not None:
+                    projections.append(projected)
         self.hook("rebuild.read")
         space, dim = self.configured_space()
         preserved = self.db.transact(
@@ -286,16 +308,18 @@ class Indexer:
             "updated_at = excluded.updated_at",
             (INDEX_STATE_ID, space, dim, at, at),
         )
-        for table in MEMORY_TABLES:
-            conn.execute(f"DELETE FROM {table}")
-        self.hook("rebuild.truncated")
-        pending = 0
-        for projection in projections:
-            self._apply(conn, projection.writes, projection.path)
-            pending += len(projection.writes)
-            if pending >= WRITE_BATCH_SIZE:
-                pending = 0
-                self.hook("rebuild.batch")
+        if not bulk_load.load(conn, MEMORY_TABLES, projections, WRITE_BATCH_SIZE, self.hook):
+            # a row broke a constraint: replay file by file, which names the file and the cause
+            for table in MEMORY_TABLES:
+                conn.execute(f"DELETE FROM {table}")
+            self.hook("rebuild.truncated")
+            pending = 0
+            for projection in projections:
+                self._apply(conn, projection.writes, projection.path)
+                pending += len(projection.writes)
+                if pending >= WRITE_BATCH_SIZE:
+                    pending = 0
+                    self.hook("rebuild.batch")
         conn.execute(
             "INSERT INTO embeddings SELECT * FROM temp.embeddings_stash "
             "WHERE chunk_id IN (SELECT chunk_id FROM chunks)"
@@ -364,7 +388,7 @@ class Indexer:
                 {"reason": "rebuild-unfinished"},
             )
         watermark = str(state["head_sha"])
-        diffs = [] if watermark == head else self.git.diff(watermark, head)
+        diffs = [] if watermark == head else self.git.changes(watermark, head)
         diffs = [
             d for d in diffs if is_indexable_path(d.path) or is_indexable_path(d.from_path or "")
         ]
@@ -375,7 +399,6 @@ class Indexer:
         # The final action per path: committed changes first, the working tree last.
         final: dict[str, FileProjection | None] = {}
         moves: list[tuple[str, str]] = []
-        tree_sha: dict[str, str] | None = None
         for diff in diffs:
             if diff.status == "D":
                 final[diff.path] = None
@@ -390,9 +413,7 @@ class Indexer:
                     moves.append((diff.from_path, diff.path))
                     final.pop(diff.from_path, None)
                     report.renamed += 1
-            if tree_sha is None:
-                tree_sha = {e.path: e.blob_sha for e in self.git.tree_entries(head)}
-            sha = tree_sha.get(diff.path)
+            sha = self.git.blob_sha_at(head, diff.path)
             if sha is None:
                 report.skipped.append({"path": diff.path, "reason": "path absent from tree"})
                 continue
@@ -483,8 +504,15 @@ class Indexer:
         candidates = [(p, b) for p, b in candidates if p not in handled]
         if not candidates:
             return {}
-        tree = {e.path: e.blob_sha for e in self.git.tree_entries(head)}
-        return {p: tree.get(p) for p, blob in candidates if tree.get(p) != blob}
+        if len(candidates) <= DRIFT_LOOKUP_LIMIT:
+            at_head = {
+                p: self.git.blob_sha_at(head, p) if is_indexable_path(p) else None
+                for p, _ in candidates
+            }
+        else:
+            tree = {e.path: e.blob_sha for e in self.git.tree_entries(head)}
+            at_head = {p: tree.get(p) for p, _ in candidates}
+        return {p: at_head[p] for p, blob in candidates if at_head[p] != blob}
 
     def _apply_batched(
         self, groups: Sequence[tuple[str, list[Write]]], rewrites: set[str] | None = None

@@ -84,6 +84,7 @@ INSERT_EDGE_SQL = (
 )
 
 _ARCHIVE_PATH = re.compile(r"^archive/\d{4,}/(.+)$")
+_SLASH_RUNS = re.compile(r"/{2,}")
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -99,8 +100,14 @@ class FileProjection:
 
 
 def normalize_path(path: str) -> str:
-    """Repo-relative form: no leading slash, no doubled or trailing slash."""
-    collapsed = re.sub(r"/{2,}", "/", path.lstrip("/"))
+    """Repo-relative form: no leading slash, no doubled or trailing slash.
+
+    A git tree path is already in this form, and the indexer asks for every path of a tree, so
+    such a path returns as it came without running the regex.
+    """
+    if "//" not in path and not path.startswith("/") and not path.endswith("/"):
+        return path
+    collapsed = _SLASH_RUNS.sub("/", path.lstrip("/"))
     return collapsed[:-1] if collapsed.endswith("/") else collapsed
 
 
