@@ -17,6 +17,7 @@ from headd.head.lexical import (
     _build,
     _bulk_build,
     bm25_scores,
+    code_tokens,
     term_frequencies,
     tokenize,
 )
@@ -198,3 +199,33 @@ def test_a_bulk_filled_builder_equals_one_filled_per_token(
     for ident, freqs in docs.items():
         fresh.add(ident, freqs)
     assert mixed.freeze() == fresh.freeze()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(DOC, max_size=12), st.integers(1, 5))
+def test_coded_runs_index_what_the_tokens_do(texts: list[str], run_size: int) -> None:
+    """``add_coded`` (a parallel load's runs) builds the index ``add_tokens`` builds, in bulk
+    mode and past it; ``code_tokens`` round-trips every document's tokens."""
+    ids = [PATH_IDS.intern(f"lexical-coded/doc-{i}.html") for i in range(len(texts))]
+    documents = [tokenize(text) for text in texts]
+    names, codes, sizes = code_tokens(documents)
+    assert sizes == [len(tokens) for tokens in documents]
+    assert [names[c] for c in codes.tolist()] == [t for tokens in documents for t in tokens]
+    by_tokens = LexicalBuilder()
+    for ident, tokens in zip(ids, documents, strict=True):
+        by_tokens.add_tokens(ident, tokens)
+    expected = by_tokens.freeze()
+    for leave_bulk in (False, True):
+        coded = LexicalBuilder()
+        if leave_bulk:
+            coded._leave_bulk()
+        for start in range(0, len(texts), run_size):
+            coded.add_coded(
+                ids[start : start + run_size], code_tokens(documents[start : start + run_size])
+            )
+        assert coded.freeze() == expected
+    per_token = LexicalBuilder()
+    per_token._leave_bulk()
+    for ident, text in zip(ids, texts, strict=True):
+        per_token.add(ident, _freqs(text))
+    assert per_token.freeze() == expected

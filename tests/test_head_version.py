@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from headd.errors import GitFailure
-from headd.head.indexes import IndexedView
-from headd.head.lexical import term_frequencies
+from headd.head import parallel_parse
+from headd.head.indexes import IndexedView, IndexesBuilder
+from headd.head.lexical import code_tokens, indexed_text, term_frequencies, tokenize
 from headd.head.version import (
     HeadVersion,
     advance_head,
@@ -208,6 +209,44 @@ def test_a_parallel_load_equals_the_serial_load(
     assert not [r for r in caplog.records if "parallel parse unavailable" in r.getMessage()]
     assert_same_version(parallel, serial)
     assert [s.path for s in parallel.skipped] == [s.path for s in serial.skipped]
+
+
+def test_a_pool_failing_part_way_is_finished_inline(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, sha, _ = make_corpus(tmp_path, 40, [("areas/inbox/broken.html", BROKEN_HTML)])
+    serial = load_head(repo.repo, sha, workers=1)
+    real_run_of = parallel_parse._run_of
+
+    def first_run_only(start: int, stop: int, payload: bytes) -> parallel_parse.ParsedRun:
+        if start > 0:
+            raise ValueError("a worker died")
+        return real_run_of(start, stop, payload)
+
+    monkeypatch.setattr(parallel_parse, "_run_of", first_run_only)
+    with caplog.at_level(logging.WARNING, logger="headd.head.parallel_parse"):
+        finished = load_head(repo.repo, sha, workers=2)
+    assert [r for r in caplog.records if "parallel parse unavailable" in r.getMessage()]
+    assert_same_version(finished, serial)
+    assert list(finished.indexes.records) == list(serial.indexes.records)
+    assert [s.path for s in finished.skipped] == [s.path for s in serial.skipped]
+
+
+def test_coded_inserts_equal_per_record_inserts(tmp_path: Path) -> None:
+    repo, sha, _ = make_corpus(tmp_path, 12)
+    records = list(load_head(repo.repo, sha, workers=1).records())
+    tokens = code_tokens(tokenize(indexed_text(r)) for r in records if not r.archived)
+    one_by_one = IndexesBuilder()
+    for record in records:
+        one_by_one.insert(record)
+    coded = IndexesBuilder()
+    coded.insert_coded(records, tokens)
+    assert coded.freeze() == one_by_one.freeze()
+    # Past the bulk phase (a path already held) the coded insert is the per-record insert.
+    again = IndexesBuilder()
+    again.insert(records[0])
+    again.insert_coded(records, tokens)
+    assert again.freeze() == one_by_one.freeze()
 
 
 def test_a_version_is_immutable(tmp_path: Path) -> None:

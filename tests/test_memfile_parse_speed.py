@@ -150,7 +150,7 @@ def test_a_bad_language_token_on_a_harmless_attribute_set_still_warns() -> None:
 
 @pytest.mark.parametrize(
     ("candidates", "cpus", "expected"),
-    [(10_000, 1, 1), (10_000, 2, 1), (10_000, 3, 3), (10_000, 8, 4), (100, 8, 1)],
+    [(10_000, 1, 1), (10_000, 2, 2), (10_000, 3, 3), (10_000, 8, 4), (100, 8, 1)],
 )
 def test_the_pool_is_used_only_where_it_can_pay(
     candidates: int, cpus: int, expected: int, monkeypatch: pytest.MonkeyPatch

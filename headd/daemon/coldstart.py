@@ -12,6 +12,7 @@ warning and the next candidate is tried, so the worst case is the git load, neve
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -86,6 +87,30 @@ def cold_load(
     objects of the loaded version again (measured: an advance right after a decode paid a
     0.8 s full collection without it, 0.06 s with it).
     """
+    # The collector stays paused for the whole cold start and ``settle`` runs before it is back
+    # on: with ``gc.freeze`` as the settle the version's objects go straight to the permanent
+    # generation, where re-enabling first would make the next allocation run one young
+    # collection over all of them (measured: 0.15 s of CPU after a 10,000-record decode).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        started = _cold_load(repo, tip, snapshots, load_head, advance_head, decode)
+        if settle is not None:
+            settle()
+    finally:
+        if was_enabled:
+            gc.enable()
+    return started
+
+
+def _cold_load(
+    repo: pygit2.Repository,
+    tip: str,
+    snapshots: Any,
+    load_head: Callable[[pygit2.Repository, str], Any],
+    advance_head: Callable[[pygit2.Repository, Any, str], Any],
+    decode: Callable[..., Any],
+) -> ColdStart:
     refused: list[str] = []
     if snapshots is not None:
         stored = [entry.sha for entry in snapshots.entries()]
@@ -103,14 +128,8 @@ def cold_load(
                 log.warning("head snapshot of %s not used (%s); trying the next", sha[:12], reason)
                 refused.append(f"{sha[:12]}: {reason}")
                 continue
-            return _settled(ColdStart(version, source, sha, tuple(refused)), settle)
-    return _settled(ColdStart(load_head(repo, tip), GIT, None, tuple(refused)), settle)
-
-
-def _settled(started: ColdStart, settle: Callable[[], None] | None) -> ColdStart:
-    if settle is not None:
-        settle()
-    return started
+            return ColdStart(version, source, sha, tuple(refused))
+    return ColdStart(load_head(repo, tip), GIT, None, tuple(refused))
 
 
 def _describe(exc: BaseException) -> str:

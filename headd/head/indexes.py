@@ -14,7 +14,7 @@ built from scratch and one built by advancing agree bucket for bucket.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final, Protocol, runtime_checkable
@@ -22,7 +22,15 @@ from typing import Final, Protocol, runtime_checkable
 from pyrsistent import PMap, pmap
 
 from headd.head.ids import PATH_IDS, utf16_sorted
-from headd.head.lexical import EMPTY_LEXICAL, LexicalBuilder, LexicalIndex, term_frequencies
+from headd.head.lexical import (
+    EMPTY_LEXICAL,
+    CodedTokens,
+    LexicalBuilder,
+    LexicalIndex,
+    indexed_text,
+    term_frequencies,
+    tokenize,
+)
 from headd.record import MemoryRecord
 
 Multi = PMap[str, frozenset[str]]
@@ -171,12 +179,46 @@ class IndexesBuilder:
                 self._frame.add(record.frame_key, path)
             self._content.add(record.content_hash, path)
             if not both_active:
-                self._lexical.add(ident, term_frequencies(record))
+                self._lexical.add_tokens(ident, tokenize(indexed_text(record)))
         for link in record.links:
             self._inbound.add(link.href, path)
         for entity in record.entities:
             self._entity.add(entity, path)
         self._records[path] = record
+
+    def insert_coded(self, records: Sequence[MemoryRecord], tokens: CodedTokens) -> None:
+        """``insert`` each record in order, given the active ones' tokens already coded
+        (:func:`headd.head.lexical.code_tokens` over ``tokenize(indexed_text(record))`` of every
+        record not archived, in order), as a parallel load's workers produce them.
+
+        The result is exactly the per-record ``insert``'s; where the coded shortcut does not
+        apply (a path already held, the builder past its bulk phase) it is what runs.
+        """
+        paths = {record.path for record in records}
+        fresh = (
+            self._lexical.bulk
+            and len(paths) == len(records)
+            and all(self.get(path) is None for path in paths)
+        )
+        if not fresh:
+            for record in records:
+                self.insert(record)
+            return
+        idents: list[int] = []
+        for record in records:
+            path = record.path
+            ident = PATH_IDS.intern(path)
+            if not record.archived:
+                if record.frame_key is not None:
+                    self._frame.add(record.frame_key, path)
+                self._content.add(record.content_hash, path)
+                idents.append(ident)
+            for link in record.links:
+                self._inbound.add(link.href, path)
+            for entity in record.entities:
+                self._entity.add(entity, path)
+            self._records[path] = record
+        self._lexical.add_coded(idents, tokens)
 
     def _remove_except_lexical(self, record: MemoryRecord) -> None:
         path = record.path

@@ -20,9 +20,14 @@ Only active records are indexed; the caller (``indexes.py``) decides which those
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
+import threading
+import weakref
+from array import array
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Final
@@ -136,6 +141,27 @@ def term_frequencies(record: MemoryRecord) -> dict[str, int]:
     return dict(Counter(tokenize(indexed_text(record))))
 
 
+#: A run of documents' tokens: the run's vocabulary (first-occurrence order), every token as
+#: its position in it (document after document), and each document's token count.
+CodedTokens = tuple[list[str], NDArray[np.int32], list[int]]
+
+
+def code_tokens(documents: Iterable[list[str]]) -> CodedTokens:
+    """Tokens of several documents as one :data:`CodedTokens` (see ``LexicalBuilder.add_coded``)."""
+    vocabulary: dict[str, int] = {}
+    sparse = array("q")
+    sizes: list[int] = []
+    next_code = itertools.count()
+    for tokens in documents:
+        sizes.append(len(tokens))
+        sparse.extend(map(vocabulary.setdefault, tokens, next_code))
+    dense = np.zeros(len(sparse) + 1, dtype=np.int32)
+    dense[np.fromiter(vocabulary.values(), dtype=np.int64, count=len(vocabulary))] = np.arange(
+        len(vocabulary), dtype=np.int32
+    )
+    return list(vocabulary), dense[np.frombuffer(sparse, dtype=np.int64)], sizes
+
+
 def _frozen(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
@@ -239,21 +265,35 @@ class LexicalBuilder:
         # appended as flat runs and inverted with one sort at freeze. The first remove or
         # replace moves them into the per-token form above.
         self._bulk = not base.postings and base.doc_count == 0
+        #: Bulk mode keeps every document's tokens (repeats included) as one flat run of token
+        #: codes per document; counting them is left to the one sort at freeze (``_invert``).
+        #: A token's code is drawn from ``_next_code`` when first seen, so codes ascend in the
+        #: vocabulary's insertion order (they need not be dense).
         self._bulk_ids: list[int] = []
         self._bulk_sizes: list[int] = []
-        self._bulk_tokens: list[str] = []
-        self._bulk_tfs: list[int] = []
+        self._bulk_codes = array("q")
+        self._vocabulary: dict[str, int] = {}
+        self._next_code = itertools.count()
 
     def _leave_bulk(self) -> None:
         if not self._bulk:
             return
         self._bulk = False
-        tokens, tfs = iter(self._bulk_tokens), iter(self._bulk_tfs)
+        name_of = {code: token for token, code in self._vocabulary.items()}
+        codes = self._bulk_codes
         sets = self._sets
+        start = 0
         for ident, size in zip(self._bulk_ids, self._bulk_sizes, strict=True):
-            for _ in range(size):
-                sets[next(tokens)][ident] = next(tfs)
-        self._bulk_ids, self._bulk_sizes, self._bulk_tokens, self._bulk_tfs = [], [], [], []
+            for code, count in Counter(codes[start : start + size]).items():
+                sets[name_of[code]][ident] = count
+            start += size
+        self._bulk_ids, self._bulk_sizes, self._bulk_codes = [], [], array("q")
+        self._vocabulary = {}
+
+    @property
+    def bulk(self) -> bool:
+        """Whether the builder is still filling a fresh index with adds only."""
+        return self._bulk
 
     def _current_length(self, ident: int) -> int | None:
         if ident in self._length_changes:
@@ -267,15 +307,54 @@ class LexicalBuilder:
     def add(self, ident: int, frequencies: dict[str, int]) -> None:
         """Index one document. The caller has removed any earlier document with this id."""
         if self._bulk:
+            self.add_tokens(ident, [t for t, n in frequencies.items() for _ in range(n)])
+            return
+        sets = self._sets
+        for token, count in frequencies.items():
+            sets[token][ident] = count
+        self._count_in(ident, sum(frequencies.values()))
+
+    def add_tokens(self, ident: int, tokens: list[str]) -> None:
+        """Index one document given its tokens (``tokenize`` of its text, repeats included).
+
+        The same as ``add(ident, Counter(tokens))``; a bulk load keeps the tokens as they are,
+        so no per-document counting happens in Python.
+        """
+        if self._bulk:
             self._bulk_ids.append(ident)
-            self._bulk_sizes.append(len(frequencies))
-            self._bulk_tokens.extend(frequencies)
-            self._bulk_tfs.extend(frequencies.values())
+            self._bulk_sizes.append(len(tokens))
+            self._bulk_codes.extend(map(self._vocabulary.setdefault, tokens, self._next_code))
+            self._count_in(ident, len(tokens))
         else:
-            sets = self._sets
-            for token, count in frequencies.items():
-                sets[token][ident] = count
-        length = sum(frequencies.values())
+            self.add(ident, dict(Counter(tokens)))
+
+    def add_coded(self, idents: list[int], run: CodedTokens) -> None:
+        """Index several documents, in order, whose tokens arrive coded against the run's own
+        vocabulary (:func:`code_tokens`, computed where the documents were parsed).
+
+        The same as ``add_tokens`` for each document in turn; a bulk load maps the run's
+        vocabulary once instead of every token.
+        """
+        names, codes, sizes = run
+        if len(idents) != len(sizes):
+            raise ValueError("a coded run names another number of documents")
+        if not self._bulk:
+            bounds = np.cumsum([0, *sizes]).tolist()
+            for ident, a, b in zip(idents, bounds, bounds[1:], strict=False):
+                self.add_tokens(ident, [names[c] for c in codes[a:b].tolist()])
+            return
+        mapping = np.fromiter(
+            map(self._vocabulary.setdefault, names, self._next_code),
+            dtype=np.int64,
+            count=len(names),
+        )
+        self._bulk_codes.frombytes(mapping[codes].tobytes())
+        self._bulk_ids.extend(idents)
+        self._bulk_sizes.extend(sizes)
+        for ident, size in zip(idents, sizes, strict=True):
+            self._count_in(ident, size)
+
+    def _count_in(self, ident: int, length: int) -> None:
         self._length_changes[ident] = length
         self._doc_count += 1
         self._total_length += length
@@ -330,7 +409,7 @@ class LexicalBuilder:
         touched = self._sets.keys() | self._drops.keys()
         if self._bulk:
             postings = pmap(
-                _invert(self._bulk_ids, self._bulk_sizes, self._bulk_tokens, self._bulk_tfs)
+                _invert(self._bulk_ids, self._bulk_sizes, self._bulk_codes, self._vocabulary)
             )
         elif not base_postings:
             postings = pmap(_bulk_build(self._sets))
@@ -396,34 +475,36 @@ def _apply_one(
 
 
 def _invert(
-    ids: list[int], sizes: list[int], tokens: list[str], tfs: list[int]
+    ids: list[int], sizes: list[int], codes: array[int], vocabulary: dict[str, int]
 ) -> dict[str, Postings]:
-    """Flat runs of (token, tf) per document -> every bucket, with one stable sort.
+    """Flat runs of token codes per document -> every bucket, with one sort and no Python loop
+    over the tokens.
 
-    Buckets are views into two read-only arrays, ids ascending within each.
+    Each occurrence becomes the key ``code * span + document id``; sorting the keys and counting
+    equal runs (``np.unique``) yields the term frequencies grouped by token and ascending by
+    document within each. Codes ascend in ``vocabulary``'s order and every token in it occurs,
+    so the runs are its buckets in order. Buckets are views into two read-only arrays.
     """
-    if not tokens:
+    if not codes:
         return {}
-    vocabulary: dict[str, int] = {}
-    codes = np.fromiter(
-        [vocabulary.setdefault(token, len(vocabulary)) for token in tokens],
-        dtype=np.int64,
-        count=len(tokens),
+    doc_ids = np.array(ids, dtype=np.int64)
+    span = int(doc_ids.max()) + 1
+    keys = np.frombuffer(codes, dtype=np.int64) * span + np.repeat(
+        doc_ids, np.array(sizes, dtype=np.int64)
     )
-    doc_ids = np.repeat(np.array(ids, dtype=np.int64), np.array(sizes, dtype=np.int64))
-    order = np.lexsort((doc_ids, codes))
-    flat_ids = _frozen(np.ascontiguousarray(doc_ids[order]))
-    flat_tfs = _frozen(np.array(tfs, dtype=np.float64)[order])
-    sorted_codes = codes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    ends = np.r_[starts[1:], sorted_codes.shape[0]]
-    names = list(vocabulary)
-    return {
-        names[code]: Postings(flat_ids[a:b], flat_tfs[a:b])
-        for code, a, b in zip(
-            sorted_codes[starts].tolist(), starts.tolist(), ends.tolist(), strict=True
+    keys, counts = np.unique(keys, return_counts=True)
+    token_codes = keys // span
+    flat_ids = _frozen(keys - token_codes * span)
+    flat_tfs = _frozen(counts.astype(np.float64))
+    starts = np.flatnonzero(np.r_[True, token_codes[1:] != token_codes[:-1]]).tolist()
+    ends = [*starts[1:], int(keys.shape[0])]
+    return dict(
+        zip(
+            vocabulary,
+            [Postings(flat_ids[a:b], flat_tfs[a:b]) for a, b in zip(starts, ends, strict=True)],
+            strict=True,
         )
-    }
+    )
 
 
 def _bulk_build(sets: dict[str, dict[int, int]]) -> dict[str, Postings]:
@@ -531,3 +612,76 @@ def bm25_scores(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray]
         return _NO_IDS, _NO_TFS
     ids = np.flatnonzero(matched).astype(np.int64, copy=False)
     return ids, scores[ids]
+
+
+class _LengthNorms:
+    """BM25's per-document length term, ``k1 * ((1 - b) + b * len / avg)``, per index.
+
+    It depends only on the index (its lengths and their average), so it is computed once per
+    version rather than per query, by the same operations in the same order (so every value is
+    the float the per-query expression gives). The few most recent indexes are kept, weakly.
+    """
+
+    def __init__(self, capacity: int = 8) -> None:
+        self._capacity = capacity
+        self._norms: dict[int, tuple[weakref.ref[LexicalIndex], FloatArray]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, lexical: LexicalIndex) -> FloatArray:
+        key = id(lexical)
+        entry = self._norms.get(key)
+        if entry is not None and entry[0]() is lexical:
+            return entry[1]
+        divisor = (lexical.total_length / lexical.doc_count) or 1.0
+        norms = _frozen(BM25_K1 * ((1 - BM25_B) + (BM25_B * lexical.lengths) / divisor))
+        with self._lock:
+            self._norms.pop(key, None)
+            self._norms[key] = (weakref.ref(lexical), norms)
+            while len(self._norms) > self._capacity:
+                del self._norms[next(iter(self._norms))]
+        return norms
+
+
+_LENGTH_NORMS: Final = _LengthNorms()
+
+
+def bm25_matched(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray]:
+    """:func:`bm25_scores`, bit for bit, in a fixed number of numpy steps whatever the query's
+    length (the search's query primitive; added by the search path, not the index build).
+
+    The query's buckets are concatenated in query-token order and weighted in one pass (the
+    length term from :class:`_LengthNorms`); then ``np.bincount`` sums each document's weights in
+    input order, which is the order the per-token loop adds them in (``0.0 + w1 + w2 …``), so
+    every score is the same float. A weight is never zero (``idf > 0``: its log's argument
+    exceeds 1; ``tf >= 1``), so a document matched exactly when its score is nonzero.
+    """
+    n_docs = lexical.doc_count
+    if n_docs == 0:
+        return _NO_IDS, _NO_TFS
+    postings = lexical.postings
+    buckets = [
+        bucket
+        for bucket in map(postings.get, dict.fromkeys(tokenize(query)))
+        if bucket is not None
+    ]
+    if not buckets:
+        return _NO_IDS, _NO_TFS
+    sizes = [len(bucket) for bucket in buckets]
+    idfs = np.array(
+        [math.log((n_docs - count + 0.5) / (count + 0.5) + 1) for count in sizes],
+        dtype=np.float64,
+    )
+    if len(buckets) == 1:
+        ids, tf = buckets[0].ids, buckets[0].tfs
+    else:
+        ids = np.concatenate([bucket.ids for bucket in buckets])
+        tf = np.concatenate([bucket.tfs for bucket in buckets])
+    norms = _LENGTH_NORMS.of(lexical)
+    normalized = (tf * (BM25_K1 + 1)) / (tf + norms[ids])
+    weights = np.repeat(idfs, sizes) * normalized
+    scores = np.bincount(ids, weights=weights, minlength=norms.shape[0]).astype(
+        np.float64, copy=False
+    )
+    # A boolean mask's nonzero is ~4x quicker than a float array's (measured at 10,000).
+    matched = (scores > 0.0).nonzero()[0].astype(np.int64, copy=False)
+    return matched, scores[matched]

@@ -24,13 +24,11 @@ Pure: no I/O except :func:`code_stamp`, which reads the package's own source fil
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import hashlib
 import struct
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
@@ -42,7 +40,7 @@ from headd.errors import IndexStale, StorageFailure
 from headd.head.ids import PATH_IDS
 from headd.head.indexes import Indexes
 from headd.head.lexical import STOP_WORDS, LexicalIndex, Postings
-from headd.head.version import HeadVersion, SkippedFile
+from headd.head.version import HeadVersion, SkippedFile, collector_paused
 from headd.record import Chunk, Citation, EntityRow, Facet, Link, MemoryRecord
 
 MAGIC: Final = b"HEADDSNP"
@@ -211,7 +209,7 @@ def decode_version(
     view = memoryview(data)[HEADER_SIZE:]
     if zlib.crc32(view) != crc:
         raise StorageFailure("snapshot checksum mismatch")
-    with _collector_paused():
+    with collector_paused():
         try:
             body = _DECODER.decode(view)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -223,23 +221,6 @@ def decode_version(
         except (ValueError, IndexError) as exc:
             raise StorageFailure("snapshot arrays are inconsistent", {"error": str(exc)}) from None
     return HeadVersion(indexes, body.sha, None, tuple(body.skipped))
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic collector while a snapshot's objects are made.
-
-    Decoding allocates ~10^5 container objects in a burst and none of them is garbage; with the
-    collector running, every young-generation pass walks them again (measured: 2.4-5.8 s against
-    1.4 s for the same 10,000-record decode).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
