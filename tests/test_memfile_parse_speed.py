@@ -100,6 +100,66 @@ def test_sentence_cuts_match_the_lookbehind_regex(text: str) -> None:
     assert tx._sentence_split(single) == _SENTENCE_BREAK.split(single)
 
 
+def _chunks_by_the_rule(text: str, max_chars: int) -> list[tuple[str, int]]:
+    """The chunk rule as stated: regex sentences, hard cuts, greedy packing (BMP text)."""
+    trimmed = text.strip(tx.JS_SPACE_CHARS)
+    if len(trimmed) <= max_chars:
+        return [(trimmed, len(trimmed))] if trimmed else []
+    units: list[str] = []
+    for sentence in _SENTENCE_BREAK.split(trimmed):
+        piece = sentence.strip(tx.JS_SPACE_CHARS)
+        while len(piece) > max_chars:
+            units.append(piece[:max_chars])
+            piece = piece[max_chars:]
+        if piece:
+            units.append(piece)
+    chunks: list[str] = []
+    for unit in units:
+        if chunks and len(chunks[-1]) + 1 + len(unit) <= max_chars:
+            chunks[-1] += " " + unit
+        else:
+            chunks.append(unit)
+    return [(chunk, len(chunk)) for chunk in chunks]
+
+
+@SETTINGS
+@given(
+    st.text(alphabet="ab.!? é", max_size=300) | st.text(alphabet="ab.!?  \t\u00a0", max_size=300),
+    st.integers(min_value=1, max_value=40),
+)
+def test_single_spaced_chunks_are_the_packed_sentences(text: str, max_chars: int) -> None:
+    """The slice-based chunker (single-spaced text) packs exactly the rule's units."""
+    single = re.sub(" +", " ", text)
+    assert tx.chunk_text(single, max_chars) == _chunks_by_the_rule(single, max_chars)
+    assert tx.chunk_text(text, max_chars) == _chunks_by_the_rule(text, max_chars)
+
+
+@pytest.mark.parametrize(
+    "article",
+    [
+        "<p><mark>a <code>x </code>\n<b>b</b></mark></p>",
+        "<p><mark>a<pre>x</pre>\n b</mark></p>",
+        "<p><mark>a <code><p>x</p></code> <i>b</i></mark></p>",
+        "<p><mark>a </mark>\n <b> </b><dl><dt> k </dt>\n<dd> <i>v</i> </dd></dl></p>",
+        "<pre> \n</pre>\n<p><mark>\n c </mark></p><pre>\n\n  d </pre>",
+    ],
+)
+def test_dropped_whitespace_segments_change_no_text(article: str) -> None:
+    """The walk writes a run of collapsible whitespace once; the gist (which skips <pre> and
+    <code>), the facets and the hash read what a fresh tree walk reads."""
+    html = memory_file(article)
+    try:
+        record = parse_memory("areas/speed.html", html)
+    except InvalidMemory:
+        return
+    node = LexborHTMLParser(html).css_first("article")
+    assert node is not None
+    assert record.content_hash == digest_of(tx.canonical_text(node))
+    mark = node.css_first("mark")
+    assert mark is not None
+    assert record.claim == tx.gist_text(mark)
+
+
 @pytest.mark.parametrize("year", [100, 1900, 2000, 2023, 2024, 2100, 2400, 9999])
 def test_calendar_dates_match_the_calendar_module(year: int) -> None:
     for month in range(0, 14):

@@ -9,8 +9,8 @@ findings on the document in order; the rest run here over what the walk recorded
 
 from __future__ import annotations
 
-from headd.memfile.document import IN_ASIDE, IN_DETAILS, Document, direct_text
-from headd.memfile.text import is_valid_datetime
+from headd.memfile.document import IN_ASIDE, IN_DETAILS, Document
+from headd.memfile.text import is_valid_datetime, js_trim
 from headd.memfile.vocabulary import (
     DATETIME_METAS,
     MEMORY_STATUSES,
@@ -45,7 +45,7 @@ def _check_head(doc: Document) -> list[str]:
     out: list[str] = []
     if len(doc.titles) != 1:
         out.append(f"{len(doc.titles)} <title> elements: a memory file needs exactly one")
-    elif direct_text(doc.titles[0].node) == "":
+    elif js_trim(doc.titles[0].node.text(deep=False)) == "":  # its direct text, read in C
         out.append("empty <title>")
     counts: dict[str, int] = {}
     for name, _ in doc.metas:

@@ -15,7 +15,8 @@ flat: no per-node objects beyond one tuple on the open-element stack.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Final
 
 from selectolax.lexbor import LexborHTMLParser
@@ -80,6 +81,10 @@ _SPECIAL: Final[dict[str, int]] = {
 }
 
 _ON_LEN: Final = len(EVENT_HANDLER_PREFIX)
+#: HTML's ASCII whitespace: what the canonical text collapses (not JavaScript's wider set).
+_HTML_SPACE: Final = " \t\n\f\r"
+#: A parent id no node has: closing "until" it closes every open element.
+_NO_NODE: Final = -2
 _LANG_TOKEN: Final = re.compile(LANG_TOKEN_PATTERN)
 #: Attribute names memory files use that the presentation rule can never refuse (lowercase, not
 #: forbidden, no handler): an element carrying only these skips the per-attribute check.
@@ -144,7 +149,7 @@ class Element:
         return self.index <= other.index <= self.last
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Document:
     """What the checks and the record builder read, all collected by the one walk.
 
@@ -154,25 +159,47 @@ class Document:
     ``<pre>`` text (kept byte for byte in the canonical text), in ascending order.
     """
 
-    elements: list[Element] = field(default_factory=list)
-    articles: list[Element] = field(default_factory=list)
-    titles: list[Element] = field(default_factory=list)
-    metas: list[tuple[str, str]] = field(default_factory=list)
-    links: list[tuple[str | None, str | None]] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    verbatim_at: list[int] = field(default_factory=list)
-    marks: list[Element] = field(default_factory=list)
-    first_block: Element | None = None
-    event_at: str | None = None
-    dls: list[Element] = field(default_factory=list)
-    quotes: list[Element] = field(default_factory=list)
-    summaries: list[Element] = field(default_factory=list)
-    dfns: list[Element] = field(default_factory=list)
-    langs: list[str] = field(default_factory=list)
-    time_violations: list[str] = field(default_factory=list)
-    presentation_violations: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    claims: dict[int, str] = field(default_factory=dict)  # claim_text, by mark index
+    elements: list[Element]
+    articles: list[Element]
+    titles: list[Element]
+    metas: list[tuple[str, str]]
+    links: list[tuple[str | None, str | None]]
+    texts: list[str]
+    verbatim_at: list[int]
+    marks: list[Element]
+    first_block: Element | None
+    event_at: str | None
+    dls: list[Element]
+    quotes: list[Element]
+    summaries: list[Element]
+    dfns: list[Element]
+    langs: list[str]
+    time_violations: list[str]
+    presentation_violations: list[str]
+    warnings: list[str]
+    claims: dict[int, str]  # claim_text, by mark index
+
+    def __init__(self) -> None:
+        """An empty document (one per parse: plain literals, no per-field factory calls)."""
+        self.elements = []
+        self.articles = []
+        self.titles = []
+        self.metas = []
+        self.links = []
+        self.texts = []
+        self.verbatim_at = []
+        self.marks = []
+        self.first_block = None
+        self.event_at = None
+        self.dls = []
+        self.quotes = []
+        self.summaries = []
+        self.dfns = []
+        self.langs = []
+        self.time_violations = []
+        self.presentation_violations = []
+        self.warnings = []
+        self.claims = {}
 
     def text_of(self, element: Element) -> str:
         """memhtml's ``textContent``: collapsed, trimmed (``<pre>`` collapses here too)."""
@@ -236,6 +263,15 @@ def collect(root: Any) -> Document:
     out. Lexbor reconstructs active formatting elements (a ``<code>`` closed early by a block
     end tag, say) inside a ``<textarea>``, which the HTML standard and parse5 do not; elements
     found inside one are walked as "phantoms": their text counts, they don't.
+
+    Collapsible whitespace is written once: an edge, or a text of ASCII whitespace only, that
+    follows a segment ending in collapsible whitespace is dropped (every reader collapses such
+    runs to one space and trims the ends of what it reads, so the dropped segment changes no
+    result), which leaves the article's text with almost nothing to collapse. Verbatim
+    (``<pre>``) text, and the close of a ``<pre>``/``<code>`` (the gist skips their segments),
+    end a run, so no segment is dropped on the strength of one a reader may skip. The head's
+    metas and links write no segment at all: no reader looks at the head's text outside
+    ``<title>``.
     """
     doc = Document()
     elements = doc.elements
@@ -243,14 +279,19 @@ def collect(root: Any) -> Document:
     add_text = texts.append
     verbatim_at = doc.verbatim_at
     presentation = doc.presentation_violations
+    add_meta = doc.metas.append
+    add_link = doc.links.append
     warn_seen: set[str] = set()
     special = _SPECIAL
     inline = INLINE_ELEMENTS
     plain_known = _PLAIN_KNOWN
+    harmless = _HARMLESS_ATTRIBUTES
+    html_space = _HTML_SPACE
     # Open elements, innermost last: (mem_id, how it closes, flags its children get, record).
     stack: list[tuple[int, int, int, Element | None]] = []
     top_flags = 0  # the children's flags of the innermost open element (0: none open)
     pre_depth = 0
+    after_space = False  # the last segment written ends in collapsible whitespace
     head_seen = False
     time_seen = False
     title_just_opened = False
@@ -258,24 +299,27 @@ def collect(root: Any) -> Document:
     def close_until(parent_id: int) -> None:
         """Close the open elements the walk has left (those above ``parent_id``): each writes
         its end edge (a collapsible space, none for a phantom) and gets its ranges set."""
-        nonlocal pre_depth
+        nonlocal pre_depth, after_space
         while stack and stack[-1][0] != parent_id:
             _, closing, _, done = stack.pop()
             if closing:
-                if closing != _CLOSE_PHANTOM:
+                if closing != _CLOSE_PHANTOM and not after_space:
                     add_text(" ")
+                    after_space = True
                 if closing == _CLOSE_PRE:
                     pre_depth -= 1
             if done is not None:
                 done.end = len(texts)
                 done.last = len(elements) - 1
+                if done.tag in GIST_EXCLUDED_ELEMENTS:
+                    after_space = False
 
     def warn(key: str, message: str) -> None:
         if key not in warn_seen:
             warn_seen.add(key)
             doc.warnings.append(message)
 
-    for node in root.traverse(include_text=True):
+    for node in _document_order(root):
         tag = node.tag
         if tag == "-text":
             # Inside the head, text outside <title> can only be whitespace (the HTML parser
@@ -289,12 +333,22 @@ def collect(root: Any) -> Document:
             if stack and stack[-1][0] != parent_id:
                 close_until(parent_id)
                 top_flags = stack[-1][2] if stack else 0
+            content = node.text_content or ""
             if pre_depth:
                 verbatim_at.append(len(texts))
-            add_text(node.text_content or "")
+                add_text(content)
+                after_space = False
+            elif content.isspace() and not content.strip(html_space):
+                if not after_space:  # collapsible whitespace only: one space, if any
+                    add_text(" ")
+                    after_space = True
+            else:
+                add_text(content)
+                after_space = False
             continue
         title_just_opened = False
-        if not tag or tag[0] == "-" or tag[0] == "!":
+        kind = special.get(tag)
+        if kind is None and (not tag or tag[0] == "-" or tag[0] == "!"):
             continue
         if stack:
             parent = node.parent
@@ -322,21 +376,21 @@ def collect(root: Any) -> Document:
         if tag_warning and tag in FORBIDDEN_ELEMENTS:
             presentation.append(f"<{tag}> is forbidden: a memory file does not execute or style")
         if attrs:
-            if not _HARMLESS_ATTRIBUTES.issuperset(attrs):
-                for name in attrs:
-                    lowered = name.lower()
-                    if lowered in FORBIDDEN_ATTRIBUTES:
-                        presentation.append(
-                            f"{lowered} attribute on <{tag}>: presentation is not memory"
-                        )
-                    elif lowered.startswith(EVENT_HANDLER_PREFIX) and len(lowered) > _ON_LEN:
-                        presentation.append(
-                            f"{lowered} handler on <{tag}>: a memory file does not execute"
-                        )
+            if not harmless.issuperset(attrs):
+                _check_attributes(tag, attrs, presentation)
             if "data-lang" in attrs:
                 lang = attrs["data-lang"] or ""
                 if _LANG_TOKEN.fullmatch(lang) is None:
                     warn(f"lang:{lang}", f'data-lang="{lang}" is not a language token')
+        if kind in (_META, _LINK) and flags & IN_HEAD:
+            # A void element of the head: no children, no segment (nothing reads the head's
+            # text outside <title>), so it never goes through the open-element stack.
+            if kind == _META:
+                if "name" in attrs:
+                    add_meta((attrs["name"] or "", attrs.get("content") or ""))
+            else:
+                add_link((_attr(attrs, "rel"), _attr(attrs, "href")))
+            continue
         if tag_warning:
             if tag in FIGURE_SCOPED_ELEMENTS:
                 if not flags & IN_FIGURE:
@@ -349,11 +403,11 @@ def collect(root: Any) -> Document:
 
         start = len(texts)
         closing = _CLOSE_INLINE if tag in inline else _CLOSE_BLOCK
-        if closing:
+        if closing and not after_space:
             add_text(" ")
+            after_space = True
         child_flags = flags
         record: Element | None = None
-        kind = special.get(tag)
         if kind is not None:
             in_article = flags & IN_ARTICLE
             if kind >= _TIME:  # article vocabulary: recorded inside an article only
@@ -383,6 +437,8 @@ def collect(root: Any) -> Document:
                         )
                         if kind == _MARK:
                             doc.marks.append(record)
+                        elif kind == _FACET:
+                            pass  # read through its <dl>
                         elif kind == _DL:
                             doc.dls.append(record)
                         elif kind == _QUOTE:
@@ -423,17 +479,6 @@ def collect(root: Any) -> Document:
                 record = Element(node, tag, attrs, flags, start, len(elements), parent_record)
                 doc.titles.append(record)
                 title_just_opened = True
-            elif kind in (_META, _LINK):
-                if flags & IN_HEAD:
-                    if kind == _META:
-                        if "name" in attrs:
-                            doc.metas.append((attrs["name"] or "", attrs.get("content") or ""))
-                    else:
-                        doc.links.append((_attr(attrs, "rel"), _attr(attrs, "href")))
-                    # A void element of the head never has children: it closes right here,
-                    # with no trip through the open-element stack.
-                    add_text(" ")
-                    continue
             elif kind == _FIGURE:
                 child_flags |= IN_FIGURE
             elif kind == _ASIDE:
@@ -447,17 +492,34 @@ def collect(root: Any) -> Document:
         stack.append((node.mem_id, closing, child_flags, record))
         top_flags = child_flags
 
-    while stack:  # close whatever is still open
-        _, closing, _, done = stack.pop()
-        if closing:
-            if closing != _CLOSE_PHANTOM:
-                add_text(" ")
-            if closing == _CLOSE_PRE:
-                pre_depth -= 1
-        if done is not None:
-            done.end = len(texts)
-            done.last = len(elements) - 1
+    close_until(_NO_NODE)  # close whatever is still open
     return doc
+
+
+def _document_order(root: Any) -> Any:
+    """Every node under ``root`` (itself included) in document order, as
+    ``root.traverse(include_text=True)`` gives them, except the head's text nodes of ASCII
+    whitespace only, which Lexbor skips in C (the walk ignores the head's text outside
+    ``<title>``, and a whitespace-only title reads as an empty one either way)."""
+    walks: list[Any] = [(root,)]
+    child = root.first_child
+    head_seen = False
+    while child is not None:
+        is_head = not head_seen and child.tag == "head"
+        head_seen = head_seen or is_head
+        walks.append(child.traverse(include_text=True, skip_empty=is_head))
+        child = child.next
+    return chain.from_iterable(walks)
+
+
+def _check_attributes(tag: str, attrs: dict[str, str | None], out: list[str]) -> None:
+    """The presentation rule on an element's attributes (a name beyond the harmless ones)."""
+    for name in attrs:
+        lowered = name.lower()
+        if lowered in FORBIDDEN_ATTRIBUTES:
+            out.append(f"{lowered} attribute on <{tag}>: presentation is not memory")
+        elif lowered.startswith(EVENT_HANDLER_PREFIX) and len(lowered) > _ON_LEN:
+            out.append(f"{lowered} handler on <{tag}>: a memory file does not execute")
 
 
 def _attr(attrs: dict[str, str | None], name: str) -> str | None:

@@ -54,6 +54,8 @@ _MAX_SAFE_INTEGER = 2**53 - 1
 def js_number(raw: str) -> float:
     """JavaScript's ``Number(string)``: trimmed, blank -> 0, hex/octal/binary, ``Infinity``, NaN."""
     text = tx.js_trim(raw)
+    if text.isdigit() and text.isascii():  # the common case: plain ASCII digits
+        return float(text)
     if text == "":
         return 0.0
     if _JS_RADIX.fullmatch(text):

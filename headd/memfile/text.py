@@ -82,7 +82,14 @@ def _has_js_space_besides_single_spaces(text: str, *, collapsed: bool = False) -
     if text.isascii():
         if collapsed:
             return "\v" in text
-        return "  " in text or any(char in text for char in "\t\n\v\f\r")
+        return (
+            "  " in text
+            or "\n" in text
+            or "\t" in text
+            or "\r" in text
+            or "\f" in text
+            or "\v" in text
+        )
     if not collapsed and "  " in text:
         return True
     # One substring scan per character beats a regex character class on a long text.
@@ -122,7 +129,8 @@ def is_valid_datetime(value: str) -> bool:
     match = _ISO_DATETIME.fullmatch(value)
     if match is None:
         return False
-    year, month, day = int(match.group(1)), int(match.group(2)), int(match.group(3))
+    year_text, month_text, day_text = match.groups()
+    year, month, day = int(year_text), int(month_text), int(day_text)
     if year < 100 or not 1 <= month <= 12 or day < 1:
         return False
     if month == 2 and calendar.isleap(year):
@@ -236,6 +244,8 @@ def gist_text(mark: Any) -> str:
 
 def fts_text_of(title: str, gist: str, body_text: str) -> str:
     """Title, gist and body joined by newlines, empty parts dropped (``ftsTextFor``)."""
+    if title and gist and body_text:  # the common case: all three
+        return f"{title}\n{gist}\n{body_text}"
     return "\n".join(part for part in (title, gist, body_text) if part != "")
 
 
@@ -283,10 +293,39 @@ def chunk_text(text: str, max_chars: int = CHUNK_MAX_CHARS) -> list[tuple[str, i
     total = utf16_len(trimmed)
     if total <= max_chars:
         return [(trimmed, total)]
+    if total == len(trimmed) and not _has_js_space_besides_single_spaces(trimmed):
+        return _chunk_single_spaced(trimmed, max_chars)
     # Without astral characters every piece's UTF-16 length is its length: measured once here.
     measure = len if total == len(trimmed) else utf16_len
     pieces = _pack(_sentences(trimmed, max_chars, measure), max_chars, measure)
     return [(piece, measure(piece)) for piece in pieces]
+
+
+def _chunk_single_spaced(text: str, max_chars: int) -> list[tuple[str, int]]:
+    """``chunk_text`` for a trimmed text whose only whitespace is lone spaces and whose every
+    character is one UTF-16 unit (a collapsed body, the common case), without building units.
+
+    Sentences are then separated by exactly one space, so whole units packed with one space
+    between them are a slice of the text: each chunk runs from its start to the last sentence
+    break (a space after ``.``/``!``/``?``) that keeps it within the ceiling, or is a hard cut
+    of exactly ``max_chars`` when the sentence there is longer than that (the cut's remainder
+    then starts the next chunk, as its last unit would in ``_pack``).
+    """
+    chunks: list[tuple[str, int]] = []
+    start = 0
+    length = len(text)
+    while length - start > max_chars:
+        limit = start + max_chars + 1  # a break's space sits at most max_chars past start
+        cut = max(text.rfind(". ", start, limit), text.rfind("! ", start, limit))
+        cut = max(cut, text.rfind("? ", start, limit))
+        if cut < 0:  # the sentence here is longer than the ceiling: a hard cut
+            chunks.append((text[start : start + max_chars], max_chars))
+            start += max_chars
+            continue
+        chunks.append((text[start : cut + 1], cut + 1 - start))
+        start = cut + 2
+    chunks.append((text[start:], length - start))
+    return chunks
 
 
 def _sentences(text: str, max_chars: int, measure: Callable[[str], int]) -> list[str]:
