@@ -1,18 +1,27 @@
 """Commit latency of the session path on a real store.
 
-Usage: python bench/commit_latency.py [--files N] [--commits K] [--batch B]
+Usage: python -m bench.commit_latency [--files N | --store PATH] [--commits K] [--batch B]
+                                      [--profile]
 
 Builds a store of N memory files (rendered by the project's writer) with the branch checked out,
-then times K sessions of B puts each through ``SessionManager``: open, apply, commit (the
-checkout follows every commit). Prints one JSON line with p50/p95 per phase. memhtml's figure to
+or copies the store at PATH with its checkout (e.g. ``/tmp/headd-daemon-bench/n10000/pristine``;
+the copy's stat cache is refreshed with ``git update-index --refresh``, as a used store's is;
+the original is never written), then times K sessions of B puts each through ``SessionManager``:
+open, apply, commit (the checkout follows every commit). Prints one JSON line with wall p50/p95
+per phase and the commit's CPU p50/p95 (``time.process_time``: the machine is shared, so CPU is
+the steadier figure); ``--profile`` prints the commits' cProfile to stderr. memhtml's figure to
 compare with: a session commit through their CLI, about 6 s (design brief).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -57,6 +66,13 @@ def build_store(root: Path, files: int) -> Path:
     return root
 
 
+def copy_store(source: Path, dest: Path) -> Path:
+    """A copy of ``source`` (work tree and ``.git``), its index stat data refreshed."""
+    shutil.copytree(source, dest, symlinks=True)
+    subprocess.run(["git", "-C", str(dest), "update-index", "-q", "--refresh"], check=False)
+    return dest
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 2)
@@ -67,6 +83,8 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--commits", type=int, default=30)
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--store", type=Path, help="copy this store instead of building one")
+    parser.add_argument("--profile", action="store_true", help="cProfile of the commits")
     args = parser.parse_args()
     tick = [NOW]
 
@@ -76,13 +94,20 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        store = build_store(Path(tmp) / "store", args.files)
+        if args.store is not None:
+            store = copy_store(args.store, Path(tmp) / "store")
+            files = None
+        else:
+            store = build_store(Path(tmp) / "store", args.files)
+            files = args.files
         build_s = time.perf_counter() - t0
         manager = SessionManager(store, clock=clock)
         t0 = time.perf_counter()
         manager.view(manager.open(id="warm").session)  # first version load
         load_s = time.perf_counter() - t0
         phases: dict[str, list[float]] = {"open": [], "apply": [], "commit": [], "total": []}
+        commit_cpu: list[float] = []
+        profile = cProfile.Profile() if args.profile else None
         for k in range(args.commits):
             start = time.perf_counter()
             s = manager.open().session
@@ -94,7 +119,13 @@ def main() -> int:
             result = manager.apply(s, ops)
             assert result.violations == (), result.violations
             applied = time.perf_counter()
+            cpu = time.process_time()
+            if profile is not None:
+                profile.enable()
             outcome = manager.commit(s, f"bench {k}")
+            if profile is not None:
+                profile.disable()
+            commit_cpu.append(time.process_time() - cpu)
             assert outcome.outcome == "committed", outcome
             done = time.perf_counter()
             manager.close(s)
@@ -102,8 +133,11 @@ def main() -> int:
             phases["apply"].append(applied - opened)
             phases["commit"].append(done - applied)
             phases["total"].append(done - start)
+    if profile is not None:
+        pstats.Stats(profile, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
     report = {
-        "files": args.files,
+        "files": files,
+        "store": str(args.store) if args.store is not None else None,
         "commits": args.commits,
         "batch": args.batch,
         "build_store_s": round(build_s, 2),
@@ -112,7 +146,10 @@ def main() -> int:
     for name, values in phases.items():
         report[f"{name}_p50_ms"] = pct(values, 0.5)
         report[f"{name}_p95_ms"] = pct(values, 0.95)
+    report["commit_cpu_p50_ms"] = pct(commit_cpu, 0.5)
+    report["commit_cpu_p95_ms"] = pct(commit_cpu, 0.95)
     report["total_mean_ms"] = round(statistics.mean(phases["total"]) * 1000, 2)
+    report["loadavg"] = Path("/proc/loadavg").read_text().split()[:3]
     json.dump(report, sys.stdout)
     print()
     return 0

@@ -79,13 +79,28 @@ def test_a_put_lands_with_trailer_author_and_checkout(manager: SessionManager, s
     assert git(store, "status", "--porcelain") == ""
     info = manager.info(s)
     assert info.base == result.sha and info.ops == 0
-    # The log of landed ops is compacted to two lines that replay to the same session.
+    # The log replays to the same session; the landing is compacted by the next event logged
+    # (not by the commit, which would pay two more fsyncs for it), to the two lines that fold
+    # to the same session plus that event, in this process or after a restart.
     log_file = store / ".memhtml/headd/sessions" / f"{s}.jsonl"
-    assert len(log_file.read_text().splitlines()) == 2
+    assert len(log_file.read_text().splitlines()) == 4
     assert SessionManager(store, clock=TickingClock()).info(s) == info
     # A second commit with nothing pending is answered with the session's base.
     again = manager.commit(s)
     assert again.outcome == "committed" and again.sha == result.sha and again.paths == ()
+    gamma = memory("Gamma", "Gamma is the third letter of the Greek alphabet.")
+    long_log = log_file.read_text()
+    for restart in (False, True):
+        live = manager
+        if restart:  # the same log, found by a restarted process
+            log_file.write_text(long_log)
+            live = SessionManager(store, clock=TickingClock())
+        assert live.apply(s, [Put(path="areas/inbox/gamma.html", html=gamma)]).violations == ()
+        events = [line.split(",")[0] for line in log_file.read_text().splitlines()]
+        assert events == ['{"ev":"open"', '{"ev":"settled"', '{"ev":"apply"']
+        replayed = SessionManager(store, clock=TickingClock()).info(s)
+        assert (replayed.base, replayed.ops) == (result.sha, 1)
+        assert replayed.last_settlement == info.last_settlement
 
 
 def test_refused_writes_nothing(manager: SessionManager, store: Path) -> None:
@@ -331,3 +346,27 @@ def test_commit_judges_again_when_it_holds_no_judgement(store: Path) -> None:
     assert result.outcome == "refused"
     assert [(v.kind, v.count, v.cap) for v in result.violations or ()] == [("batch-cap", 3, 2)]
     assert tip(store) == base
+
+
+def test_index_changes_made_between_commits_are_kept(manager: SessionManager, store: Path) -> None:
+    """The manager keeps its repository (and so its parsed index) open across commits; a
+    person's staging between two commits is read back in, not overwritten by a stale copy, and a
+    touched path they staged is seen as dirty."""
+    first = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
+    assert manager.commit(first).outcome == "committed"
+    (store / "areas/inbox/staged.html").write_text("staged by hand\n")
+    git(store, "add", "areas/inbox/staged.html")
+    gamma = memory("Gamma", "Gamma is the third letter of the Greek alphabet.")
+    second = session_with(manager, Put(path="areas/inbox/gamma.html", html=gamma))
+    assert manager.commit(second).outcome == "committed"
+    assert git(store, "status", "--porcelain") == "A  areas/inbox/staged.html"
+    git(store, "rm", "-q", "--cached", "areas/inbox/beta.html")
+    third = session_with(
+        manager,
+        LinkOp(path="areas/inbox/beta.html", rel="relates_to", href="/areas/inbox/alpha.html"),
+    )
+    result = manager.commit(third)
+    assert result.outcome == "refused"
+    assert [(v.kind, v.paths) for v in result.violations or ()] == [
+        ("worktree-dirty", ("areas/inbox/beta.html",))
+    ]

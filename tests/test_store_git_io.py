@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_store_support import ALPHA, CAPITAL, NOW, commit_files, file_at, git, make_store, tip
 
 from headd.errors import GitFailure
@@ -38,6 +40,73 @@ def test_write_commit_builds_nested_tree_on_parent(store: Path) -> None:
     assert tip(store) == base
     assert commit.author.name == "Store Owner" and commit.committer.email == "owner@example.org"
     assert commit.author.time == int(NOW.timestamp())
+
+
+def _index_built_tree(
+    repo: pygit2.Repository, parent: str, writes: dict[str, str], removes: list[str]
+) -> str:
+    """The tree ``write_commit`` built before it edited only the touched directories: the whole
+    parent tree read into an in-memory index, edited, written back. The reference to match."""
+    index = pygit2.Index()
+    index.read_tree(repo[parent].peel(pygit2.Tree))
+    for path in removes:
+        if path in index:
+            index.remove(path)
+    for path, html in writes.items():
+        blob = repo.create_blob(html.encode("utf-8"))
+        index.add(pygit2.IndexEntry(path, blob, git_io.BLOB_MODE))
+    return str(index.write_tree(repo))
+
+
+_SEGMENTS = st.sampled_from(["areas", "projects", "x", "x.html", "a-b", "b.html", "inbox"])
+_PATHS = st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join)
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> pygit2.Repository:
+    return pygit2.init_repository(str(tmp_path_factory.mktemp("edits") / "r"), bare=True)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.dictionaries(_PATHS, st.sampled_from(["1", "2", "3"]), max_size=8),
+    writes=st.dictionaries(_PATHS, st.sampled_from(["2", "4"]), max_size=4),
+    removes=st.lists(_PATHS, max_size=4),
+)
+def test_write_commit_tree_equals_the_index_built_tree(
+    scratch: pygit2.Repository, seed: dict[str, str], writes: dict[str, str], removes: list[str]
+) -> None:
+    """Property: editing only the touched directories gives the very tree (same id) that the
+    whole-index route gave, for any parent, writes and removes, nesting and emptied directories
+    included, and for a write through an existing file (the file becomes a directory). A write
+    over a directory is left out: the index route dropped that write (now a ``GitFailure``)."""
+    if any(p.startswith(w + "/") for w in writes for p in [*seed, *writes]):
+        return
+    index = pygit2.Index()
+    for path, text in seed.items():
+        index.add(pygit2.IndexEntry(path, scratch.create_blob(text), git_io.BLOB_MODE))
+    who = git_io.signature(scratch, NOW)
+    parent = str(scratch.create_commit(None, who, who, "seed", index.write_tree(scratch), []))
+    sha = git_io.write_commit(scratch, parent, writes, removes, "edit", who)
+    built = str(scratch[sha].peel(pygit2.Commit).tree_id)
+    assert built == _index_built_tree(scratch, parent, writes, removes)
+
+
+def test_write_commit_through_a_file_and_over_a_directory(store: Path) -> None:
+    repo = git_io.open_repo(store)
+    base = tip(store)
+    who = git_io.signature(repo, NOW)
+    through = git_io.write_commit(
+        repo, base, {"areas/inbox/alpha.html/deeper.html": "d"}, [], "m", who
+    )
+    assert file_at(store, through, "areas/inbox/alpha.html/deeper.html") == "d"
+    assert file_at(store, through, "areas/inbox/capital.html") == CAPITAL
+    emptied = git_io.write_commit(
+        repo, base, {}, ["areas/inbox/alpha.html", "areas/inbox/capital.html"], "m", who
+    )
+    assert str(repo[emptied].peel(pygit2.Commit).tree_id) == str(repo.TreeBuilder().write())
+    with pytest.raises(GitFailure):
+        git_io.write_commit(repo, base, {"areas/inbox": "a file over a directory"}, [], "m", who)
 
 
 def test_signature_falls_back_to_headd_without_identity(tmp_path: Path) -> None:

@@ -113,6 +113,12 @@ class SessionManager:
         self._busy: dict[str, threading.Lock] = {}
         self._commit_lock = threading.Lock()
         self._unreported: dict[str, Settlement] = {}
+        #: Sessions whose log ends in a landing that is not compacted yet (see ``_record``).
+        self._uncompacted: set[str] = set()
+        #: The repository the commit path uses, only under the commit lock. Kept open so its
+        #: index (the whole checkout's, ~1 MB at 10,000 files) is parsed once and re-read only
+        #: when the file changes on disk, not on every commit.
+        self._commit_repo = repo
         if not repo.is_bare:
             git_io.ensure_excluded(repo, "/.memhtml/headd/")
         #: What the start settled: one entry per interrupted commit found in the logs.
@@ -137,33 +143,57 @@ class SessionManager:
                 continue
             self._states[session_id] = state
             self._busy[session_id] = threading.Lock()
+            last = events[-1]
+            if len(events) > 2 and isinstance(last, Settled) and last.landed:
+                self._uncompacted.add(session_id)
             if state.pending is not None:
                 settled.append(self._settle(session_id))
         return tuple(settled)
 
     def _record(self, session_id: str, event: Event) -> None:
-        """Log an event durably, then make it visible; compact the log once ops have landed."""
-        self.log.append(session_id, event)
-        with self._registry:
-            state = self._states[session_id] = step(self._states[session_id], event)
-        if isinstance(event, Settled) and event.landed:
-            self._compact(state, event)
+        """Log an event durably, then make it visible.
 
-    def _compact(self, state: SessionState, settled: Settled) -> None:
-        """Rewrite a log whose ops all landed as the two events that fold to the same state."""
-        opened = Opened(session=state.session, base=state.base, ref=state.ref, at=state.opened_at)
+        A log whose ops landed is compacted by the next event logged after the landing, not by
+        the landing itself: the commit then pays one fsync for its ``Settled`` instead of three
+        (append, temp file, directory), and a session closed after its commit, the common case,
+        never pays for a compaction whose log it deletes.
+        """
+        with self._registry:
+            before = self._states[session_id]
+            state = step(before, event)
+        if session_id in self._uncompacted and not isinstance(event, Closed):
+            self._log_compacted(before, event)
+        else:
+            self.log.append(session_id, event)
+        if isinstance(event, Settled) and event.landed:
+            self._uncompacted.add(session_id)
+        else:
+            self._uncompacted.discard(session_id)
+        with self._registry:
+            self._states[session_id] = state
+
+    def _log_compacted(self, landed: SessionState, event: Event) -> None:
+        """Replace the log with the two events that fold to ``landed`` (the state its last
+        landing left, nothing logged since) followed by ``event``, in one atomic rewrite; when
+        that fails, ``event`` is appended to the long log, which replays the same."""
+        assert landed.last_settled is not None
+        opened = Opened(
+            session=landed.session, base=landed.base, ref=landed.ref, at=landed.opened_at
+        )
         try:
-            self.log.rewrite(state.session, opened, settled)
+            self.log.rewrite(landed.session, opened, landed.last_settled, event)
         except HeaddError:
-            log.warning("session %s: compacting its log failed; the long log stands", state.session)
+            log.warning(
+                "session %s: compacting its log failed; the long log stands", landed.session
+            )
+            self.log.append(landed.session, event)
 
     def _settle(self, session_id: str) -> Settlement:
         """Settle the session's pending commit (held by the caller or at start)."""
         with self._commit_lock:
             state = self._states[session_id]
             assert state.pending is not None
-            repo = git_io.open_repo(self.store)
-            event = recovery.settle(repo, state.pending, iso(self.clock()))
+            event = recovery.settle(self._commit_repo, state.pending, iso(self.clock()))
             self._record(session_id, event)
         settlement = Settlement(
             session=session_id, sha=event.commit, landed=event.landed, at=event.at
@@ -383,9 +413,8 @@ class SessionManager:
                     outcome=COMMITTED, sha=state.base, paths=(), recovered=recovered
                 )
             with self._commit_lock:
-                repo = git_io.open_repo(self.store)
                 result = commit_session(
-                    repo,
+                    self._commit_repo,
                     state,
                     versions=self.versions,
                     overlay=self.overlay,
@@ -411,6 +440,7 @@ class SessionManager:
                 self._views.pop(session, None)
                 self._unreported.pop(session, None)
                 self._busy.pop(session, None)
+            self._uncompacted.discard(session)
             return CloseResult(session=session, closed=True, dropped_ops=len(state.ops))
 
     def list(self) -> ListResult:
