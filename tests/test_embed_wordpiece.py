@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -12,10 +13,14 @@ from headd.embed.onnx_minilm import bundled_tokenizer_path
 from headd.embed.wordpiece import (
     MAX_CHARS_PER_WORD,
     WordPieceTokenizer,
+    _is_punctuation,
+    _is_whitespace,
+    _normalize_chars,
     load_tokenizer_json,
     normalize,
     pre_tokenize,
     tokenizer_from_json,
+    words_of,
 )
 
 TOY_VOCAB = {
@@ -162,3 +167,55 @@ _comparable = st.text(
 @given(text=_comparable)
 def test_matches_reference_on_any_text(real: WordPieceTokenizer, reference, text: str) -> None:
     assert real.encode(text, 256) == reference.encode(text).ids
+
+
+# --- the translate tables against the rules stated character by character --------------------
+
+
+def _pre_tokenize_by_rule(normalized: str) -> list[str]:
+    words: list[str] = []
+    current: list[str] = []
+    for ch in normalized:
+        if _is_whitespace(ch) or _is_punctuation(ch):
+            if current:
+                words.append("".join(current))
+                current = []
+            if not _is_whitespace(ch):
+                words.append(ch)
+        else:
+            current.append(ch)
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def _spacing_mark_in(ch: str) -> bool:
+    decomposed = unicodedata.normalize("NFD", ch)
+    return any(unicodedata.combining(c) and unicodedata.category(c) != "Mn" for c in decomposed)
+
+
+def test_tables_follow_the_rules_across_the_bmp() -> None:
+    # Every code point below U+0800 (Latin, Greek, Cyrillic, ..., and the controls), then every
+    # 13th: learning a character costs the tables ~10 us, so all 65k would take seconds. Texts
+    # with a spacing mark that has a combining class take the whole-text path (next test).
+    sample = [*range(0x800), *range(0x800, 0x10000, 13)]
+    for start in range(0, len(sample), 1024):
+        chars = [
+            chr(cp)
+            for cp in sample[start : start + 1024]
+            if not 0xD800 <= cp <= 0xDFFF and not _spacing_mark_in(chr(cp))
+        ]
+        text = "".join(f"A{ch}b{ch}." for ch in chars)
+        expected = _normalize_chars(text)
+        assert normalize(text) == expected, hex(start)
+        assert words_of(text) == _pre_tokenize_by_rule(expected), hex(start)
+
+
+def test_spacing_marks_with_a_combining_class_take_the_whole_text_path() -> None:
+    # U+1D16D (Mc, class 226) then U+1D165 (Mc, class 216): NFD swaps the two and, both being
+    # spacing, both stay; character by character they would keep their typed order.
+    swapped = "x\U0001d16d\U0001d165y"
+    assert normalize(swapped) == "x\U0001d165\U0001d16dy"
+    for text in [swapped, "e\u0301\U0001d165x", "\U0001d165\u0316a", "A\u1b44\u0301,b"]:
+        assert normalize(text) == _normalize_chars(text)
+        assert words_of(text) == _pre_tokenize_by_rule(_normalize_chars(text))

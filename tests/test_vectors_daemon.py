@@ -79,14 +79,14 @@ def test_a_daemon_without_an_embedder_refuses_vectors_fill(tmp_path: Path) -> No
     importlib.util.find_spec("onnxruntime") is None, reason="the embed extra is not installed"
 )
 def test_the_real_model_round_trips_through_index_db(tmp_path: Path) -> None:
-    from headd.embed.onnx_minilm import OnnxEmbedder
+    from headd.embed.onnx_minilm import MODEL_ID, OnnxEmbedder
     from headd.head import VectorSpace
 
     embedder = OnnxEmbedder()
     texts = ["Aspirin lowers fever.", "Postgres is the system of record.", "Cats purr."]
     vectors = embedder.embed(texts)
     space = VectorSpace.parse(embedder.space)
-    assert space.id == "all-MiniLM-L6-v2-int8@384" and vectors.shape == (3, 384)
+    assert space.id == f"{MODEL_ID}@384" and vectors.shape == (3, 384)
     store = PlaneVectorStore(tmp_path)
     store.append(space, ["a", "b", "c"], vectors)
     store.close()
