@@ -1,0 +1,160 @@
+"""search_head's quick paths answer exactly as the plain algorithm does.
+
+The search scores with ``bm25_matched`` (one pass over the query's buckets), sorts only a window
+of the best scores, remembers each scope's answers per version (``search_memo``), and fuses the
+lexical arm alone without re-sorting. Each is checked here against a plain rendering of the rules
+(every score sorted, every candidate admitted afresh, three stable sorts), on a corpus built for
+ties: few words, so many equal BM25 scores; few times, so many equal recencies.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+from fixtures.head.corpus import render_template
+
+from headd.head import search as search_module
+from headd.head.ids import PATH_IDS, utf16_key
+from headd.head.indexes import IndexedView, indexes_from_records, view_of
+from headd.head.lexical import bm25_matched, bm25_scores
+from headd.head.scope import Scope
+from headd.head.search import (
+    LEXICAL_ARM_LIMIT,
+    LEXICAL_WEIGHT,
+    RRF_K,
+    SearchHit,
+    search_head,
+)
+from headd.head.search_memo import SearchMemos, memoizable_scope
+from headd.head.version import parse_record
+from headd.record import MemoryRecord
+
+WORDS = ["basalt", "zircon", "quartz", "mica", "garnet", "olivine"]
+TYPES = ["semantic", "episodic", "task", "procedural"]
+TIMES = ["2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z", "2027-06-01T00:00:00Z"]
+NOW = "2026-12-01T00:00:00Z"
+ACTIVE = '<meta name="memhtml-status" content="active">'
+
+
+def _corpus(count: int = 150) -> list[MemoryRecord]:
+    rng = random.Random(11)
+    records = []
+    for index in range(count):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(1, 4))]
+        html = render_template(
+            title=f"Note {words[0]}",
+            claim=f"{' '.join(words)}.",
+            at=rng.choice(TIMES),
+            memory_type=TYPES[index % len(TYPES)],
+            tags=("rock",) if index % 3 == 0 else (),
+        )
+        if TYPES[index % len(TYPES)] == "task":
+            html = html.replace(
+                ACTIVE, ACTIVE + '\n<meta name="memhtml-task-status" content="todo">'
+            )
+        records.append(parse_record(f"areas/quick/n{rng.randint(0, 10**6):07d}-{index}.html", html))
+    return records
+
+
+@pytest.fixture(scope="module")
+def view() -> IndexedView:
+    return view_of(indexes_from_records(_corpus()), "0" * 40)
+
+
+QUERIES = [
+    "basalt",
+    "zircon quartz",
+    "mica garnet olivine basalt",
+    "quartz quartz the zircon",
+    "nothing-here",
+    "",
+    *(" ".join(pair) for pair in itertools.combinations(WORDS, 2)),
+]
+SCOPES = [
+    None,
+    Scope(),
+    Scope(types=("task",)),
+    Scope(types=("semantic", "task")),
+    Scope(tags=("rock",)),
+]
+
+
+def _plain(view: IndexedView, query: str, limit: int, admit: Scope | None) -> list[SearchHit]:
+    """The rules with nothing skipped: the reference the quick paths must equal."""
+    indexes = view.indexes
+    ids, scores = bm25_scores(indexes.lexical, query)
+    scored = []
+    for ident, score in zip(ids.tolist(), scores.tolist(), strict=True):
+        record = indexes.records.get(PATH_IDS.path(ident))
+        if admit is not None and (record is None or not admit(record)):
+            continue
+        scored.append((score, PATH_IDS.key(ident), PATH_IDS.path(ident)))
+    scored.sort(key=lambda row: row[1])
+    scored.sort(key=lambda row: row[0], reverse=True)
+    lexical = []
+    for index, (score, _key, path) in enumerate(scored[:LEXICAL_ARM_LIMIT]):
+        if index == 0 or score != scored[index - 1][0]:
+            rank = index + 1
+        lexical.append((path, LEXICAL_WEIGHT / (rank + RRF_K)))
+    rows = []
+    for path, fused in lexical:
+        record = indexes.records[path]
+        at = record.event_at if record.event_at is not None else (record.updated_at or "")
+        rows.append((fused, min(utf16_key(at), utf16_key(NOW)), utf16_key(path), record))
+    rows.sort(key=lambda row: row[2])
+    rows.sort(key=lambda row: row[1], reverse=True)
+    rows.sort(key=lambda row: row[0], reverse=True)
+    hits = []
+    for index, (fused, _at, _key, record) in enumerate(rows[:limit]):
+        tied = (index > 0 and rows[index - 1][0] == fused) or (
+            index + 1 < len(rows) and rows[index + 1][0] == fused
+        )
+        arms = ("lexical", "recency") if tied else ("lexical",)
+        hits.append(SearchHit(record.path, fused, record.claim, record.title, arms))
+    return hits
+
+
+def test_bm25_matched_gives_bm25_scores_to_the_last_bit(view: IndexedView) -> None:
+    lexical = view.indexes.lexical
+    for query in [*QUERIES, "basalt " * 30, "olivine mica"]:
+        ids, scores = bm25_scores(lexical, query)
+        quick_ids, quick_scores = bm25_matched(lexical, query)
+        assert np.array_equal(ids, quick_ids)
+        assert scores.tobytes() == quick_scores.tobytes()
+
+
+@pytest.mark.parametrize("window", [search_module.LEXICAL_WINDOW, 1, 3, 7])
+def test_every_path_answers_as_the_plain_rules(
+    view: IndexedView, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "LEXICAL_WINDOW", window)
+    monkeypatch.setattr(search_module, "SEARCH_MEMOS", SearchMemos())
+    ties = 0
+    for _pass in range(2):  # the first pass fills the memo, the second reads it
+        for query, admit, limit in itertools.product(QUERIES, SCOPES, (1, 3, 10, 200)):
+            expected = _plain(view, query, limit, admit)
+            assert search_head(view, query, limit=limit, now=NOW, admit=admit) == expected
+            ties += sum("recency" in hit.arms for hit in expected)
+    assert ties > 0  # the corpus does exercise the recency order
+
+
+def test_a_bound_admit_and_an_equal_scope_share_the_memo(view: IndexedView) -> None:
+    memos = SearchMemos()
+    scope = memoizable_scope(Scope(types=("task",)).admit)
+    assert scope == Scope(types=("task",))
+    memo, answers = memos.of(view.indexes, 10, scope)
+    answers[3] = 1
+    again, same = memos.of(view.indexes, 10, Scope(types=("task",)))
+    assert again is memo and same[3] == 1
+    assert memoizable_scope(lambda record: True) is None
+
+
+def test_an_unhashable_scope_is_not_memoized_but_still_searches(view: IndexedView) -> None:
+    scope = Scope(tags=["rock"])  # type: ignore[arg-type]  # a list: the scope does not hash
+    assert memoizable_scope(scope) is None
+    assert search_head(view, "basalt", now=NOW, admit=scope) == _plain(
+        view, "basalt", 10, Scope(tags=("rock",))
+    )
