@@ -45,6 +45,32 @@ def test_fts_index_matches_the_files_it_covers(rebuilt_anchor: Plane) -> None:
     assert hits == expected > 0
 
 
+def test_a_pooled_parse_staged_in_slices_gives_the_same_rows_and_skips(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    rebuilt_anchor: Plane,
+) -> None:
+    """The pool (``parallel_parse``) and the staging tables, forced on a small store: the rows,
+    the skips and the full-text index are those of the inline rebuild and of memhtml."""
+    from headd_plane import bulk_load
+
+    monkeypatch.setattr(bulk_load, "STAGE_EVERY", 50)
+    store = clone_anchor(tmp_path / "store")
+    plane = open_plane(store, now=lambda: NOW)
+    plane.indexer.workers = 2
+    report = plane.rebuild()
+    assert "parsing inline" not in caplog.text  # the pool did run
+    tool = json.loads((ANCHOR / "rebuild-report.json").read_text())["data"]
+    assert report.files_indexed == tool["filesIndexed"]
+    assert report.chunks_indexed == tool["chunksIndexed"]
+    assert sorted(s["path"] for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
+    assert rows(plane.db.conn) == rows(rebuilt_anchor.db.conn)
+    _fts_consistent(plane.db.conn)
+    staging = "SELECT count(*) FROM temp.sqlite_master WHERE name LIKE 'headd_stage_%'"
+    assert plane.db.conn.execute(staging).fetchone()[0] == 0
+
+
 def test_state_records_the_commit_and_skips_match_the_tools_report(tmp_path: Path) -> None:
     store = clone_anchor(tmp_path / "store")
     plane = open_plane(store, now=lambda: NOW)

@@ -210,20 +210,88 @@ def file_row(
     return row
 
 
-def edge_writes(record: MemoryRecord, path: str, indexed_at: str) -> list[Write]:
+INSERT_TAG_SQL = "INSERT INTO file_tags (path, tag) VALUES (?, ?)"
+INSERT_ENTITY_SQL = "INSERT INTO file_entities (path, entity_type, entity_name) VALUES (?, ?, ?)"
+INSERT_FACET_SQL = "INSERT INTO file_facets (path, name, value, numeric_value) VALUES (?, ?, ?, ?)"
+INSERT_CITATION_SQL = "INSERT INTO file_citations (path, text, href) VALUES (?, ?, ?)"
+#: The insert statements of one file, in the order its writes apply them (``files`` first).
+ROW_STATEMENTS: tuple[str, ...] = (
+    UPSERT_FILE_SQL,
+    INSERT_TAG_SQL,
+    INSERT_ENTITY_SQL,
+    UPSERT_CHUNK_SQL,
+    INSERT_FACET_SQL,
+    INSERT_CITATION_SQL,
+    INSERT_EDGE_SQL,
+)
+
+Row = tuple[SqlValue, ...]
+
+
+def edge_rows(record: MemoryRecord, path: str, indexed_at: str) -> list[Row]:
     """Authored edges from the head links: slash stripped, self-links and repeats dropped."""
-    pairs = []
+    seen: set[tuple[str, str]] = set()
+    out: list[Row] = []
     for link in record.links:
         dst = normalize_path(link.href)
         if dst == "" or dst == path:
             continue
-        pairs.append((link.rel, dst))
-    return [
-        Write(
-            INSERT_EDGE_SQL, (path, rel, dst, rel_class_for(rel), record.content_hash, indexed_at)
-        )
-        for rel, dst in dedupe_by(pairs, lambda p: p)
+        key = (link.rel, dst)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((path, link.rel, dst, rel_class_for(link.rel), record.content_hash, indexed_at))
+    return out
+
+
+def edge_writes(record: MemoryRecord, path: str, indexed_at: str) -> list[Write]:
+    return [Write(INSERT_EDGE_SQL, row) for row in edge_rows(record, path, indexed_at)]
+
+
+def file_rows(
+    record: MemoryRecord,
+    path: str,
+    blob_sha: str,
+    indexed_at: str,
+    chunks: tuple[PlaneChunk, ...],
+) -> tuple[list[Row], ...]:
+    """The rows one file inserts, one list per statement of :data:`ROW_STATEMENTS`.
+
+    The one place a record becomes rows: ``project_file`` wraps them in writes for an update,
+    and a rebuild's bulk load takes them as they are (no statement objects, no deletes), so the
+    two cannot disagree on a row. ``path`` is already normalized.
+    """
+    content_hash = record.content_hash
+    tags: list[Row] = []
+    seen_tags: set[str] = set()
+    for raw in record.tags:
+        tag = raw.strip()
+        if tag != "" and tag not in seen_tags:
+            seen_tags.add(tag)
+            tags.append((path, tag))
+    entities: list[Row] = [
+        (path, e.entity_type, e.entity_name)
+        for e in dedupe_by(record.entity_rows, lambda e: (e.entity_type, e.entity_name))
     ]
+    chunk_rows: list[Row] = [
+        (c.chunk_id, path, content_hash, c.ordinal, c.text, c.char_count) for c in chunks
+    ]
+    facets: list[Row] = [
+        (path, f.name, f.value, f.numeric_value)
+        for f in dedupe_by(record.facets, lambda f: (f.name, f.value))
+    ]
+    citations: list[Row] = [
+        (path, c.text, c.href) for c in dedupe_by(record.citations, lambda c: c.text)
+    ]
+    return (
+        [file_row(record, path, blob_sha, indexed_at)],
+        tags,
+        entities,
+        chunk_rows,
+        facets,
+        citations,
+        edge_rows(record, path, indexed_at),
+    )
 
 
 def project_file(
@@ -243,40 +311,9 @@ def project_file(
             (where, record.content_hash),
         ),
         Write("DELETE FROM edges WHERE src_path = ? AND derived = 0", (where,)),
-        Write(UPSERT_FILE_SQL, file_row(record, where, sha, indexed_at)),
     ]
-    tags = dedupe_by((t.strip() for t in record.tags if t.strip() != ""), lambda t: t)
-    writes += [Write("INSERT INTO file_tags (path, tag) VALUES (?, ?)", (where, t)) for t in tags]
-    entities = dedupe_by(record.entity_rows, lambda e: (e.entity_type, e.entity_name))
-    writes += [
-        Write(
-            "INSERT INTO file_entities (path, entity_type, entity_name) VALUES (?, ?, ?)",
-            (where, e.entity_type, e.entity_name),
-        )
-        for e in entities
-    ]
-    writes += [
-        Write(
-            UPSERT_CHUNK_SQL,
-            (c.chunk_id, where, record.content_hash, c.ordinal, c.text, c.char_count),
-        )
-        for c in chunks
-    ]
-    facets = dedupe_by(record.facets, lambda f: (f.name, f.value))
-    writes += [
-        Write(
-            "INSERT INTO file_facets (path, name, value, numeric_value) VALUES (?, ?, ?, ?)",
-            (where, f.name, f.value, f.numeric_value),
-        )
-        for f in facets
-    ]
-    citations = dedupe_by(record.citations, lambda c: c.text)
-    writes += [
-        Write(
-            "INSERT INTO file_citations (path, text, href) VALUES (?, ?, ?)",
-            (where, c.text, c.href),
-        )
-        for c in citations
-    ]
-    writes += edge_writes(record, where, indexed_at)
+    for sql, rows in zip(
+        ROW_STATEMENTS, file_rows(record, where, sha, indexed_at, chunks), strict=True
+    ):
+        writes += [Write(sql, row) for row in rows]
     return FileProjection(where, record.content_hash, chunks, tuple(writes))
