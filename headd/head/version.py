@@ -22,6 +22,7 @@ import msgspec
 import pygit2
 
 from headd.errors import GitFailure, InvalidMemory
+from headd.git_cache import cache_large_trees
 from headd.head.indexes import EMPTY_INDEXES, IndexedView, Indexes, IndexesBuilder
 from headd.record import MemoryRecord
 
@@ -152,6 +153,7 @@ def load_head(repo: pygit2.Repository, sha: str, *, workers: int | None = None) 
     ``workers`` > 1 parses on that many processes (``None``: decided by the candidate count, see
     ``parallel_parse``); the fold is the same either way.
     """
+    cache_large_trees()
     commit = _commit_of(repo, sha)
     with collector_paused():
         return _load(repo, commit, sha, workers)
@@ -259,6 +261,7 @@ def changed_blobs(
 
 def advance_head(repo: pygit2.Repository, parent: HeadVersion, sha: str) -> HeadVersion:
     """The version at ``sha``, built from ``parent`` plus the paths the two trees differ on."""
+    cache_large_trees()
     commit = _commit_of(repo, sha)
     target = str(commit.id)
     if target == parent.sha:

@@ -21,6 +21,7 @@ from typing import Literal
 import pygit2
 
 from headd.errors import GitFailure
+from headd.git_cache import cache_large_trees
 
 from .projection import PARA_BUCKETS, normalize_path
 
@@ -28,11 +29,6 @@ log = logging.getLogger(__name__)
 
 GENERATED_NAMES = ("index.html", "sitemap.xml")
 MEMORY_EXTENSION = ".html"
-#: libgit2 caches a parsed tree only up to 4 KiB of raw size by default, so a bucket directory of
-#: thousands of files (a 5,000-entry tree is ~250 KiB) was re-read and re-parsed on every lookup
-#: (~1.4 ms each, several per update). Trees up to this size stay cached (process-wide setting,
-#: within libgit2's overall cache budget, 256 MiB by default).
-TREE_CACHE_LIMIT_BYTES = 8 << 20
 
 
 def is_indexable_path(path: str) -> bool:
@@ -78,18 +74,11 @@ def _has_file(tree: pygit2.Tree, path: str) -> bool:
         return False
 
 
-def _cache_large_trees() -> None:
-    try:
-        pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, TREE_CACHE_LIMIT_BYTES)
-    except (AttributeError, pygit2.GitError, ValueError):  # an older binding: only slower
-        log.debug("cannot raise libgit2's tree cache limit", exc_info=True)
-
-
 class GitSource:
     """One repository with a work tree."""
 
     def __init__(self, store: Path | str) -> None:
-        _cache_large_trees()
+        cache_large_trees()
         try:
             self.repo = pygit2.Repository(str(store))
         except (pygit2.GitError, KeyError) as error:
