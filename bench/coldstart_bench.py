@@ -9,16 +9,22 @@ memories (``bench.stores``), then starts the real ``headd`` three times (``--emb
 3. after one external commit (one memory rewritten): ``snapshot+advance``.
 
 For each: wall time from spawn to the first ``status`` answer (READY, which includes starting
-Python and importing the daemon) and the daemon's own ``load_ms``. Also measured in this process:
-read + decode of the snapshot (wall and CPU), and the import time of the daemon alone. Prints one
-JSON object.
+Python and importing the daemon), the daemon's CPU time by then (``/proc``), and its own
+``load_ms``; the snapshot start runs ``--repeat`` times (each figure listed, and the median).
+Also measured in this process: mapping + decoding the snapshot (wall and CPU), and the import of
+the daemon's module alone in a fresh interpreter (wall and CPU). Prints one JSON object with the
+load average at the start.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -87,6 +93,12 @@ def status_of(sock: Path) -> dict[str, Any]:
     return status
 
 
+def cpu_s_of(pid: int) -> float:
+    """User + system CPU seconds of a live process, from ``/proc/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run(store: Path, work: Path, *, wait_snapshot: bool) -> dict[str, Any]:
     spawned = time.perf_counter()
     proc, sock, log_path = start_daemon(store, work)
@@ -96,6 +108,7 @@ def run(store: Path, work: Path, *, wait_snapshot: bool) -> dict[str, Any]:
         out: dict[str, Any] = {
             "load_source": status["load_source"],
             "ready_s": round(ready_s, 3),
+            "ready_cpu_s": round(cpu_s_of(proc.pid), 3),
             "load_ms": status["load_ms"],
             "records": status["records"],
         }
@@ -113,7 +126,19 @@ def run(store: Path, work: Path, *, wait_snapshot: bool) -> dict[str, Any]:
         proc.wait(900)
 
 
+def repeated(store: Path, work: Path, times: int) -> dict[str, Any]:
+    """``times`` snapshot starts: each figure, and the medians."""
+    runs = [run(store, work, wait_snapshot=False) for _ in range(times)]
+    out = dict(runs[0])
+    for key in ("ready_s", "ready_cpu_s", "load_ms"):
+        values = [r[key] for r in runs]
+        out[key] = round(statistics.median(values), 3)
+        out[f"{key}_each"] = values
+    return out
+
+
 def decode_in_process(store: Path) -> dict[str, Any]:
+    """Map + decode as the cold start does it (collector paused, maps left for first use)."""
     from headd_plane.snapshot_store import SnapshotStore
 
     from headd.head.snapshot import decode_version
@@ -122,32 +147,35 @@ def decode_in_process(store: Path) -> dict[str, Any]:
     snapshots = SnapshotStore(store)
     times = []
     for _ in range(3):
+        gc.disable()
         wall, cpu = time.perf_counter(), time.process_time()
-        data = snapshots.read(sha)
-        assert data is not None
-        version = decode_version(data, expected_sha=sha)
+        with snapshots.mapped(sha) as data:
+            assert data is not None
+            version = decode_version(data, expected_sha=sha)
         times.append((time.perf_counter() - wall, time.process_time() - cpu))
         del version
+        gc.enable()
     return {
         "decode_wall_s": [round(w, 3) for w, _c in times],
         "decode_cpu_s": [round(c, 3) for _w, c in times],
     }
 
 
-def import_time() -> float:
+def import_time() -> dict[str, float]:
+    """Starting Python and importing the daemon's module (what ``headd`` runs first)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-c", "import headd.daemon.main, headd.head, headd_plane.plane"],
-        check=True,
-        cwd=str(REPO),
-    )
-    return round(time.perf_counter() - started, 3)
+    subprocess.run([sys.executable, "-c", "import headd.daemon.main"], check=True, cwd=str(REPO))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": round(time.perf_counter() - started, 3), "cpu_s": round(cpu, 3)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--store", type=Path, help="a store to copy (default: build one)")
+    parser.add_argument("--repeat", type=int, default=3, help="snapshot starts to run")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="hdc-", dir="/tmp"))
     store = work / "store"
@@ -160,9 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             build_store(store, args.n)
-        result: dict[str, Any] = {"n": args.n, "python_import_s": import_time()}
+        result: dict[str, Any] = {"n": args.n, "loadavg": [round(x, 2) for x in os.getloadavg()]}
+        result["python_import"] = import_time()
         result["git"] = run(store, work, wait_snapshot=True)
-        result["snapshot"] = run(store, work, wait_snapshot=False)
+        result["snapshot"] = repeated(store, work, max(1, args.repeat))
         result["in_process"] = decode_in_process(store)
         commit_one_change(store)
         result["snapshot+advance"] = run(store, work, wait_snapshot=False)

@@ -286,14 +286,27 @@ def search_many_clients(
     return flat, len(flat) / wall
 
 
-def session_commits(sock: Path, times: int) -> dict[str, list[float]]:
-    """One put per session: (open + apply + commit) and the commit alone, in ms."""
+def process_cpu_s(pid: int) -> float:
+    """A process's user + system CPU seconds so far (``/proc``; 0.0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def session_commits(sock: Path, times: int, pid: int | None = None) -> dict[str, list[float]]:
+    """One put per session: (open + apply + commit), each step alone, in ms; and, given the
+    daemon's ``pid``, the daemon's CPU per session (every thread: the commit, the follower's
+    advance, the index update the commits cause)."""
     whole: list[float] = []
-    commit_only: list[float] = []
+    steps: dict[str, list[float]] = {"open_ms": [], "apply_ms": [], "commit_ms": []}
+    cpu_before = process_cpu_s(pid) if pid is not None else 0.0
     with Client(sock) as c:
         for k in range(times):
             t0 = time.perf_counter()
             sid = c.call("session.open")["session"]
+            t_open = time.perf_counter()
             put = {"op": "put", "path": f"areas/bench/s{k:03d}.html"}
             put["html"] = bench_memory(100 + k, "walrus")
             applied = c.call("session.apply", session=sid, ops=[put])
@@ -305,8 +318,15 @@ def session_commits(sock: Path, times: int) -> dict[str, list[float]]:
             if result["outcome"] != "committed":
                 raise RuntimeError(f"session commit: {result}")
             whole.append((t2 - t0) * 1000)
-            commit_only.append((t2 - t1) * 1000)
-    return {"open_apply_commit_ms": whole, "commit_ms": commit_only}
+            steps["open_ms"].append((t_open - t0) * 1000)
+            steps["apply_ms"].append((t1 - t_open) * 1000)
+            steps["commit_ms"].append((t2 - t1) * 1000)
+    out = {"open_apply_commit_ms": whole, **steps}
+    if pid is not None:
+        out["daemon_cpu_ms_per_session"] = [
+            (process_cpu_s(pid) - cpu_before) * 1000 / max(1, times)
+        ]
+    return out
 
 
 def pickups(store: Path, sock: Path, log_path: Path, times: int) -> dict[str, Any]:
@@ -356,6 +376,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="query list passes with 16 clients")
     parser.add_argument("--repeat", type=int, default=10, help="session commits and pickups")
     parser.add_argument("--skip-memhtml", action="store_true")
+    parser.add_argument(
+        "--daemon-only",
+        action="store_true",
+        help="only the daemon's figures (no memhtml, no headctl index runs)",
+    )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="pristine stores")
     parser.add_argument("--keep", action="store_true", help="keep the run's store copy")
     args = parser.parse_args(argv)
@@ -371,26 +396,33 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"n": args.n, "queries": len(queries), "uptime_start": load_start}
     figures: dict[str, float | None] = {}
     try:
-        if args.skip_memhtml:
-            out["memhtml_skipped"] = "--skip-memhtml"
+        if args.skip_memhtml or args.daemon_only:
+            out["memhtml_skipped"] = "--daemon-only" if args.daemon_only else "--skip-memhtml"
         else:
             try:
                 out["memhtml"] = memhtml_figures(store, queries)
             except PeerMissing as missing:
                 out["memhtml_skipped"] = str(missing)
 
-        log("headctl index rebuild / update")
-        out["headctl_startup_s"] = round(headctl_noop_s(), 3)
-        ours_rebuild = headctl_index(store, "rebuild")
-        commit_file(store, "areas/bench/headd-update.html", bench_memory(2, "yak"), "bench: two")
-        ours_update = headctl_index(store, "update")
-        in_process = plane_updates_in_process(store, args.repeat)
-        out["headctl_index"] = {"rebuild": ours_rebuild, "update": ours_update}
-        out["plane_update_in_process"] = {
-            "open_ms": in_process["open_ms"],
-            "update_ms": summary(in_process["update_ms"]),
-        }
-        figures["index_update_ms"] = percentile(in_process["update_ms"], 0.5)
+        ours_rebuild: dict[str, Any] | None = None
+        ours_update: dict[str, Any] | None = None
+        if args.daemon_only:
+            out["headctl_index_skipped"] = "--daemon-only (the daemon builds index.db at start)"
+        else:
+            log("headctl index rebuild / update")
+            out["headctl_startup_s"] = round(headctl_noop_s(), 3)
+            ours_rebuild = headctl_index(store, "rebuild")
+            commit_file(
+                store, "areas/bench/headd-update.html", bench_memory(2, "yak"), "bench: two"
+            )
+            ours_update = headctl_index(store, "update")
+            in_process = plane_updates_in_process(store, args.repeat)
+            out["headctl_index"] = {"rebuild": ours_rebuild, "update": ours_update}
+            out["plane_update_in_process"] = {
+                "open_ms": in_process["open_ms"],
+                "update_ms": summary(in_process["update_ms"]),
+            }
+            figures["index_update_ms"] = percentile(in_process["update_ms"], 0.5)
 
         log("starting headd --embedder off")
         daemon = Daemon(store, work)
@@ -403,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"search, {args.clients} clients")
             many, qps = search_many_clients(daemon.sock, queries, args.clients, args.rounds)
             log("session commits")
-            commits = session_commits(daemon.sock, args.repeat)
+            commits = session_commits(daemon.sock, args.repeat, daemon.proc.pid)
             log("external commit pickups")
             picked = pickups(store, daemon.sock, daemon.log_path, args.repeat)
             final_index = wait_index_idle(daemon.sock).get("index")
@@ -414,7 +446,9 @@ def main(argv: list[str] | None = None) -> int:
         out["search_1_client_in_daemon_took_ms"] = summary(took)
         out[f"search_{args.clients}_clients_ms"] = summary(many)
         out[f"searches_per_s_{args.clients}_clients"] = round(qps, 1)
+        cpu = commits.pop("daemon_cpu_ms_per_session", None)
         out["session"] = {k: summary(v) for k, v in commits.items()}
+        out["session"]["daemon_cpu_ms_per_session"] = round(cpu[0], 1) if cpu else None
         out["pickup"] = {
             "status_poll_ms": summary(picked["status_poll_ms"]),
             "log_ms": summary(picked["log_ms"]) if picked["log_ms"] else None,
@@ -425,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         figures["searches_per_s_16_clients"] = qps
         figures["session_commit_ms"] = percentile(commits["commit_ms"], 0.5)
         figures["pickup_ms"] = percentile(picked["status_poll_ms"], 0.5)
-        if "memhtml" in out:
+        if "memhtml" in out and ours_rebuild is not None and ours_update is not None:
             mh = out["memhtml"]
             figures["speedup_vs_memhtml_mcp_search_p50"] = ratio(
                 mh["mcp"]["search_ms"]["p50"], figures["search_p50_1_client"]

@@ -6,7 +6,10 @@ the real ``headd`` process on one store and read ``status.load_source`` over its
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +36,13 @@ from headd.daemon.coldstart import (
     cold_load,
     plan_candidates,
 )
+from headd.daemon.main import late_head_api
+from headd.daemon.plane_service import PlaneService
+from headd.head import Scope, search_head
 from headd.head import snapshot as snap
 from headd.head.version import HeadVersion, advance_head, load_head
+
+REPO = Path(__file__).resolve().parents[1]
 
 # -- the plan (pure) ------------------------------------------------------------------------------
 
@@ -240,3 +248,52 @@ def test_a_restarted_daemon_starts_from_its_snapshot_then_advances_then_refuses_
     healed, _log = run_once(store)
     assert healed["load_source"] == "snapshot" and healed["sha"] == tip
     run_git(store, "status")  # the store itself was never touched
+
+
+# -- what waits until after READY ---------------------------------------------------------------
+
+
+def test_the_daemon_imports_no_plane_search_gate_or_session_code_before_it_runs() -> None:
+    """The module the console script loads pulls in none of what READY does not need."""
+    deferred = (
+        "headd_plane.plane",
+        "headd_plane.retrieval",
+        "headd_plane.recall",
+        "headd.head.search",
+        "headd.head.gate",
+        "headd.head.overlay",
+        "headd.store.manager",
+        "onnxruntime",
+        "headd_client",
+    )
+    probe = f"import sys, headd.daemon.main; print([m for m in {deferred!r} if m in sys.modules])"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(REPO), timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_late_head_api_calls_the_real_functions(tmp_path: Path) -> None:
+    repo, sha, _files = make_corpus(tmp_path / "store", 6)
+    api = late_head_api()
+    version = api.load_head(repo.repo, sha)
+    assert api.search_head(version, "memory") == search_head(version, "memory")
+    assert api.scope() == Scope()
+
+
+def test_the_plane_opened_in_the_background_is_waited_for_by_readers(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    make_store(store)
+    plane = PlaneService(store, None, tmp_path / "claude")
+
+    async def scenario() -> bool:
+        plane.open_in_background()
+        plane.open_in_background()  # once
+        return bool(await plane.on_reader(lambda retrieval: retrieval.db is not None))
+
+    try:
+        assert asyncio.run(scenario())
+    finally:
+        plane.shutdown()
+    assert plane.index_path.is_file() and plane.state_path.is_file()

@@ -329,6 +329,9 @@ def test_a_session_writes_reads_through_and_commits(served: Served) -> None:
         assert "e2e-1" in [s["session"] for s in listed["sessions"]]
         committed = c.call("session.commit", {"session": "e2e-1", "message": "grafana"})
         assert committed["outcome"] == "committed", committed
+        # Read-your-writes on the same connection: the next search and read see the commit.
+        found = c.call("search", {"query": "grafana team dashboard", "vectors": False})
+        assert found["sha"] == committed["sha"] and found["hits"][0]["path"] == path
         assert c.call("status")["sha"] == committed["sha"]
         assert c.call("read", {"path": path})["record"] is not None
         closed = c.call("session.close", {"session": "e2e-1"})

@@ -5,6 +5,7 @@ Mutation notes (each applied once, the named test seen red, then reverted):
 - ``schedule_update`` running one update per call (no coalescing) -> ``test_a_burst_coalesces``.
 - ``_update_loop`` re-raising a HeaddError -> ``test_a_failing_update_is_kept_not_fatal``.
 - ``_hook`` never raising -> ``test_a_stopping_daemon_cuts_the_update_at_a_hook_point``.
+- ``_quiet_moment`` returning at once -> ``test_an_update_waits_for_the_advances_to_pause…``.
 """
 
 from __future__ import annotations
@@ -130,3 +131,48 @@ def test_a_stopping_daemon_cuts_the_update_at_a_hook_point(tmp_path: Path) -> No
     with sqlite3.connect(svc.index_path) as conn:
         assert conn.execute("SELECT count(*) FROM index_state").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+
+
+def test_an_update_waits_for_the_advances_to_pause_then_covers_them_all(tmp_path: Path) -> None:
+    """A burst of commits (advances closer together than the quiet period) runs no update
+    while it lasts, then exactly one, at the last commit: the update's work-tree scan never
+    competes with the burst's own commits for the GIL."""
+    svc, _ = _service(tmp_path)
+    svc.update_quiet_s = 1.0
+    svc.update_max_wait_s = 60.0
+
+    async def scenario() -> None:
+        await svc.on_writer(lambda plane: None)  # open (create) the files
+        moved = ""
+        for k in range(3):
+            moved = external_commit(
+                svc.store, {f"areas/inbox/b{k}.html": memory_html(f"B{k} note", f"B{k}.")}
+            )
+            svc.schedule_update()
+            await asyncio.sleep(0.02)
+        assert svc.updating and svc.stats.runs == 0  # still waiting for the burst to pause
+        await svc.wait_idle()
+        assert svc.stats.runs == 1 and svc.stats.last_sha == moved
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        svc.shutdown()
+
+
+def test_a_steady_stream_of_advances_still_updates_within_the_longest_wait(
+    tmp_path: Path,
+) -> None:
+    svc, sha = _service(tmp_path)
+    svc.update_quiet_s = 30.0  # never quiet enough: only the longest wait lets it run
+    svc.update_max_wait_s = 0.1
+
+    async def scenario() -> None:
+        svc.schedule_update()
+        await asyncio.wait_for(svc.wait_idle(), timeout=20)
+        assert svc.stats.runs == 1 and svc.stats.last_sha == sha
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        svc.shutdown()

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from fixtures.head.corpus import BROKEN_HTML, make_corpus, memory_for
 from headd_plane.snapshot_store import SnapshotStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyrsistent import pmap
 
 from headd.errors import IndexStale, StorageFailure
 from headd.head import search_head
@@ -252,3 +254,91 @@ def test_the_store_refuses_a_name_that_is_not_a_sha(tmp_path: Path) -> None:
     assert store.entries() == []
     store.prune()
     assert not (store.directory / ".tmp-123.snap").exists()
+
+
+# -- what a decode leaves for first use -------------------------------------------------------
+
+
+def test_a_decode_leaves_the_maps_pending_and_they_build_equal_on_first_use(
+    tmp_path: Path,
+) -> None:
+    repo, sha, _files = make_corpus(tmp_path, 12)
+    loaded = load_head(repo.repo, sha, workers=1)
+    decoded = snap.decode_version(snap.encode_version(loaded))
+    lexical = decoded.indexes.lexical.postings
+    multi = decoded.indexes.content_paths
+    assert isinstance(lexical, snap.PendingMap) and lexical.pending
+    assert isinstance(multi, snap.PendingMap) and multi.pending
+    assert len(lexical) == len(loaded.indexes.lexical.postings) and lexical.pending
+    assert snap.settle_version(decoded) is True
+    assert not lexical.pending and not multi.pending
+    assert snap.settle_version(decoded) is False
+    assert_same(decoded, loaded)
+    for name in ("by_content_hash", "content_paths", "by_frame_key", "inbound", "by_entity"):
+        built, eager = getattr(decoded.indexes, name), getattr(loaded.indexes, name)
+        assert built == eager and dict(built) == dict(eager) and hash(built) == hash(eager)
+
+
+def test_a_pending_map_reads_and_evolves_like_a_pmap_before_it_is_built() -> None:
+    calls: list[int] = []
+
+    def build() -> dict[str, int]:
+        calls.append(1)
+        return {"a": 1, "b": 2}
+
+    def fresh() -> snap.PendingMap:
+        return snap.PendingMap(build)
+
+    assert fresh() == pmap({"a": 1, "b": 2}) and len(fresh()) == 2
+    assert fresh().get("a") == 1 and "b" in fresh() and fresh().get("z") is None
+    assert sorted(fresh().items()) == [("a", 1), ("b", 2)]
+    assert fresh().set("c", 3) == pmap({"a": 1, "b": 2, "c": 3})
+    assert fresh().remove("a") == pmap({"b": 2})
+    evolver = fresh().evolver()
+    evolver["d"] = 4
+    assert evolver.persistent() == pmap({"a": 1, "b": 2, "d": 4})
+    assert hash(fresh()) == hash(pmap({"a": 1, "b": 2}))
+    once = fresh()
+    before = len(calls)
+    assert once["a"] == 1 and once["b"] == 2 and len(once) == 2
+    assert len(calls) == before + 1  # built once, then an ordinary PMap
+
+
+def test_a_pending_map_is_built_once_under_concurrent_first_reads() -> None:
+    calls: list[int] = []
+    gate = threading.Event()
+
+    def build() -> dict[int, int]:
+        calls.append(1)
+        gate.wait(1)
+        return {i: i for i in range(1000)}
+
+    shared = snap.PendingMap(build, 1000)
+    results: list[int | None] = []
+    threads = [threading.Thread(target=lambda: results.append(shared.get(7))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    gate.set()
+    for thread in threads:
+        thread.join()
+    assert results == [7, 7, 7, 7] and calls == [1]
+
+
+def test_a_snapshot_decodes_from_its_memory_mapped_file(
+    tmp_path: Path, small_snapshot: tuple[bytes, str]
+) -> None:
+    data, sha = small_snapshot
+    store = SnapshotStore(tmp_path)
+    with store.mapped(sha) as missing:
+        assert missing is None
+    store.write(sha, data)
+    with store.mapped(sha) as view:
+        assert view is not None and bytes(view) == data
+        decoded = snap.decode_version(view, expected_sha=sha)
+    assert decoded.indexes == snap.decode_version(data).indexes
+    damaged = bytearray(data)
+    damaged[-3] ^= 0xFF
+    store.write(sha, bytes(damaged))
+    # A refused decode releases every view it took, so the mapping still closes.
+    with pytest.raises(StorageFailure), store.mapped(sha) as view:
+        snap.decode_version(view)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -96,7 +97,9 @@ def cold_load(
     try:
         started = _cold_load(repo, tip, snapshots, load_head, advance_head, decode)
         if settle is not None:
+            settled = time.perf_counter()
             settle()
+            log.debug("settled in %.1f ms", _ms_since(settled))
     finally:
         if was_enabled:
             gc.enable()
@@ -113,16 +116,23 @@ def _cold_load(
 ) -> ColdStart:
     refused: list[str] = []
     if snapshots is not None:
+        started = time.perf_counter()
         stored = [entry.sha for entry in snapshots.entries()]
-        for sha, source in plan_candidates(stored, tip, is_ancestor_in(repo, tip)):
+        plan = plan_candidates(stored, tip, is_ancestor_in(repo, tip))
+        log.debug("cold start plan %s in %.1f ms", plan, _ms_since(started))
+        for sha, source in plan:
             try:
-                data = snapshots.read(sha)
-                if data is None:
-                    raise FileNotFoundError(sha)
-                version = decode(data, expected_sha=sha)
+                started = time.perf_counter()
+                with snapshots.mapped(sha) as data:
+                    if data is None:
+                        raise FileNotFoundError(sha)
+                    version = decode(data, expected_sha=sha)
+                log.debug("snapshot %s decoded in %.1f ms", sha[:12], _ms_since(started))
                 if source == SNAPSHOT_ADVANCE:
+                    started = time.perf_counter()
                     version = advance_head(repo, version, tip)
                     _cut_parent(version)
+                    log.debug("advanced to %s in %.1f ms", tip[:12], _ms_since(started))
             except (HeaddError, FileNotFoundError) as exc:
                 reason = _describe(exc)
                 log.warning("head snapshot of %s not used (%s); trying the next", sha[:12], reason)
@@ -130,6 +140,10 @@ def _cold_load(
                 continue
             return ColdStart(version, source, sha, tuple(refused))
     return ColdStart(load_head(repo, tip), GIT, None, tuple(refused))
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
 
 
 def _describe(exc: BaseException) -> str:

@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 
 import pygit2
 
+from headd.daemon.collector import VersionCollector
 from headd.errors import GitFailure
 
 log = logging.getLogger(__name__)
@@ -172,6 +173,7 @@ class RefFollower:
         history: int = 8,
         clock: Callable[[], float] = time.perf_counter,
         cold_loader: ColdLoader | None = None,
+        collector: VersionCollector | None = None,
     ) -> None:
         self.repo_path = repo_path
         self.ref = ref
@@ -179,6 +181,9 @@ class RefFollower:
         self._load = loader
         self._advance = advancer
         self._cold_load = cold_loader
+        #: Freezes the collector's generations after each new version (the daemon passes one;
+        #: see ``collector.py``); None leaves the collector alone.
+        self._collector = collector
         self._clock = clock
         self._ref_repo = pygit2.Repository(str(repo_path))
         self._lock = asyncio.Lock()
@@ -254,6 +259,7 @@ class RefFollower:
             _cut_parent(new)
             self._history.put(before.sha, before)
             self.version = new
+            self._settled()
             self.advances += 1
             self.last_advance_ms = took
             self.last_advance_by = by
@@ -272,6 +278,8 @@ class RefFollower:
             try:
                 await self.current("background")
                 last_failure = None
+                if self._collector is not None:
+                    self._collector.maybe_sweep()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -308,6 +316,7 @@ class RefFollower:
         log.info("loaded %s on demand in %.1f ms", sha[:12], (self._clock() - start) * 1000.0)
         _cut_parent(version)
         self._history.put(sha, version)
+        self._settled()
         return version
 
     def version_blocking(self, sha: str) -> Any:
@@ -324,7 +333,12 @@ class RefFollower:
         version = self._git.run_blocking(lambda repo: self._advance(repo, current, sha))
         _cut_parent(version)
         self._history.put(sha, version)
+        self._settled()
         return version
+
+    def _settled(self) -> None:
+        if self._collector is not None:
+            self._collector.settled()
 
     async def version_report(self, spec: str) -> tuple[Any, AdvanceReport]:
         """Load ``spec`` into the LRU and say how it differs from the current version."""

@@ -451,17 +451,7 @@ class Service:
             case SessionApply(session=session_id, ops=ops):
                 return await self._in_writer(lambda: registry.apply(session_id, ops))
             case SessionCommit(session=session_id, message=message):
-                provenance = provenance_of(request)
-                if provenance is None:
-                    result = await self._in_writer(lambda: registry.commit(session_id, message))
-                else:
-                    result = await self._in_writer(
-                        lambda: registry.commit(session_id, message, provenance=provenance)
-                    )
-                view = await self.follower.current()
-                if provenance is not None:
-                    await self._record_wrote(result, view, provenance)
-                return result
+                return await self.session_commit(registry, request, session_id, message)
             case SessionRebase(session=session_id, onto=onto):
                 return await self._in_writer(lambda: registry.rebase(session_id, onto))
             case SessionClose(session=session_id):
@@ -469,6 +459,43 @@ class Service:
             case SessionList():
                 return await self._in_writer(registry.list)
         raise MethodNotFound(f"no session handler for {type(request).__name__}")
+
+    async def session_commit(
+        self, registry: Any, request: SessionCommit, session_id: str, message: str | None
+    ) -> Any:
+        """Land the session, then bring the follower to the landed commit before answering, so
+        the next read on any connection sees it (read-your-writes). Per-step times at DEBUG."""
+        provenance = provenance_of(request)
+        started = time.perf_counter()
+        cpu: list[float] = []
+
+        def commit() -> Any:
+            thread_started = time.thread_time()
+            try:
+                if provenance is None:
+                    return registry.commit(session_id, message)
+                return registry.commit(session_id, message, provenance=provenance)
+            finally:
+                cpu.append(time.thread_time() - thread_started)
+
+        result = await self._in_writer(commit)
+        landed = time.perf_counter()
+        view = await self.follower.current()
+        advanced = time.perf_counter()
+        if provenance is not None:
+            await self._record_wrote(result, view, provenance)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "session.commit %s: %s, commit %.1f ms (%.1f ms CPU), advance %.1f ms, "
+                "links %.1f ms",
+                session_id,
+                getattr(result, "outcome", None),
+                (landed - started) * 1e3,
+                (cpu[0] if cpu else 0.0) * 1e3,
+                (advanced - landed) * 1e3,
+                (time.perf_counter() - advanced) * 1e3,
+            )
+        return result
 
     async def _record_wrote(self, result: Any, view: Any, provenance: Any) -> None:
         """``memory_session_links``: one ``wrote`` row per memory the landed commit holds."""

@@ -3,7 +3,11 @@
 Start, in order: resolve the store and the socket; open the store; take the listening socket
 (inherited from systemd, or bound here after the stale-socket probe, which is what refuses a
 second daemon before any slow work); load the head on the git thread, sending ``STATUS=`` lines
-while it runs; serve; tell systemd ``READY=1``. SIGTERM or SIGINT: ``STOPPING=1``, stop accepting,
+while it runs; serve; tell systemd ``READY=1``. What no first answer needs waits until
+``AFTER_READY_S`` after READY (issue 5: READY from a snapshot in well under a second): opening the
+SQLite plane, the first vector fill, index update and snapshot write, building the lexical
+buckets a snapshot decode left for first use, importing the search and gate. With ``--log-level
+DEBUG`` each start step logs its wall and CPU time. SIGTERM or SIGINT: ``STOPPING=1``, stop accepting,
 let in-flight requests finish (bounded), remove the socket we bound, exit 0. A failure to start is
 one ``ERR_…: message`` log line and exit 1; a usage error is exit 2.
 """
@@ -14,6 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import importlib
 import logging
 import os
 import signal
@@ -29,6 +34,7 @@ from typing import Any
 import pygit2
 
 from headd.daemon.coldstart import ColdStart, cold_load
+from headd.daemon.collector import VersionCollector
 from headd.daemon.follow import GitThread, RefFollower, resolve_followed_ref
 from headd.daemon.handlers import Service
 from headd.daemon.head_api import HeadApi, record_count
@@ -46,6 +52,9 @@ log = logging.getLogger("headd")
 FOLLOW_INTERVAL_S = 0.02
 DEFAULT_SNAPSHOT_INTERVAL_S = 30.0
 STATUS_INTERVAL_S = 1.0
+#: How long after READY the background start-up work waits, so that the requests already queued
+#: on the socket are answered without sharing the interpreter with it.
+AFTER_READY_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,28 @@ def make_sessions(store: Path, follower: RefFollower) -> object | None:
     return make_registry(store, follower)
 
 
+class StartSteps:
+    """DEBUG lines timing each step from process start to READY (wall since ``main``, and the
+    process's CPU so far, which includes starting Python and the imports)."""
+
+    def __init__(self) -> None:
+        self._started = time.perf_counter()
+        self._last = self._started
+
+    def mark(self, step: str) -> None:
+        if not log.isEnabledFor(logging.DEBUG):
+            return
+        now = time.perf_counter()
+        log.debug(
+            "start step %s: %.1f ms (at %.1f ms, process cpu %.1f ms)",
+            step,
+            (now - self._last) * 1000.0,
+            (now - self._started) * 1000.0,
+            time.process_time() * 1000.0,
+        )
+        self._last = now
+
+
 async def _report_load_progress(notifier: Notifier, started: float, what: str) -> None:
     while True:
         await asyncio.sleep(STATUS_INTERVAL_S)
@@ -151,9 +182,14 @@ async def _report_load_progress(notifier: Notifier, started: float, what: str) -
 
 
 async def run(
-    config: Config, environ: MutableMapping[str, str], stop: asyncio.Event | None = None
+    config: Config,
+    environ: MutableMapping[str, str],
+    stop: asyncio.Event | None = None,
+    steps: StartSteps | None = None,
 ) -> int:
     """Serve until SIGTERM/SIGINT (or until ``stop`` is set, for an embedding caller)."""
+    steps = steps or StartSteps()
+    steps.mark("loop running")
     loop = asyncio.get_running_loop()
     if stop is None:
         stop = asyncio.Event()
@@ -167,9 +203,13 @@ async def run(
             f"not a git repository: {config.store}", {"store": str(config.store)}
         ) from None
     ref = resolve_followed_ref(repo, config.ref)
+    steps.mark("repository open, ref resolved")
     embedder = make_embedder(config.embedder)  # a bad --embedder fails before we bind
-    head = HeadApi.from_head()
+    steps.mark("embedder made")
+    head = late_head_api()
+    steps.mark("head api bound")
     listener, owned = open_listener(config, environ)
+    steps.mark("socket bound")
     git = GitThread(config.store)
     fill_thread = ThreadPoolExecutor(1, thread_name_prefix="headd-embed")
     plane = PlaneService(config.store, embedder, config.trace_root)
@@ -188,7 +228,9 @@ async def run(
         loader=head.load_head,
         advancer=head.advance_head,
         cold_loader=make_cold_loader(head, snapshots),
+        collector=VersionCollector(),
     )
+    steps.mark("services made")
     server: Server | None = None
     try:
         started = time.monotonic()
@@ -197,8 +239,9 @@ async def run(
 
         def load_all() -> None:
             follower.load_blocking()
+            steps.mark("head loaded")
             vectors.load_blocking()
-            plane.open_blocking()
+            steps.mark("vectors loaded")
 
         load: asyncio.Future[None] = asyncio.ensure_future(loop.run_in_executor(None, load_all))
         stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
@@ -233,17 +276,30 @@ async def run(
             drain_timeout=config.drain_timeout,
         )
         await server.start()
+        steps.mark("serving")
         follow = asyncio.create_task(follower.follow_forever(config.follow_interval))
         hooks: list[Callable[[Any], None]] = [vectors.schedule_fill, plane.schedule_update]
         if snapshots is not None:
             if follower.load_source == "snapshot":
                 snapshots.loaded_from(follower.version.sha)
             hooks.append(snapshots.schedule)
-        follower.on_advance = on_each(*hooks)
-        for hook in hooks:
-            hook(follower.version)
+        each_hook = on_each(*hooks)
+        follower.on_advance = each_hook
         version = follower.version
         notifier.ready(f"serving {version.sha[:12]} ({record_count(version)} records)")
+        steps.mark("ready")
+
+        async def after_ready() -> None:
+            """What no first answer needs, started once the first answers had the threads to
+            themselves: the plane's open, the first fill/update/snapshot, the lexical buckets,
+            the search and gate modules."""
+            await asyncio.sleep(AFTER_READY_S)
+            plane.open_in_background()
+            each_hook(follower.version)  # a hook's failure is logged, as after an advance
+            await git.run(lambda _repo: settle_loaded(version))
+            await loop.run_in_executor(None, import_late_modules)
+
+        background = asyncio.create_task(after_ready())
         log.info(
             "ready: %s at %s, %d records, loaded from %s in %.0f ms",
             ref,
@@ -256,8 +312,11 @@ async def run(
         log.info("stopping")
         notifier.stopping()
         follow.cancel()
+        background.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await follow
+        with contextlib.suppress(asyncio.CancelledError):
+            await background
         await server.stop()
         vectors.stop()
         plane.stop()
@@ -277,6 +336,55 @@ async def run(
                     os.unlink(owned)
         git.shutdown()
         fill_thread.shutdown(wait=False, cancel_futures=True)
+
+
+def late_head_api() -> HeadApi:
+    """``HeadApi.from_head()``, with the search, the gate and the scope imported at first call.
+
+    Their modules (and the memfile editing the overlay pulls in) are a tenth of a second of
+    imports that no answer before the first search needs; ``after_ready`` imports them in the
+    background so a search rarely waits for them.
+    """
+    from headd.head.version import advance_head, load_head
+
+    return HeadApi(
+        load_head=load_head,
+        advance_head=advance_head,
+        search_head=_late("headd.head.search", "search_head"),
+        gate_heads=_late("headd.head.gate", "gate_heads"),
+        describe_gate_failure=_late("headd.head.gate", "describe_head_gate_failure"),
+        scope=_late("headd.head.scope", "Scope"),
+    )
+
+
+#: What ``after_ready`` imports in the background: the modules the first calls of each kind need.
+LATE_MODULES = (
+    "headd.head.search",
+    "headd.head.gate",
+    "headd.head.scope",
+    "headd.head.overlay",
+)
+
+
+def _late(module: str, name: str) -> Callable[..., Any]:
+    """A function that calls ``module.name``, importing the module on the first call."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def import_late_modules() -> None:
+    """Import :data:`LATE_MODULES` (on a worker thread, after READY)."""
+    started = time.perf_counter()
+    for module in LATE_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # the call that needs it will say so
+            log.exception("importing %s failed", module)
+    log.debug("late modules imported in %.1f ms", (time.perf_counter() - started) * 1000.0)
 
 
 def make_snapshot_writer(config: Config) -> SnapshotWriter | None:
@@ -312,6 +420,24 @@ def make_cold_loader(head: HeadApi, snapshots: SnapshotWriter | None) -> Any:
     return load
 
 
+def settle_loaded(version: Any) -> None:
+    """After READY: build what a snapshot decode left for first use (the lexical buckets), with
+    the collector paused and its objects frozen after, as the cold start does for the rest."""
+    from headd.head.snapshot import settle_version
+    from headd.head.version import collector_paused
+
+    started = time.perf_counter()
+    try:
+        with collector_paused():
+            if settle_version(version):
+                gc.freeze()
+                log.debug(
+                    "loaded version settled in %.1f ms", (time.perf_counter() - started) * 1e3
+                )
+    except Exception:  # the first search builds it instead
+        log.exception("settling the loaded version failed")
+
+
 def on_each(*callbacks: Callable[[Any], None]) -> Callable[[Any], None]:
     """One ``on_advance`` hook that calls each of ``callbacks`` (vectors, then the index)."""
 
@@ -326,6 +452,7 @@ def on_each(*callbacks: Callable[[Any], None]) -> Callable[[Any], None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    steps = StartSteps()
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         stream=sys.stderr,
@@ -333,11 +460,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s headd[%(process)d] %(levelname)s %(name)s: %(message)s",
     )
     environ = os.environ
+    steps.mark("imported, logging set")
     config = config_from(args, environ)
+    steps.mark("configured")
     try:
         import uvloop
 
-        return uvloop.run(run(config, environ))
+        return uvloop.run(run(config, environ, steps=steps))
     except HeaddError as exc:
         log.error("%s: %s", exc.code, exc.message)
         return 1

@@ -7,9 +7,10 @@ writes are serialised without any lock of ours and a slow rebuild can never inte
 reinforce. Queries (plane search, recall, trace search/show) run on a small pool whose threads
 each hold their own read-only connection: WAL lets them read while the writer writes.
 
-After the load and after every advance the daemon asks for ``update``: requests arriving while
-one runs are coalesced into a single follow-up run, so a burst of commits costs at most two
-updates. Failures are logged and kept for ``status``; they never stop the daemon.
+After the load and after every advance the daemon asks for ``update``; it starts once the
+advances pause (``UPDATE_QUIET_S``, at most ``UPDATE_MAX_WAIT_S`` late), and requests arriving
+while one waits or runs are coalesced into it or a single follow-up run, so a burst of commits
+costs one or two updates. Failures are logged and kept for ``status``; they never stop the daemon.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +34,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 READER_THREADS = 2
+
+#: The background update starts once advances have paused this long. Its work-tree status scan
+#: holds the GIL for ~40 ms at 10^4 files, so an update per commit in a burst of session commits
+#: would make each next call of the burst wait for it; after a pause, one update covers them all.
+UPDATE_QUIET_S = 0.15
+#: ... and no later than this after it was first asked for, so a steady stream of commits still
+#: sees index.db follow.
+UPDATE_MAX_WAIT_S = 1.0
 
 
 class UpdateStopped(Exception):
@@ -55,6 +64,10 @@ class UpdateStats:
 class PlaneService:
     """The plane as the daemon holds it (one per store)."""
 
+    update_quiet_s: float = UPDATE_QUIET_S
+    update_max_wait_s: float = UPDATE_MAX_WAIT_S
+    _asked_at: float = 0.0
+
     def __init__(
         self,
         store: Path,
@@ -76,19 +89,20 @@ class PlaneService:
         self._wanted = False
         self._updating: asyncio.Task[None] | None = None
         self._stopping = threading.Event()
+        self._opening: Future[None] | None = None
         self.stats = UpdateStats()
 
     # -- paths ------------------------------------------------------------------------------
 
     @property
     def index_path(self) -> Path:
-        from headd_plane.plane import index_path_of
+        from headd_plane.paths import index_path_of
 
         return index_path_of(self.store)
 
     @property
     def state_path(self) -> Path:
-        from headd_plane.plane import state_path_of
+        from headd_plane.paths import state_path_of
 
         return state_path_of(self.store)
 
@@ -121,6 +135,28 @@ class PlaneService:
         except HeaddError as exc:
             log.error("the SQLite plane could not be opened: %s: %s", exc.code, exc.message)
 
+    def open_in_background(self) -> None:
+        """Open the writer on its thread without waiting (the daemon calls this after READY).
+
+        Importing the plane and opening (creating, migrating) its files cost ~0.1 s that no
+        first answer needs. Writer calls queue behind the open on the one writer thread; reader
+        calls wait for it (:meth:`on_reader`), so no reader sees files before their migration.
+        A failure is logged, as :meth:`open_blocking` logs it, and the next writer call retries.
+        """
+        if self._opening is None:
+            self._opening = self._writer.submit(self._open_logged)
+
+    def _open_logged(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._writer_plane()
+        except HeaddError as exc:
+            log.error("the SQLite plane could not be opened: %s: %s", exc.code, exc.message)
+        except Exception:
+            log.exception("the SQLite plane could not be opened")
+        else:
+            log.debug("plane opened in %.1f ms", (time.perf_counter() - started) * 1000.0)
+
     def _reader(self) -> Any:
         """This reader thread's read-only retrieval (opened once the writer created the files)."""
         retrieval = getattr(self._local, "retrieval", None)
@@ -140,6 +176,8 @@ class PlaneService:
 
     async def on_reader(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(retrieval)`` on a reader thread; the writer opens the files first if needed."""
+        if self._opening is not None and not self._opening.done():
+            await asyncio.wrap_future(self._opening)
         if not self.index_path.exists():
             await self.on_writer(lambda plane: None)
         loop = asyncio.get_running_loop()
@@ -152,6 +190,7 @@ class PlaneService:
         if self._stopping.is_set():
             return
         self._wanted = True
+        self._asked_at = time.monotonic()
         if self._updating is None or self._updating.done():
             self._updating = asyncio.ensure_future(self._update_loop())
 
@@ -163,8 +202,19 @@ class PlaneService:
         while self._updating is not None and not self._updating.done():
             await asyncio.shield(self._updating)
 
+    async def _quiet_moment(self) -> None:
+        """Wait until no advance asked for an update for ``update_quiet_s``, or at most
+        ``update_max_wait_s`` from now."""
+        deadline = time.monotonic() + self.update_max_wait_s
+        while not self._stopping.is_set():
+            wait = min(self._asked_at + self.update_quiet_s, deadline) - time.monotonic()
+            if wait <= 0:
+                return
+            await asyncio.sleep(wait)
+
     async def _update_loop(self) -> None:
         while self._wanted:
+            await self._quiet_moment()
             self._wanted = False
             started = time.perf_counter()
             try:

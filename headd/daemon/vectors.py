@@ -64,7 +64,7 @@ class PlaneVectorStore:
     def __init__(
         self, store: Path, run_on_writer: Callable[[Callable[[Any], Any]], Any] | None = None
     ) -> None:
-        from headd_plane.plane import index_path_of
+        from headd_plane.paths import index_path_of
 
         self.index_path = index_path_of(store)
         self._run_on_writer = run_on_writer

@@ -5,7 +5,10 @@ what the parser produced (the records, msgspec msgpack in one call) and what tok
 (the lexical index as flat arrays: every token once, its bucket size, then the concatenated
 document numbers and term frequencies), so decoding is a msgpack decode plus array slicing. The
 small multi-maps (content hash, frame key, inbound, entity) are rebuilt from the records with one
-loop: that is cheaper than persisting them and cannot disagree with the records.
+loop: that is cheaper than persisting them and cannot disagree with the records. The multi-maps
+and the lexical buckets are :class:`PendingMap` values, built at first use (or by
+:func:`settle_version`, which the daemon runs right after READY): at 10,000 records that halves
+what a decode costs before the first answer.
 
 Layout: ``MAGIC | u32 format | 32-byte guard | u32 crc32(body) | body``. The guard is a hash of
 the record schema (every field of :class:`MemoryRecord` and its nested structs, with types and
@@ -27,14 +30,15 @@ from __future__ import annotations
 import functools
 import hashlib
 import struct
+import threading
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 import numpy as np
-from pyrsistent import pmap
+from pyrsistent import PMap, pmap
 
 from headd.errors import IndexStale, StorageFailure
 from headd.head.ids import PATH_IDS
@@ -206,14 +210,16 @@ def decode_version(
     """
     check_compatible(data, stamp=stamp)
     _fmt, _guard, crc = read_header(data)
-    view = memoryview(data)[HEADER_SIZE:]
-    if zlib.crc32(view) != crc:
-        raise StorageFailure("snapshot checksum mismatch")
     with collector_paused():
-        try:
-            body = _DECODER.decode(view)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise StorageFailure("snapshot body does not decode", {"error": str(exc)}) from None
+        # Both views are released on the way out, even by an exception, so that a caller's
+        # memory-mapped ``data`` can be closed as soon as this returns.
+        with memoryview(data) as whole, whole[HEADER_SIZE:] as view:
+            if zlib.crc32(view) != crc:
+                raise StorageFailure("snapshot checksum mismatch")
+            try:
+                body = _DECODER.decode(view)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise StorageFailure("snapshot body does not decode", {"error": str(exc)}) from None
         if expected_sha is not None and body.sha != expected_sha:
             raise StorageFailure("snapshot is of another commit", {"sha": body.sha})
         try:
@@ -228,6 +234,93 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
+#: ``PMap``'s own storage (slots), reached past the properties of :class:`PendingMap`.
+_BUCKETS_SLOT: Final[Any] = vars(PMap)["_buckets"]
+_SIZE_SLOT: Final[Any] = vars(PMap)["_size"]
+
+
+class PendingMap(PMap):
+    """A ``PMap`` built at first use, by the ``pmap(dict)`` a decode would have run at once.
+
+    At 10,000 records a snapshot holds ~55,000 lexical buckets; making a ``Postings`` of each
+    and hashing it into a map was a third of a decode's CPU, and the multi-maps (content hash,
+    frame key, inbound, entity) another sixth; nothing before the first search, resolve or
+    advance needs them (the daemon builds them right after READY, see :func:`settle_version`).
+    Any read (``len``, ``get``, iteration, equality, an evolver) builds the map once, under a
+    lock, and from then on this is an ordinary ``PMap`` with the buckets ``pmap`` makes.
+    """
+
+    __slots__ = ("_build", "_lock")
+
+    _build: Callable[[], dict[Any, Any]] | None
+    _lock: threading.Lock
+
+    def __new__(cls, build: Callable[[], dict[Any, Any]], size: int | None = None) -> PendingMap:
+        self: PendingMap = super().__new__(cls, size, None)  # type: ignore[call-arg]
+        self._build = build
+        self._lock = threading.Lock()
+        return self
+
+    @property
+    def _buckets(self) -> Any:
+        buckets = _BUCKETS_SLOT.__get__(self, PMap)
+        return self._materialize() if buckets is None else buckets
+
+    @_buckets.setter
+    def _buckets(self, buckets: Any) -> None:
+        _BUCKETS_SLOT.__set__(self, buckets)
+
+    @property
+    def _size(self) -> int:
+        size: int | None = _SIZE_SLOT.__get__(self, PMap)
+        if size is None:
+            self._materialize()
+            size = _SIZE_SLOT.__get__(self, PMap)
+        assert size is not None
+        return size
+
+    @_size.setter
+    def _size(self, size: int | None) -> None:
+        _SIZE_SLOT.__set__(self, size)
+
+    @property
+    def pending(self) -> bool:
+        """Whether the map is still to be built."""
+        return _BUCKETS_SLOT.__get__(self, PMap) is None
+
+    def _materialize(self) -> Any:
+        with self._lock:
+            buckets = _BUCKETS_SLOT.__get__(self, PMap)
+            if buckets is None:
+                assert self._build is not None
+                built = pmap(self._build())
+                buckets = _BUCKETS_SLOT.__get__(built, PMap)
+                _SIZE_SLOT.__set__(self, _SIZE_SLOT.__get__(built, PMap))
+                _BUCKETS_SLOT.__set__(self, buckets)
+                self._build = None
+            return buckets
+
+
+def _pending_maps(indexes: Indexes) -> list[PendingMap]:
+    maps = (
+        indexes.by_content_hash,
+        indexes.content_paths,
+        indexes.by_frame_key,
+        indexes.inbound,
+        indexes.by_entity,
+        indexes.lexical.postings,
+    )
+    return [m for m in maps if isinstance(m, PendingMap) and m.pending]
+
+
+def settle_version(version: HeadVersion) -> bool:
+    """Build whatever a decode left pending (multi-maps, lexical buckets); whether there was."""
+    pending = _pending_maps(version.indexes)
+    for lazy in pending:
+        lazy.get("")
+    return bool(pending)
+
+
 def _lexical_from(lex: _Lexical, idents: np.ndarray) -> LexicalIndex:
     count = idents.shape[0]
     sizes = np.frombuffer(lex.sizes, dtype="<i4").astype(np.int64)
@@ -239,6 +332,7 @@ def _lexical_from(lex: _Lexical, idents: np.ndarray) -> LexicalIndex:
         or int(sizes.sum()) != ids_local.shape[0]
         or ids_local.shape[0] != tfs.shape[0]
         or lengths_local.shape[0] != count
+        or len(set(lex.tokens)) != len(lex.tokens)
         or (ids_local.size and (int(ids_local.min()) < 0 or int(ids_local.max()) >= count))
     ):
         raise ValueError("lexical arrays do not fit together")
@@ -250,14 +344,17 @@ def _lexical_from(lex: _Lexical, idents: np.ndarray) -> LexicalIndex:
         codes = np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
         order = np.lexsort((ids, codes))
         ids, tfs = ids[order], tfs[order]
-    ids = _frozen(np.ascontiguousarray(ids))
-    tfs = _frozen(tfs)
-    postings = pmap(
-        {
-            token: Postings(ids[a:b], tfs[a:b])
-            for token, a, b in zip(lex.tokens, starts.tolist(), ends.tolist(), strict=True)
+    frozen_ids = _frozen(np.ascontiguousarray(ids))
+    frozen_tfs = _frozen(tfs)
+    tokens = lex.tokens
+
+    def build() -> dict[str, Postings]:
+        return {
+            token: Postings(frozen_ids[a:b], frozen_tfs[a:b])
+            for token, a, b in zip(tokens, starts.tolist(), ends.tolist(), strict=True)
         }
-    )
+
+    postings = PendingMap(build, len(tokens))
     size = max(len(PATH_IDS), int(idents.max()) + 1 if count else 0)
     lengths = np.full(size, -1.0, dtype=np.float64)
     if count:
@@ -278,22 +375,38 @@ def _frozen_multi(work: dict[str, list[str]]) -> dict[str, frozenset[str]]:
     return {key: frozenset(paths) for key, paths in work.items()}
 
 
-def assemble(records: Iterable[MemoryRecord], lexical: _Lexical) -> Indexes:
-    """``Indexes`` from decoded records and the persisted lexical arrays, with no tokenizing.
+class _MultiMaps:
+    """The multi-maps of a list of records, built together by one loop when first asked for.
 
-    The multi-maps follow ``IndexesBuilder.insert`` for a fresh load: content hash and frame
-    key over active records, inbound links and entities over all, and each content hash held by
-    the first of its active paths in git tree order.
+    They follow ``IndexesBuilder.insert`` for a fresh load: content hash and frame key over
+    active records, inbound links and entities over all, and each content hash held by the
+    first of its active paths in git tree order.
     """
-    records = list(records)
-    by_path: dict[str, MemoryRecord] = {}
+
+    def __init__(self, records: list[MemoryRecord]) -> None:
+        self._records: list[MemoryRecord] | None = records
+        self._built: dict[str, dict[str, Any]] | None = None
+        self._lock = threading.Lock()
+
+    def pending(self, name: str) -> PendingMap:
+        return PendingMap(lambda: self._maps()[name])
+
+    def _maps(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            if self._built is None:
+                assert self._records is not None
+                self._built = _multi_maps(self._records)
+                self._records = None
+            return self._built
+
+
+def _multi_maps(records: list[MemoryRecord]) -> dict[str, dict[str, Any]]:
     content: dict[str, list[str]] = {}
     frame: dict[str, list[str]] = {}
     inbound: dict[str, list[str]] = {}
     entity: dict[str, list[str]] = {}
     for record in records:
         path = record.path
-        by_path[path] = record
         if not record.archived:
             if record.frame_key is not None:
                 frame.setdefault(record.frame_key, []).append(path)
@@ -302,18 +415,39 @@ def assemble(records: Iterable[MemoryRecord], lexical: _Lexical) -> Indexes:
             inbound.setdefault(link.href, []).append(path)
         for name in record.entities:
             entity.setdefault(name, []).append(path)
+    holders = {
+        key: paths[0] if len(paths) == 1 else min(paths, key=_tree_order)
+        for key, paths in content.items()
+    }
+    return {
+        "by_content_hash": holders,
+        "content_paths": _frozen_multi(content),
+        "by_frame_key": _frozen_multi(frame),
+        "inbound": _frozen_multi(inbound),
+        "by_entity": _frozen_multi(entity),
+    }
+
+
+def assemble(records: Iterable[MemoryRecord], lexical: _Lexical) -> Indexes:
+    """``Indexes`` from decoded records and the persisted lexical arrays, with no tokenizing.
+
+    The records map is built here; the multi-maps (:class:`_MultiMaps`) and the lexical buckets
+    are :class:`PendingMap` values, built at first use.
+    """
+    records = list(records)
+    by_path = {record.path: record for record in records}
     if len(by_path) != len(records):
         raise ValueError("two records share a path")
     idents = np.fromiter(
         (PATH_IDS.intern(r.path) for r in records), dtype=np.int64, count=len(records)
     )
-    holders = {key: min(paths, key=_tree_order) for key, paths in content.items()}
+    multi = _MultiMaps(records)
     return Indexes(
         records=pmap(by_path),
-        by_content_hash=pmap(holders),
-        content_paths=pmap(_frozen_multi(content)),
-        by_frame_key=pmap(_frozen_multi(frame)),
-        inbound=pmap(_frozen_multi(inbound)),
-        by_entity=pmap(_frozen_multi(entity)),
+        by_content_hash=multi.pending("by_content_hash"),
+        content_paths=multi.pending("content_paths"),
+        by_frame_key=multi.pending("by_frame_key"),
+        inbound=multi.pending("inbound"),
+        by_entity=multi.pending("by_entity"),
         lexical=_lexical_from(lexical, idents),
     )

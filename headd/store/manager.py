@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pygit2
 from msgspec.structs import replace
 
 from headd.errors import (
@@ -97,7 +98,7 @@ class SessionManager:
         cap: int = BATCH_CAP,
     ) -> None:
         self.store = Path(repo_path)
-        repo = git_io.open_repo(self.store)
+        repo = git_io.open_repo(self.store)  # the commit path's, below
         self.ref = git_io.full_ref(repo, ref)
         self.clock = clock
         self.versions: VersionSource = versions or GitVersions(self.store)
@@ -119,10 +120,24 @@ class SessionManager:
         #: index (the whole checkout's, ~1 MB at 10,000 files) is parsed once and re-read only
         #: when the file changes on disk, not on every commit.
         self._commit_repo = repo
+        #: Each calling thread's own repository for the reads outside the commit lock (tips,
+        #: bases, tree lookups). Opened once per thread, not per call: a ``pygit2.Repository``
+        #: is a reference cycle (it holds helpers that point back at it), so one opened per call
+        #: is garbage only the cyclic collector frees; the daemon freezes the collector's
+        #: generations after each new version, and would never free them.
+        self._thread_repos = threading.local()
         if not repo.is_bare:
             git_io.ensure_excluded(repo, "/.memhtml/headd/")
         #: What the start settled: one entry per interrupted commit found in the logs.
         self.recovered: tuple[Settlement, ...] = self._load()
+
+    def _repo(self) -> pygit2.Repository:
+        """This thread's repository for reads (see ``_thread_repos``)."""
+        repo: pygit2.Repository | None = getattr(self._thread_repos, "repo", None)
+        if repo is None:
+            repo = git_io.open_repo(self.store)
+            self._thread_repos.repo = repo
+        return repo
 
     # --- persistence -----------------------------------------------------------------------
 
@@ -230,7 +245,7 @@ class SessionManager:
             lock.release()
 
     def _in_tree(self, sha: str) -> Callable[[str], bool]:
-        repo = git_io.open_repo(self.store)
+        repo = self._repo()
 
         def holds(path: str) -> bool:
             return git_io.blob_at(repo, sha, path) is not None
@@ -265,7 +280,7 @@ class SessionManager:
         return Judgement((), (), view, tuple(range(count)))
 
     def _tip(self) -> str:
-        repo = git_io.open_repo(self.store)
+        repo = self._repo()
         tip = git_io.resolve_ref(repo, self.ref)
         if tip is None:
             raise GitFailure(f"{self.ref} does not exist", {"ref": self.ref})
@@ -288,7 +303,7 @@ class SessionManager:
     def open(self, id: str | None = None, base: str | None = None) -> OpenResult:
         """Open a session on ``base`` (default: the branch tip); reopening an id resumes it."""
         session_id = check_session_id(id) if id is not None else f"s-{uuid.uuid4().hex[:16]}"
-        repo = git_io.open_repo(self.store)
+        repo = self._repo()
         sha = git_io.resolve_commit(repo, base) if base is not None else self._tip()
         event = Opened(session=session_id, base=sha, ref=self.ref, at=iso(self.clock()))
         with self._registry:
@@ -381,7 +396,7 @@ class SessionManager:
     def rebase(self, session: str, onto: str | None = None) -> RebaseResult:
         """Move the session onto ``onto`` (default: the branch tip) and judge its ops there."""
         with self._hold(session) as state:
-            repo = git_io.open_repo(self.store)
+            repo = self._repo()
             sha = git_io.resolve_commit(repo, onto) if onto is not None else self._tip()
             version = self.versions.version(sha)
             verdict = judge(version, state.ops, self.overlay, cap=self.cap)

@@ -12,6 +12,8 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
+import pygit2
+
 from headd.store import git_io
 from headd.store.ports import View
 
@@ -22,6 +24,9 @@ class GitVersions:
         self.keep = keep
         self._cache: OrderedDict[str, View] = OrderedDict()
         self._lock = threading.Lock()
+        #: Opened once, used under the lock only (a repository opened per call is a reference
+        #: cycle left to the cyclic collector; see ``SessionManager._thread_repos``).
+        self._repo: pygit2.Repository | None = None
 
     def version(self, sha: str) -> View:
         with self._lock:
@@ -31,7 +36,9 @@ class GitVersions:
                 return cached
             from headd.head.version import advance_head, load_head
 
-            repo = git_io.open_repo(self.store)
+            if self._repo is None:
+                self._repo = git_io.open_repo(self.store)
+            repo = self._repo
             if self._cache:
                 parent = next(reversed(self._cache.values()))
                 view: View = advance_head(repo, parent, sha)  # type: ignore[arg-type]

@@ -20,24 +20,17 @@ from .db import PlaneDb, open_reader, open_writer
 from .embedding import as_plane_embedder
 from .gitsource import GitSource
 from .indexer import BackfillReport, Hook, Indexer, Parse, RebuildReport, UpdateReport
+from .paths import PLANE_DIR as PLANE_DIR
+from .paths import index_path_of as index_path_of
+from .paths import state_path_of as state_path_of
 from .recall import RecallPack, recall
 from .retrieval import DEFAULT_SEARCH_LIMIT, Retrieval, SearchResult
 from .scope import Scope
-
-PLANE_DIR = Path(".memhtml") / "headd"
 
 
 def iso_now() -> str:
     at = datetime.now(UTC)
     return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
-
-
-def index_path_of(store: Path | str) -> Path:
-    return Path(store) / PLANE_DIR / "index.db"
-
-
-def state_path_of(store: Path | str) -> Path:
-    return Path(store) / PLANE_DIR / "state.db"
 
 
 class Plane:

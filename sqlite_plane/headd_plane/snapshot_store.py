@@ -9,15 +9,21 @@ So snapshots are files beside ``index.db``, not rows in it.
 Each file is ``<sha>.snap``, written to a temporary name in the same directory, fsynced, then
 renamed over (a reader sees a whole file or none), and the directory is fsynced. Only the newest
 ``keep`` files (by modification time) are kept. Nothing here interprets the bytes.
+
+The cold start reads a snapshot through :meth:`SnapshotStore.mapped` (a read-only memory map):
+reading 70 MB into a ``bytes`` and freeing it cost ~75 ms more CPU than mapping the page cache,
+and the decoder copies out everything it keeps, so the mapping is closed right after the decode.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import mmap
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -92,6 +98,36 @@ class SnapshotStore:
             return None
         except OSError as exc:
             raise StorageFailure("cannot read a head snapshot", {"sha": sha}) from exc
+
+    @contextlib.contextmanager
+    def mapped(self, sha: str) -> Iterator[memoryview | None]:
+        """The snapshot of ``sha`` as a read-only view of its file mapped into memory (None when
+        there is none), valid inside the ``with``: release every view taken from it before the
+        block ends. StorageFailure when it cannot be opened or mapped."""
+        path = self.path_of(sha)
+        try:
+            fh = open(path, "rb")  # noqa: SIM115 - closed below, before the mapping is used
+        except FileNotFoundError:
+            yield None
+            return
+        except OSError as exc:
+            raise StorageFailure("cannot read a head snapshot", {"sha": sha}) from exc
+        try:
+            with fh:
+                if os.fstat(fh.fileno()).st_size == 0:
+                    mapping = None
+                else:
+                    mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as exc:
+            raise StorageFailure("cannot map a head snapshot", {"sha": sha}) from exc
+        if mapping is None:
+            yield memoryview(b"")
+            return
+        try:
+            with memoryview(mapping) as view:
+                yield view
+        finally:
+            mapping.close()
 
     def write(self, sha: str, data: bytes) -> SnapshotEntry:
         """Store ``data`` as the snapshot of ``sha`` atomically, then keep only the newest few."""
