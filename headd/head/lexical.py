@@ -660,9 +660,7 @@ def bm25_matched(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray
         return _NO_IDS, _NO_TFS
     postings = lexical.postings
     buckets = [
-        bucket
-        for bucket in map(postings.get, dict.fromkeys(tokenize(query)))
-        if bucket is not None
+        bucket for bucket in map(postings.get, dict.fromkeys(tokenize(query))) if bucket is not None
     ]
     if not buckets:
         return _NO_IDS, _NO_TFS
