@@ -7,11 +7,13 @@ deterministic hashing one.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from fixtures.head.corpus import render_template
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headd.embed.hashing import HashingEmbedder
+from headd.head import vectors as vectors_module
 from headd.head.search import search_head
 from headd.head.vectors import VectorCache, VectorSpace, VersionMatrix, fill_vectors
 from headd.head.version import parse_record, version_from_records
@@ -136,3 +138,23 @@ def test_an_article_edit_rewrites_that_row_only() -> None:
     cache = fill_vectors(edited, cache, EMBEDDER).cache
     assert matrix.move_to(edited, cache) == 1
     same_hits(edited, matrix, cache, "postgres queue engine order")
+
+
+def test_the_sorted_window_ranks_as_a_full_sort_with_ties_and_refusals(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 8 words make few distinct claims, so many rows tie; a window of 3 cuts inside tie runs,
+    # and an admit that refuses most rows forces the fall back to the full sort.
+    records = [memory(f"areas/a/r{i:03d}.html", claim_of(i % 9)) for i in range(60)]
+    view = version_from_records(records, "v1")
+    cache = fill_vectors(view, VectorCache.empty(SPACE), EMBEDDER).cache
+    matrix = VersionMatrix.build(view, cache)
+    admits = [None, lambda r: r.path.endswith(("7.html", "3.html")), lambda r: False]
+    for query in ("blue widget", "postgres queue order", "engine"):
+        vector = EMBEDDER.embed([query])[0]
+        for admit in admits:
+            for limit in (1, 5, 40):
+                monkeypatch.setattr(vectors_module, "VECTOR_WINDOW", 10_000)
+                full = matrix.ranked(vector, admit, limit)
+                monkeypatch.setattr(vectors_module, "VECTOR_WINDOW", 3)
+                assert matrix.ranked(vector, admit, limit) == full
