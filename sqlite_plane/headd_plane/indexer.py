@@ -28,7 +28,6 @@ is written. A store holding no vector at all simply adopts the configured space.
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import os
 import sqlite3
@@ -116,22 +115,6 @@ class BackfillReport:
     embeddings: int
     embeddings_written: int
     embeddings_remaining: int
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic collector off while a rebuild parses every file.
-
-    The parse and projection of 10,000 files allocate millions of container objects, none of
-    them garbage, and each young-generation pass walks the survivors again.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _default_parse() -> Parse:
@@ -334,8 +317,10 @@ class Indexer:
         skipped: list[dict[str, str]] = []
         rows = bulk_load.BulkRows(self.db.conn)
         records: list[tuple[TreeEntry, MemoryRecord]] = []  # kept for a per-file replay
+        from headd.head.version import collector_paused  # the head's; imported when used
+
         try:
-            with collector_paused():
+            with collector_paused():  # millions of containers, none garbage
                 for entry, record in self._parsed_tree(entries, skipped):
                     # a tree path is already normalized (projection.normalize_path)
                     rows.add(
