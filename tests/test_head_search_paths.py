@@ -1,6 +1,6 @@
 """search_head's quick paths answer exactly as the plain algorithm does.
 
-The search scores with ``bm25_matched`` (one pass over the query's buckets), sorts only a window
+The search scores with ``bm25_scores`` (one pass over the query's buckets), sorts only a window
 of the best scores, remembers each scope's answers per version (``search_memo``), and fuses the
 lexical arm alone without re-sorting. Each is checked here against a plain rendering of the rules
 (every score sorted, every candidate admitted afresh, three stable sorts), on a corpus built for
@@ -10,6 +10,7 @@ ties: few words, so many equal BM25 scores; few times, so many equal recencies.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 
 import numpy as np
@@ -19,7 +20,15 @@ from fixtures.head.corpus import render_template
 from headd.head import search as search_module
 from headd.head.ids import PATH_IDS, utf16_key
 from headd.head.indexes import IndexedView, indexes_from_records, view_of
-from headd.head.lexical import bm25_matched, bm25_scores
+from headd.head.lexical import (
+    BM25_B,
+    BM25_K1,
+    FloatArray,
+    IdArray,
+    LexicalIndex,
+    bm25_scores,
+    tokenize,
+)
 from headd.head.scope import Scope
 from headd.head.search import (
     LEXICAL_ARM_LIMIT,
@@ -37,6 +46,35 @@ TYPES = ["semantic", "episodic", "task", "procedural"]
 TIMES = ["2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z", "2027-06-01T00:00:00Z"]
 NOW = "2026-12-01T00:00:00Z"
 ACTIVE = '<meta name="memhtml-status" content="active">'
+
+
+def _bm25_per_token(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray]:
+    """BM25 a query token at a time, memhtml's loop as written: the reference for the one-pass
+    ``bm25_scores``."""
+    n_docs = lexical.doc_count
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+    if n_docs == 0:
+        return empty
+    divisor = (lexical.total_length / n_docs) or 1.0
+    scores = np.zeros(lexical.lengths.shape[0], dtype=np.float64)
+    matched = np.zeros(lexical.lengths.shape[0], dtype=np.bool_)
+    for token in dict.fromkeys(tokenize(query)):
+        bucket = lexical.postings.get(token)
+        if bucket is None:
+            continue
+        count = len(bucket)
+        idf = math.log((n_docs - count + 0.5) / (count + 0.5) + 1)
+        tf = bucket.tfs
+        length = lexical.lengths[bucket.ids]
+        normalized = (tf * (BM25_K1 + 1)) / (
+            tf + BM25_K1 * ((1 - BM25_B) + (BM25_B * length) / divisor)
+        )
+        scores[bucket.ids] += idf * normalized
+        matched[bucket.ids] = True
+    if not matched.any():
+        return empty
+    ids = np.flatnonzero(matched).astype(np.int64)
+    return ids, scores[ids]
 
 
 def _corpus(count: int = 150) -> list[MemoryRecord]:
@@ -85,7 +123,7 @@ SCOPES = [
 def _plain(view: IndexedView, query: str, limit: int, admit: Scope | None) -> list[SearchHit]:
     """The rules with nothing skipped: the reference the quick paths must equal."""
     indexes = view.indexes
-    ids, scores = bm25_scores(indexes.lexical, query)
+    ids, scores = _bm25_per_token(indexes.lexical, query)
     scored = []
     for ident, score in zip(ids.tolist(), scores.tolist(), strict=True):
         record = indexes.records.get(PATH_IDS.path(ident))
@@ -117,11 +155,11 @@ def _plain(view: IndexedView, query: str, limit: int, admit: Scope | None) -> li
     return hits
 
 
-def test_bm25_matched_gives_bm25_scores_to_the_last_bit(view: IndexedView) -> None:
+def test_one_pass_bm25_gives_the_per_token_loop_to_the_last_bit(view: IndexedView) -> None:
     lexical = view.indexes.lexical
     for query in [*QUERIES, "basalt " * 30, "olivine mica"]:
-        ids, scores = bm25_scores(lexical, query)
-        quick_ids, quick_scores = bm25_matched(lexical, query)
+        ids, scores = _bm25_per_token(lexical, query)
+        quick_ids, quick_scores = bm25_scores(lexical, query)
         assert np.array_equal(ids, quick_ids)
         assert scores.tobytes() == quick_scores.tobytes()
 

@@ -576,44 +576,6 @@ BM25_K1: Final = 1.2
 BM25_B: Final = 0.75
 
 
-def bm25_scores(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray]:
-    """Every document sharing a token with ``query``, and its BM25 score.
-
-    Each distinct query token counts once (first occurrence kept). The arithmetic follows
-    memhtml's operation by operation, in the same order, so scores agree to the last bit:
-    ``idf = ln((N - n + 0.5) / (n + 0.5) + 1)`` and
-    ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg))``, summed per token in query order.
-    """
-    n_docs = lexical.doc_count
-    if n_docs == 0:
-        return _NO_IDS, _NO_TFS
-    average = lexical.total_length / n_docs
-    divisor = average or 1.0
-    scores: FloatArray | None = None
-    matched: NDArray[np.bool_] | None = None
-    lengths = lexical.lengths
-    for token in dict.fromkeys(tokenize(query)):
-        bucket = lexical.postings.get(token)
-        if bucket is None:
-            continue
-        if scores is None or matched is None:
-            scores = np.zeros(lengths.shape[0], dtype=np.float64)
-            matched = np.zeros(lengths.shape[0], dtype=np.bool_)
-        count = len(bucket)
-        idf = math.log((n_docs - count + 0.5) / (count + 0.5) + 1)
-        tf = bucket.tfs
-        length = lengths[bucket.ids]
-        normalized = (tf * (BM25_K1 + 1)) / (
-            tf + BM25_K1 * ((1 - BM25_B) + (BM25_B * length) / divisor)
-        )
-        scores[bucket.ids] += idf * normalized
-        matched[bucket.ids] = True
-    if scores is None or matched is None:
-        return _NO_IDS, _NO_TFS
-    ids = np.flatnonzero(matched).astype(np.int64, copy=False)
-    return ids, scores[ids]
-
-
 class _LengthNorms:
     """BM25's per-document length term, ``k1 * ((1 - b) + b * len / avg)``, per index.
 
@@ -645,15 +607,20 @@ class _LengthNorms:
 _LENGTH_NORMS: Final = _LengthNorms()
 
 
-def bm25_matched(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray]:
-    """:func:`bm25_scores`, bit for bit, in a fixed number of numpy steps whatever the query's
-    length (the search's query primitive; added by the search path, not the index build).
+def bm25_scores(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray]:
+    """Every document sharing a token with ``query``, and its BM25 score.
 
-    The query's buckets are concatenated in query-token order and weighted in one pass (the
-    length term from :class:`_LengthNorms`); then ``np.bincount`` sums each document's weights in
-    input order, which is the order the per-token loop adds them in (``0.0 + w1 + w2 …``), so
-    every score is the same float. A weight is never zero (``idf > 0``: its log's argument
-    exceeds 1; ``tf >= 1``), so a document matched exactly when its score is nonzero.
+    Each distinct query token counts once (first occurrence kept). The arithmetic follows
+    memhtml's operation by operation, in the same order, so scores agree to the last bit:
+    ``idf = ln((N - n + 0.5) / (n + 0.5) + 1)`` and
+    ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg))``, summed per token in query order.
+
+    In a fixed number of numpy steps whatever the query's length: the query's buckets are
+    concatenated in query-token order and weighted in one pass (the length term from
+    :class:`_LengthNorms`); then ``np.bincount`` sums each document's weights in input order,
+    which is the per-token order (``0.0 + w1 + w2 …``), so every score is the same float. A
+    weight is never zero (``idf > 0``: its log's argument exceeds 1; ``tf >= 1``), so a document
+    matched exactly when its score is nonzero.
     """
     n_docs = lexical.doc_count
     if n_docs == 0:

@@ -21,7 +21,7 @@ Pure: never embeds, never reads a clock, never does I/O. Its only state is ``sea
 answers about documents (a record by path id, a scope's verdict), which change no result.
 
 How a query stays cheap (~0.25 ms at 10,000 memories, was ~0.75 ms): BM25 in one numpy pass
-(``lexical.bm25_matched``); only a window of the best scores sorted (:data:`LEXICAL_WINDOW`);
+(``lexical.bm25_scores``); only a window of the best scores sorted (:data:`LEXICAL_WINDOW`);
 candidates admitted from the memo in bulk; and the lexical arm alone is already in fused order, so
 it is cut at the limit without a fused sort and recency is computed only for the ties returned.
 """
@@ -38,7 +38,7 @@ from pyrsistent import PMap
 
 from headd.head.ids import PATH_IDS, utf16_key
 from headd.head.indexes import HeadView, IndexedView, Indexes, indexes_of
-from headd.head.lexical import FloatArray, IdArray, bm25_matched
+from headd.head.lexical import FloatArray, IdArray, bm25_scores
 from headd.head.search_memo import (
     ADMITTED,
     REFUSED,
@@ -133,7 +133,7 @@ def _best_first(ids: IdArray, scores: FloatArray) -> Iterator[tuple[IdArray, Flo
 def _lexical_arm(indexes: Indexes, query: str, admit: Admit | None) -> list[tuple[int, Candidate]]:
     """The lexical arm's ranked candidates; with ``admit``, each carries its record."""
     lexical = indexes.lexical
-    ids, scores = bm25_matched(lexical, query)
+    ids, scores = bm25_scores(lexical, query)
     if ids.shape[0] == 0:
         return []
     get = indexes.records.get
