@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import importlib
 import logging
 import os
@@ -221,14 +220,15 @@ async def run(
         notify=notifier.status,
     )
     snapshots = make_snapshot_writer(config)
+    collector = VersionCollector()
     follower = RefFollower(
         config.store,
         ref,
         git,
         loader=head.load_head,
         advancer=head.advance_head,
-        cold_loader=make_cold_loader(head, snapshots),
-        collector=VersionCollector(),
+        cold_loader=make_cold_loader(head, snapshots, collector),
+        collector=collector,
     )
     steps.mark("services made")
     server: Server | None = None
@@ -296,7 +296,7 @@ async def run(
             await asyncio.sleep(AFTER_READY_S)
             plane.open_in_background()
             each_hook(follower.version)  # a hook's failure is logged, as after an advance
-            await git.run(lambda _repo: settle_loaded(version))
+            await git.run(lambda _repo: settle_loaded(version, collector))
             await loop.run_in_executor(None, import_late_modules)
 
         background = asyncio.create_task(after_ready())
@@ -400,7 +400,9 @@ def make_snapshot_writer(config: Config) -> SnapshotWriter | None:
     )
 
 
-def make_cold_loader(head: HeadApi, snapshots: SnapshotWriter | None) -> Any:
+def make_cold_loader(
+    head: HeadApi, snapshots: SnapshotWriter | None, collector: VersionCollector
+) -> Any:
     """The first load: snapshot at the tip, else at an ancestor + advance, else git."""
     from headd.head.snapshot import decode_version
 
@@ -414,13 +416,13 @@ def make_cold_loader(head: HeadApi, snapshots: SnapshotWriter | None) -> Any:
             load_head=head.load_head,
             advance_head=head.advance_head,
             decode=decode_version,
-            settle=gc.freeze,
+            settle=collector.settled,
         )
 
     return load
 
 
-def settle_loaded(version: Any) -> None:
+def settle_loaded(version: Any, collector: VersionCollector) -> None:
     """After READY: build what a snapshot decode left for first use (the lexical buckets), with
     the collector paused and its objects frozen after, as the cold start does for the rest."""
     from headd.head.snapshot import settle_version
@@ -430,7 +432,7 @@ def settle_loaded(version: Any) -> None:
     try:
         with collector_paused():
             if settle_version(version):
-                gc.freeze()
+                collector.settled()
                 log.debug(
                     "loaded version settled in %.1f ms", (time.perf_counter() - started) * 1e3
                 )
