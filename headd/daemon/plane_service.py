@@ -128,20 +128,13 @@ class PlaneService:
         self._stopping.set()
         self._wanted = False
 
-    def open_blocking(self) -> None:
-        """Open the writer at start (creates and migrates the files); a failure is logged."""
-        try:
-            self._writer.submit(self._writer_plane).result()
-        except HeaddError as exc:
-            log.error("the SQLite plane could not be opened: %s: %s", exc.code, exc.message)
-
     def open_in_background(self) -> None:
         """Open the writer on its thread without waiting (the daemon calls this after READY).
 
         Importing the plane and opening (creating, migrating) its files cost ~0.1 s that no
         first answer needs. Writer calls queue behind the open on the one writer thread; reader
         calls wait for it (:meth:`on_reader`), so no reader sees files before their migration.
-        A failure is logged, as :meth:`open_blocking` logs it, and the next writer call retries.
+        A failure is logged and the next writer call retries.
         """
         if self._opening is None:
             self._opening = self._writer.submit(self._open_logged)
