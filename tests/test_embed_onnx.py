@@ -46,6 +46,13 @@ def model() -> OnnxEmbedder:
     return embedder
 
 
+@pytest.fixture(scope="module")
+def float_model() -> OnnxEmbedder:
+    embedder = OnnxEmbedder(quantized=False)
+    embedder.load()
+    return embedder
+
+
 @needs_model
 def test_vectors_have_the_model_width_and_unit_norm(model: OnnxEmbedder) -> None:
     vectors = model.embed([CAT, KITTEN, TAX, ""])
@@ -73,13 +80,33 @@ def test_rows_come_back_in_the_order_given(model: OnnxEmbedder) -> None:
 
 
 @needs_model
-def test_batch_size_does_not_change_the_vectors(
-    model: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+def test_a_texts_vector_does_not_depend_on_its_batch_mates(model: OnnxEmbedder) -> None:
+    # The quantized model scales activations per call: batched, these would move by ~1e-2.
+    assert model.quantized and model.batch_size == 1
+    texts = [CAT, KITTEN, TAX, "a", "b c d e f g"]
+    together = model.embed(texts)
+    alone = np.stack([model.embed([text])[0] for text in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+
+
+@needs_model
+def test_float_model_batch_size_does_not_change_the_vectors(
+    float_model: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     texts = [CAT, KITTEN, TAX, "a", "b c d e f g"]
-    batched = model.embed(texts)
-    monkeypatch.setattr(model, "batch_size", 1)
-    np.testing.assert_allclose(model.embed(texts), batched, atol=2e-4)
+    batched = float_model.embed(texts)
+    monkeypatch.setattr(float_model, "batch_size", 1)
+    np.testing.assert_allclose(float_model.embed(texts), batched, atol=2e-4)
+
+
+@needs_model
+def test_the_quantized_model_stays_close_to_the_float_one(
+    model: OnnxEmbedder, float_model: OnnxEmbedder
+) -> None:
+    texts = [CAT, KITTEN, TAX, CAT + " " + KITTEN + " " + TAX]
+    cosines = np.sum(model.embed(texts) * float_model.embed(texts), axis=1)
+    assert cosines.min() > 0.97, cosines
+    assert model.space != float_model.space
 
 
 @needs_model
@@ -105,10 +132,12 @@ def test_long_text_is_cut_at_the_token_limit(
     assert float(a @ c) < 0.999
 
 
-def test_the_space_names_the_token_limit() -> None:
-    assert OnnxEmbedder().space == f"{MODEL_ID}@{DIM}"
-    assert OnnxEmbedder(max_tokens=256).space == "all-MiniLM-L6-v2-int8@384"
-    assert OnnxEmbedder(max_tokens=128).space == "all-MiniLM-L6-v2-int8-t128@384"
+def test_the_space_names_the_arithmetic_and_the_token_limit() -> None:
+    assert OnnxEmbedder().space == f"{MODEL_ID}@{DIM}" == "all-MiniLM-L6-v2-q8-t160@384"
+    assert OnnxEmbedder(max_tokens=256).space == "all-MiniLM-L6-v2-q8-t256@384"
+    assert OnnxEmbedder(max_tokens=256, quantized=False).space == "all-MiniLM-L6-v2-int8@384"
+    assert OnnxEmbedder(quantized=False).space == "all-MiniLM-L6-v2-int8-t160@384"
+    assert OnnxEmbedder(max_tokens=128).space == "all-MiniLM-L6-v2-q8-t128@384"
 
 
 def test_no_texts_need_no_model() -> None:
@@ -196,7 +225,7 @@ class _NanSession:
 def test_a_failing_or_misbehaving_model_is_model_unavailable(
     session: object, batch_size: int
 ) -> None:
-    embedder = OnnxEmbedder(batch_size=batch_size)
+    embedder = OnnxEmbedder(batch_size=batch_size, quantized=False)
     tokenizer = load_tokenizer_json(bundled_tokenizer_path())
     embedder._loaded = _Loaded(
         session, frozenset({"input_ids", "attention_mask"}), "last_hidden_state", tokenizer
@@ -210,6 +239,8 @@ def test_settings_out_of_range_are_refused() -> None:
         OnnxEmbedder(batch_size=0)
     with pytest.raises(ValueError):
         OnnxEmbedder(max_tokens=513)
+    with pytest.raises(ValueError):  # batch mates would move a quantized text's vector
+        OnnxEmbedder(batch_size=4)
 
 
 def test_batches_pad_little_hold_few_pieces_and_come_longest_first() -> None:

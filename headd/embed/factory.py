@@ -31,16 +31,19 @@ from headd.errors import ModelUnavailable
 ENV_VAR = "HEADD_EMBEDDER"
 DEFAULT_SETTING = "auto"
 #: The module names the ``embed`` extra installs; all must be importable for "installed".
-EXTRA_MODULES = ("onnxruntime", WEIGHTS_PACKAGE)
+#: ``onnx`` and ``ml_dtypes`` serve the one-time quantization (:mod:`headd.embed.quantize`).
+EXTRA_MODULES = ("onnxruntime", WEIGHTS_PACKAGE, "onnx", "ml_dtypes")
 
 
 #: Local models by the names an operator may give; the model id itself is always accepted.
-#: ``all-MiniLM-L6-v2-int8`` is the same model at 256 word pieces, the earlier default: slower
-#: on long texts, a little better on them, and the space its stores already hold vectors of.
+#: The default is the quantized model at 160 word pieces. The float-arithmetic model at 160
+#: (``all-MiniLM-L6-v2-int8-t160``) and at 256 (``all-MiniLM-L6-v2-int8``) are the earlier
+#: defaults: slower, and the spaces their stores already hold vectors of.
 LOCAL_MODELS: Mapping[str, Callable[[], DocumentEmbedder]] = {
     MODEL_ID: OnnxEmbedder,
     "minilm": OnnxEmbedder,
-    model_id_for(256): partial(OnnxEmbedder, max_tokens=256),
+    model_id_for(160, quantized=False): partial(OnnxEmbedder, quantized=False),
+    model_id_for(256, quantized=False): partial(OnnxEmbedder, max_tokens=256, quantized=False),
 }
 
 

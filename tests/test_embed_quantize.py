@@ -1,0 +1,73 @@
+"""The one-time conversion to int8 matrix products: cached, atomic, and typed when it cannot run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from headd.embed import quantize
+from headd.embed.factory import local_model_installed
+from headd.embed.onnx_minilm import WEIGHTS_SHA256, OnnxEmbedder, installed_weights_path
+from headd.errors import ModelUnavailable
+
+needs_model = pytest.mark.skipif(not local_model_installed(), reason="the embed extra is absent")
+
+
+def test_the_cache_directory_follows_the_environment(tmp_path: Path) -> None:
+    assert quantize.model_cache_dir({"HEADD_MODEL_CACHE": str(tmp_path)}) == tmp_path
+    assert quantize.model_cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/headd/models")
+    assert quantize.model_cache_dir({}) == Path.home() / ".cache" / "headd" / "models"
+
+
+def test_the_cached_name_says_which_weights_and_which_runtime() -> None:
+    name = quantize.quantized_name("ab" * 32, "1.32.0")
+    assert name == "all-MiniLM-L6-v2-q8-abababababababab-ort1.32.0.onnx"
+
+
+@needs_model
+def test_converted_once_then_read_from_the_cache(tmp_path: Path) -> None:
+    source = installed_weights_path()
+    first = quantize.quantized_weights(source, WEIGHTS_SHA256, tmp_path)
+    assert first.parent == tmp_path and first.stat().st_size > 1_000_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == [first.name]  # no scratch left over
+    stamp = first.stat().st_mtime_ns
+    assert quantize.quantized_weights(source, WEIGHTS_SHA256, tmp_path) == first
+    assert first.stat().st_mtime_ns == stamp
+    # An embedder on that cache uses the file as it is and embeds like the default one.
+    embedder = OnnxEmbedder(model_cache=tmp_path)
+    vector = embedder.embed(["The cat sat on the mat."])
+    assert vector.shape == (1, 384) and np.isfinite(vector).all()
+    assert first.stat().st_mtime_ns == stamp
+
+
+@needs_model
+def test_without_the_quantizer_it_is_model_unavailable_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime.quantization", None)
+    with pytest.raises(ModelUnavailable) as info:
+        OnnxEmbedder(model_cache=tmp_path).embed(["a text"])
+    assert "not installed" in info.value.details["reason"]
+    assert not any(tmp_path.iterdir())
+
+
+@needs_model
+def test_a_failed_conversion_leaves_no_partial_file(tmp_path: Path) -> None:
+    bad = tmp_path / "model.onnx"
+    bad.write_bytes(b"not a graph" * 50)
+    cache = tmp_path / "cache"
+    with pytest.raises(ModelUnavailable) as info:
+        quantize.quantized_weights(bad, "0" * 64, cache)
+    assert "quantizing the model failed" in info.value.details["reason"]
+    assert not any(cache.iterdir())
+
+
+def test_an_unwritable_cache_falls_back_to_a_temp_directory(tmp_path: Path) -> None:
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("x", encoding="utf-8")
+    chosen = quantize._writable(blocked / "models")
+    assert chosen != blocked / "models" and chosen.name.startswith("headd-models-")
+    assert quantize._writable(tmp_path / "ok") == tmp_path / "ok"
