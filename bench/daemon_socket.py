@@ -148,7 +148,8 @@ def headctl_index(store: Path, command: str) -> dict[str, Any]:
 
 def plane_updates_in_process(store: Path, times: int) -> dict[str, Any]:
     """The plane's own ``index.update`` after a one-file commit, timed around the call alone
-    (open excluded), as the daemon's writer thread runs it: ``times`` commits, one update each."""
+    (open excluded), as the daemon's writer thread runs it: ``times`` commits, one update each,
+    with the daemon's work-tree watch (its first update, a full status scan, not timed)."""
     from headd_plane.plane import open_plane
 
     from headd.daemon import plane_calls
@@ -158,6 +159,8 @@ def plane_updates_in_process(store: Path, times: int) -> dict[str, Any]:
     open_ms = (time.perf_counter() - t0) * 1000
     took: list[float] = []
     try:
+        plane_calls.watch_work_tree(plane)
+        plane_calls.index_update(plane)
         for k in range(times):
             commit_file(
                 store, f"areas/bench/plane{k:03d}.html", bench_memory(300 + k, "ibex"), "bench"
@@ -168,6 +171,7 @@ def plane_updates_in_process(store: Path, times: int) -> dict[str, Any]:
             if report.get("unchanged"):
                 raise RuntimeError(f"update saw no change: {report}")
     finally:
+        plane_calls.unwatch_work_tree(plane)
         plane.close()
     return {"open_ms": round(open_ms, 2), "update_ms": took}
 

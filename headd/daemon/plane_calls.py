@@ -47,6 +47,22 @@ def index_update(plane: Any, embed: bool = False) -> dict[str, Any]:
     return report
 
 
+def watch_work_tree(plane: Any) -> bool:
+    """Have the plane's updates learn the dirty work tree from inotify instead of a status scan
+    of every file (the daemon's long-lived plane; ``headctl`` keeps the scan). False when no
+    watch could be had (not Linux, a watch limit): the scan stays."""
+    git = getattr(getattr(plane, "indexer", None), "git", None)
+    start = getattr(git, "watch_work_tree", None)
+    return bool(start()) if start is not None else False
+
+
+def unwatch_work_tree(plane: Any) -> None:
+    git = getattr(getattr(plane, "indexer", None), "git", None)
+    stop = getattr(git, "unwatch_work_tree", None)
+    if stop is not None:
+        stop()
+
+
 def index_status(plane: Any) -> dict[str, Any]:
     status: dict[str, Any] = plane.status()
     return status

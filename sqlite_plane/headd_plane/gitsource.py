@@ -6,6 +6,12 @@ reads only the subtrees whose ids differ (``headd.head.version.changed_blobs``) 
 handful of trees. Only a change set that could hold a rename (a path gone and another come) pays
 for libgit2's whole-tree diff with similarity detection, so the result is ``diff``'s exactly.
 
+:meth:`GitSource.dirty` is libgit2's whole status, one lstat per tracked file (~57 ms at 10,000
+files). Under the daemon, :meth:`GitSource.watch_work_tree` has inotify
+(:mod:`headd_plane.dirty_watch`) name the paths touched since the last call, and the status is
+asked of those only (plus the paths that were not current, and those HEAD or the index moved);
+whenever the watch cannot vouch for its list, the whole status again.
+
 Thin I/O wrappers, each returning plain values. A git failure becomes
 :class:`headd.errors.GitFailure` naming the operation; git's own text (which can carry paths
 or hunks) goes to the log, not into the error.
@@ -16,7 +22,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pygit2
 
@@ -25,9 +31,18 @@ from headd.git_cache import cache_large_trees
 
 from .projection import PARA_BUCKETS, normalize_path
 
+if TYPE_CHECKING:
+    from .dirty_watch import DirtyWatch, Touched
+
 log = logging.getLogger(__name__)
 
 GENERATED_NAMES = ("index.html", "sitemap.xml")
+
+#: Asking git about one path costs ~0.5 ms (more in a directory of thousands of entries, which
+#: libgit2 lists whole), the whole status ~5 us per tracked file: past this many candidates
+#: (16, or one per 500 tracked files), the whole status is the cheaper one.
+CANDIDATES_MIN = 16
+CANDIDATES_PER = 500
 MEMORY_EXTENSION = ".html"
 
 
@@ -61,6 +76,15 @@ class StatusEntry:
     deleted: bool
 
 
+@dataclass(frozen=True, slots=True)
+class _Scanned:
+    """The last status :meth:`GitSource.dirty` took under a watch: against which HEAD, and the
+    raw flags of every path that was not current."""
+
+    head: str
+    flags: dict[str, int]
+
+
 def _fail(operation: str, error: BaseException) -> GitFailure:
     log.error("git.%s failed: %s: %s", operation, type(error).__name__, error)
     return GitFailure(f"git failure during {operation}", {"operation": operation})
@@ -85,6 +109,8 @@ class GitSource:
             raise _fail("open", error) from None
         workdir = self.repo.workdir
         self.workdir = Path(workdir) if workdir else None
+        self._watch: DirtyWatch | None = None
+        self._last: _Scanned | None = None
 
     def head_sha(self) -> str:
         try:
@@ -191,14 +217,37 @@ class GitSource:
                 return self.diff(from_sha, to_sha)
         return out
 
+    # -- the dirty work tree --------------------------------------------------------------------
+
+    def watch_work_tree(self) -> bool:
+        """Follow the work tree through inotify from now on (the daemon's long-lived plane), so
+        :meth:`dirty` asks git about the paths touched since the last call instead of lstat()ing
+        every file; False (and the full scan as before) where no watch can be had."""
+        if self.workdir is None:
+            return False
+        if self._watch is None:
+            from .dirty_watch import start_watch
+
+            self._watch = start_watch(self.workdir, Path(self.repo.path))
+            self._last = None
+        return self._watch is not None
+
+    def unwatch_work_tree(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+        self._watch = None
+        self._last = None
+
     def dirty(self) -> list[StatusEntry]:
         """Uncommitted changes (staged or not) against HEAD; ignored and conflicted dropped."""
         if self.workdir is None:
             return []
-        try:
-            flags_by_path = self.repo.status()
-        except pygit2.GitError as error:
-            raise _fail("status", error) from None
+        touched = self._watch.take() if self._watch is not None else None
+        flags_by_path: dict[str, int] | None = None
+        if touched is not None and self._last is not None:
+            flags_by_path = self._status_of_candidates(self._last, touched)
+        if flags_by_path is None:
+            flags_by_path = self._status_of_all(record=self._watch is not None)
         skip = pygit2.enums.FileStatus.IGNORED | pygit2.enums.FileStatus.CONFLICTED
         out: list[StatusEntry] = []
         for path, flags in sorted(flags_by_path.items()):
@@ -206,6 +255,73 @@ class GitSource:
                 continue
             out.append(StatusEntry(path, not (self.workdir / path).is_file()))
         return out
+
+    def _head_or_none(self) -> str | None:
+        try:
+            return None if self.repo.head_is_unborn else str(self.repo.head.target)
+        except (pygit2.GitError, KeyError):
+            return None
+
+    def _status_of_all(self, record: bool) -> dict[str, int]:
+        """libgit2's whole status (one lstat per tracked file); with ``record``, kept as the
+        ground the next :meth:`_status_of_candidates` builds on."""
+        head = self._head_or_none()
+        try:
+            flags_by_path = {path: int(flags) for path, flags in self.repo.status().items()}
+        except pygit2.GitError as error:
+            raise _fail("status", error) from None
+        self._last = None
+        if record and head is not None:
+            found = {p: f for p, f in flags_by_path.items() if f != pygit2.enums.FileStatus.CURRENT}
+            # a directory entry (a nested repository) has no per-file status: scan in full again
+            if not any(path.endswith("/") for path in found):
+                self._last = _Scanned(head, found)
+        return flags_by_path
+
+    def _status_of_candidates(self, last: _Scanned, touched: Touched) -> dict[str, int] | None:
+        """The status :meth:`_status_of_all` would give, asking git only about the paths whose
+        status can have changed since ``last``: those not current then, those touched in the
+        work tree since, those whose HEAD blob changed, and, when the index file was
+        rewritten, those whose index entry differs from HEAD. None: do the full scan."""
+        head = self._head_or_none()
+        if head is None:
+            return None
+        from headd.head.version import changed_blobs
+
+        candidates = set(last.flags) | touched.paths
+        try:
+            tree = self.repo[head].peel(pygit2.Tree)
+            if head != last.head:
+                old = self.repo[last.head].peel(pygit2.Tree)
+                candidates.update(changed_blobs(self.repo, old, tree))
+            index = self.repo.index
+            index.read(False)  # what status_file compares against, reloaded only if rewritten
+            if touched.index_changed:
+                for delta in index.diff_to_tree(tree).deltas:
+                    candidates.add(delta.old_file.path)
+                    candidates.add(delta.new_file.path)
+            if len(candidates) > max(CANDIDATES_MIN, len(index) // CANDIDATES_PER):
+                return None  # a checkout's worth of paths: one scan is cheaper
+            found: dict[str, int] = {}
+            ignored = pygit2.enums.FileStatus.IGNORED
+            for path in candidates:
+                if (
+                    self.repo.path_is_ignored(path)
+                    and path not in index
+                    and not _has_file(tree, path)
+                ):
+                    continue  # untracked and ignored: status() never names it
+                try:
+                    flags = int(self.repo.status_file(path)) & ~ignored
+                except KeyError:
+                    continue  # neither in HEAD, the index nor the work tree
+                if flags != pygit2.enums.FileStatus.CURRENT:
+                    found[path] = flags
+        except (pygit2.GitError, ValueError) as error:
+            log.info("status of %d candidates failed, scanning all: %s", len(candidates), error)
+            return None
+        self._last = _Scanned(head, found)
+        return found
 
     def working_file(self, path: str) -> tuple[bytes, str]:
         """A work-tree file's bytes and the blob sha it would have."""
