@@ -237,3 +237,72 @@ def test_a_bulk_rebuild_keeps_the_schema_and_the_full_text_index(tmp_path: Path)
         plane.rebuild()
     assert _schema(plane.db.conn) == schema
     _fts_consistent(plane.db.conn)
+
+
+def _fts_answers(conn: sqlite3.Connection) -> dict[str, list[tuple[str, float]]]:
+    """Paths and BM25 scores for a few queries: what a search reads of the full-text index."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    for query in ("checkout", "deploy OR ledger", "the", "memor*"):
+        out[query] = [
+            (str(r[0]), round(float(r[1]), 9))
+            for r in conn.execute(
+                "SELECT f.path, bm25(files_fts) FROM files_fts "
+                "JOIN files f ON f.rowid = files_fts.rowid WHERE files_fts MATCH ? "
+                "ORDER BY f.path",
+                (query,),
+            )
+        ]
+    return out
+
+
+def test_the_full_text_index_staged_during_the_parse_equals_fts5s_own_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rebuilt_anchor: Plane
+) -> None:
+    """The index tokenized into ``temp`` while the tree is parsed and copied in answers every
+    query as FTS5's ``'rebuild'`` does; a schema the copy does not know falls back to it."""
+    from headd_plane import bulk_load
+
+    copied: list[bool] = []
+    copy = bulk_load._copy_staged_fts
+
+    def spy(conn: sqlite3.Connection, staged: bulk_load.BulkRows) -> bool:
+        copied.append(copy(conn, staged))
+        return copied[-1]
+
+    monkeypatch.setattr(bulk_load, "_copy_staged_fts", spy)
+    monkeypatch.setattr(bulk_load, "STAGE_EVERY", 40)
+    store = clone_anchor(tmp_path / "store")
+    plane = open_plane(store, now=lambda: NOW)
+    schema = _schema(plane.db.conn)
+    plane.rebuild()
+    expected = _fts_answers(rebuilt_anchor.db.conn)
+    assert _fts_answers(plane.db.conn) == expected and expected["checkout"]
+    plane.rebuild()  # over a full index, whose FTS5 structure this connection has cached
+    assert copied == [True, True]
+    assert _schema(plane.db.conn) == schema
+    assert plane.db.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    _fts_consistent(plane.db.conn)
+    assert _fts_answers(plane.db.conn) == expected
+
+    monkeypatch.setattr(bulk_load, "_staged_fts_sql", lambda conn: None)
+    plane.rebuild()
+    assert copied[-1] is False
+    _fts_consistent(plane.db.conn)
+    assert _fts_answers(plane.db.conn) == expected
+
+
+def test_foreign_keys_are_on_again_after_a_rebuild_and_after_a_refused_one(
+    tmp_path: Path,
+) -> None:
+    """The rebuild's transaction runs with foreign keys off; the connection gets them back."""
+    store = _two_file_store(tmp_path)
+    plane = open_plane(store.root, now=lambda: NOW)
+    plane.rebuild()
+    plane.rebuild()  # over a full index: the emptying runs without the per-row child probes
+    assert plane.db.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    store.commit({"resources/copy.html": memory_html("Copy", "Alpha runs the deploy gate.")})
+    with pytest.raises(DuplicateContent):
+        plane.rebuild()
+    assert plane.db.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert plane.db.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert plane.db.conn.execute("PRAGMA integrity_check").fetchall()[0][0] == "ok"

@@ -23,6 +23,16 @@ the parse runs (and while a pool parses, this process would only wait), takes no
 staging order, same upsert, same rows: 0.3 s + 0.2 s of CPU where the ``executemany`` took
 0.75 s + 0.4 s at 10,000 files. The staging tables are dropped whatever happens.
 
+The full-text index is built meanwhile too: each staging also feeds the staged ``fts_text`` to a
+contentless FTS5 table in ``temp`` (``files_fts``'s own definition, same tokenizer), its rowids
+the staging order. When the transaction's ``files`` rows turn out to be exactly the staged ones
+with rowids 1..N in that order (``files`` was just emptied, so they are unless a row was refused),
+``files_fts`` is dropped and created again from its own SQL (a fresh FTS5 object: no structure
+cached by this connection) and its three index tables are copied from the staged one (~0.08 s of
+CPU against ~0.8-1.1 s for FTS5's ``'rebuild'`` at 10,000 files; the tokenizing happens while
+the tree is parsed). Any other case runs the ``'rebuild'`` command as before. FTS5 keeps the same
+index format whatever the content option, and its own ``integrity-check`` holds after the copy.
+
 Any integrity failure (a duplicate body above all) rolls the bulk load back to its savepoint,
 triggers included, and :func:`load` returns False: the caller then replays the per-file writes,
 which name the file that failed exactly as before. A kill at any point leaves the transaction
@@ -31,6 +41,7 @@ uncommitted, so the old index and its triggers stay as they were.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 
@@ -42,6 +53,7 @@ FTS_TRIGGERS = ("files_fts_insert", "files_fts_delete", "files_fts_update")
 #: ten indexes, and the 2 MiB default spills and rereads their pages many times over.
 BULK_CACHE_KIB = 65536
 _CHUNK_ROWS = ROW_STATEMENTS.index(UPSERT_CHUNK_SQL)
+_FTS_TEXT = FILE_COLUMNS.index("fts_text")
 #: Files between two stagings of the big tables' rows.
 STAGE_EVERY = 1000
 CHUNK_COLUMNS = ("chunk_id", "path", "content_hash", "ordinal", "text", "char_count")
@@ -52,8 +64,33 @@ STAGED: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: The FTS5 table a rebuild refills, and the one each staging feeds in ``temp``.
+FTS_TABLE = "files_fts"
+STAGE_FTS = "headd_stage_fts"
+#: FTS5's index tables (name suffix, columns): all a contentless and an external-content table
+#: hold in common; ``_config`` stays as the fresh table writes it.
+FTS_INDEX_TABLES = (("data", "id, block"), ("idx", "segid, term, pgno"), ("docsize", "id, sz"))
+_EXTERNAL_CONTENT = re.compile(r",\s*content\s*=\s*'files'\s*,\s*content_rowid\s*=\s*'rowid'\s*")
+
+
 def _stage_table(table: str) -> str:
     return f"temp.headd_stage_{table}"
+
+
+def _staged_fts_sql(conn: sqlite3.Connection) -> str | None:
+    """``files_fts``'s definition made contentless in ``temp``; None when the definition is not
+    the one this copy understands (then the rebuild uses FTS5's ``'rebuild'``)."""
+    row = conn.execute(
+        "SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", (FTS_TABLE,)
+    ).fetchone()
+    if row is None:
+        return None
+    sql = str(row[0])
+    head = f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
+    if not sql.startswith(head) or len(_EXTERNAL_CONTENT.findall(sql)) != 1:
+        return None
+    body = _EXTERNAL_CONTENT.sub(", content=''", sql[len(head) :])
+    return f"CREATE VIRTUAL TABLE temp.{STAGE_FTS} USING fts5({body}"
 
 
 def _from_stage(sql: str) -> str:
@@ -71,7 +108,7 @@ class BulkRows:
     connection, the ``files`` and ``chunks`` rows go to its ``temp`` staging tables as they come.
     """
 
-    __slots__ = ("by_statement", "files", "chunks", "conn", "_pending", "_staged")
+    __slots__ = ("by_statement", "files", "chunks", "conn", "_pending", "_staged", "fts_rows")
 
     def __init__(self, conn: sqlite3.Connection | None = None) -> None:
         self.by_statement: tuple[list[Row], ...] = tuple([] for _ in ROW_STATEMENTS)
@@ -80,6 +117,8 @@ class BulkRows:
         self.conn = conn
         self._pending = 0
         self._staged = False
+        #: Staged ``files`` rows also in the temp FTS table (None: no such table this time).
+        self.fts_rows: int | None = None
 
     def add(self, rows: tuple[list[Row], ...]) -> None:
         """One file's rows (``projection.file_rows``), after those of the files before it."""
@@ -100,16 +139,31 @@ class BulkRows:
         if conn is None:
             return
         if not self._staged:
+            # ``temp`` is this connection's scratch space, never durable: journaling its writes in
+            # memory halves dropping the staging tables (0.22 -> 0.12 s of CPU at 10,000 files)
+            conn.execute("PRAGMA temp.journal_mode = MEMORY").fetchall()
             for table, columns in STAGED.values():
                 conn.execute(f"DROP TABLE IF EXISTS {_stage_table(table)}")
                 conn.execute(f"CREATE TABLE {_stage_table(table)} ({', '.join(columns)})")
+            conn.execute(f"DROP TABLE IF EXISTS temp.{STAGE_FTS}")
+            fts_sql = _staged_fts_sql(conn)
+            if fts_sql is not None:
+                conn.execute(fts_sql)
+                self.fts_rows = 0
             self._staged = True
+        fts_rows = self.fts_rows
         conn.execute("BEGIN")
         try:
             for sql, (table, columns) in STAGED.items():
                 rows = self.by_statement[ROW_STATEMENTS.index(sql)]
                 holes = ", ".join("?" for _ in columns)
                 conn.executemany(f"INSERT INTO {_stage_table(table)} VALUES ({holes})", rows)
+                if fts_rows is not None and sql == UPSERT_FILE_SQL:
+                    conn.executemany(
+                        f"INSERT INTO temp.{STAGE_FTS} (rowid, fts_text) VALUES (?, ?)",
+                        enumerate((row[_FTS_TEXT] for row in rows), start=fts_rows + 1),
+                    )
+                    fts_rows += len(rows)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -117,6 +171,7 @@ class BulkRows:
             raise
         for sql in STAGED:  # only once committed: a failed staging keeps its rows here
             self.by_statement[ROW_STATEMENTS.index(sql)].clear()
+        self.fts_rows = fts_rows
 
     @property
     def staged(self) -> bool:
@@ -127,7 +182,9 @@ class BulkRows:
         if self.conn is not None and self._staged:
             for table, _ in STAGED.values():
                 self.conn.execute(f"DROP TABLE IF EXISTS {_stage_table(table)}")
+            self.conn.execute(f"DROP TABLE IF EXISTS temp.{STAGE_FTS}")
             self._staged = False
+            self.fts_rows = None
 
 
 def load(
@@ -154,7 +211,8 @@ def load(
             for start in range(0, len(params), batch_size):
                 conn.executemany(sql, params[start : start + batch_size])
                 hook("rebuild.batch")
-        conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+        if not _copy_staged_fts(conn, rows):
+            conn.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')")
         for sql in triggers:
             conn.execute(sql)
     except sqlite3.IntegrityError:
@@ -164,6 +222,31 @@ def load(
     finally:
         conn.execute(f"PRAGMA cache_size = {int(previous_cache)}")
     conn.execute("RELEASE headd_bulk_load")
+    return True
+
+
+def _copy_staged_fts(conn: sqlite3.Connection, rows: BulkRows) -> bool:
+    """Refill ``files_fts`` from the staged FTS table; False (nothing done) unless ``files``
+    holds exactly the staged rows, rowids 1..N in staging order, which the staged index names."""
+    staged = rows.fts_rows
+    if not rows.staged or not staged:
+        return False
+    count, top = conn.execute(
+        "SELECT count(*), coalesce(max(rowid), 0) FROM main.files"
+    ).fetchall()[0]
+    if count != staged or top != staged:
+        return False
+    sql = conn.execute(
+        "SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", (FTS_TABLE,)
+    ).fetchone()[0]
+    conn.execute(f"DROP TABLE main.{FTS_TABLE}")
+    conn.execute(sql)
+    for suffix, columns in FTS_INDEX_TABLES:
+        target = f"main.{FTS_TABLE}_{suffix}"
+        conn.execute(f"DELETE FROM {target}")
+        conn.execute(
+            f"INSERT INTO {target} ({columns}) SELECT {columns} FROM temp.{STAGE_FTS}_{suffix}"
+        )
     return True
 
 
