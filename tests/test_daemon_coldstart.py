@@ -7,6 +7,7 @@ the real ``headd`` process on one store and read ``status.load_source`` over its
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import subprocess
 import sys
@@ -33,10 +34,11 @@ from headd.daemon.coldstart import (
     SNAPSHOT,
     SNAPSHOT_ADVANCE,
     ColdStart,
+    candidates,
     cold_load,
     plan_candidates,
 )
-from headd.daemon.main import late_head_api
+from headd.daemon.main import late_head_api, main
 from headd.daemon.plane_service import PlaneService
 from headd.head import Scope, search_head
 from headd.head import snapshot as snap
@@ -53,6 +55,19 @@ def test_the_plan_prefers_the_tip_then_ancestors_newest_first() -> None:
     assert plan == [("tip", SNAPSHOT), ("b", SNAPSHOT_ADVANCE), ("d", SNAPSHOT_ADVANCE)]
     assert plan_candidates([], "tip", lambda _s: True) == []
     assert plan_candidates(["x"], "tip", lambda _s: False) == []
+
+
+def test_the_tips_own_snapshot_is_tried_before_any_history_is_walked() -> None:
+    asked: list[str] = []
+
+    def is_ancestor(sha: str) -> bool:
+        asked.append(sha)
+        return True
+
+    lazily = candidates(["a", "tip", "b"], "tip", is_ancestor)
+    assert next(lazily) == ("tip", SNAPSHOT) and asked == []
+    assert list(lazily) == [("a", SNAPSHOT_ADVANCE), ("b", SNAPSHOT_ADVANCE)]
+    assert asked == ["a", "b"]
 
 
 # -- cold_load on real repositories ------------------------------------------------------------
@@ -254,8 +269,14 @@ def test_a_restarted_daemon_starts_from_its_snapshot_then_advances_then_refuses_
 
 
 def test_the_daemon_imports_no_plane_search_gate_or_session_code_before_it_runs() -> None:
-    """The module the console script loads pulls in none of what READY does not need."""
+    """The module the console script loads pulls in none of what READY does not need, nor the
+    daemon itself, which ``run`` imports once ``main`` has turned the cyclic collector off."""
     deferred = (
+        "asyncio",
+        "pygit2",
+        "numpy",
+        "msgspec",
+        "headd.daemon.handlers",
         "headd_plane.plane",
         "headd_plane.retrieval",
         "headd_plane.recall",
@@ -272,6 +293,16 @@ def test_the_daemon_imports_no_plane_search_gate_or_session_code_before_it_runs(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_main_leaves_the_cyclic_collector_as_it_found_it_when_it_cannot_start(
+    tmp_path: Path,
+) -> None:
+    """``main`` turns the collector off for the imports and the load; a caller in the same
+    process gets it back on whichever way ``main`` returns."""
+    assert gc.isenabled()
+    assert main(["--store", str(tmp_path), "--socket", str(tmp_path / "head.sock")]) == 1
+    assert gc.isenabled()
 
 
 def test_the_late_head_api_calls_the_real_functions(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import msgspec
@@ -164,6 +165,25 @@ def test_a_flipped_byte_anywhere_in_the_body_is_refused(small_snapshot: tuple[by
             snap.decode_version(bytes(damaged), expected_sha=sha)
 
 
+def test_the_threaded_checksum_refuses_a_flipped_byte_and_passes_the_whole(
+    small_snapshot: tuple[bytes, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bodies past ``PARALLEL_CRC_BYTES`` are checksummed on a thread beside the decode: the
+    same refusals (a bad checksum wins over a body that does not decode), the same version."""
+    data, sha = small_snapshot
+    monkeypatch.setattr(snap, "PARALLEL_CRC_BYTES", 1)
+    assert snap.decode_version(data, expected_sha=sha).indexes == (
+        snap.decode_version(data, expected_sha=sha).indexes
+    )
+    for offset in (snap.HEADER_SIZE, len(data) // 2, len(data) - 1):
+        damaged = bytearray(data)
+        damaged[offset] ^= 0x20
+        with pytest.raises(StorageFailure, match="checksum"):
+            snap.decode_version(bytes(damaged), expected_sha=sha)
+    with memoryview(bytes(range(256)) * 8192) as big:
+        assert snap._Crc32(big).value() == zlib.crc32(big)
+
+
 def test_truncated_or_foreign_bytes_are_refused(small_snapshot: tuple[bytes, str]) -> None:
     data, _sha = small_snapshot
     for bad in (b"", data[:10], data[: len(data) // 2], b"NOTASNAP" + data[8:]):
@@ -267,11 +287,15 @@ def test_a_decode_leaves_the_maps_pending_and_they_build_equal_on_first_use(
     decoded = snap.decode_version(snap.encode_version(loaded))
     lexical = decoded.indexes.lexical.postings
     multi = decoded.indexes.content_paths
+    records = decoded.indexes.records
     assert isinstance(lexical, snap.PendingMap) and lexical.pending
     assert isinstance(multi, snap.PendingMap) and multi.pending
+    assert isinstance(records, snap.PendingMap) and records.pending
     assert len(lexical) == len(loaded.indexes.lexical.postings) and lexical.pending
+    assert decoded.size == loaded.size == 12 and records.pending
     assert snap.settle_version(decoded) is True
-    assert not lexical.pending and not multi.pending
+    assert not lexical.pending and not multi.pending and not records.pending
+    assert records == loaded.indexes.records and hash(records) == hash(loaded.indexes.records)
     assert snap.settle_version(decoded) is False
     assert_same(decoded, loaded)
     for name in ("by_content_hash", "content_paths", "by_frame_key", "inbound", "by_entity"):

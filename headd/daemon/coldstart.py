@@ -6,8 +6,9 @@ difference (``advance_head``); else a full load from git. A snapshot that cannot
 (damaged, written by other code, of a commit the repository no longer has) is logged as a
 warning and the next candidate is tried, so the worst case is the git load, never a wrong answer.
 
-:func:`plan_candidates` is the pure choice; :func:`cold_load` runs it against a repository and a
-:class:`SnapshotStore` on the git thread.
+:func:`plan_candidates` is the pure choice (:func:`candidates` makes it lazily: the history is
+walked for an ancestor only once the tip's own snapshot was refused); :func:`cold_load` runs it
+against a repository and a :class:`SnapshotStore` on the git thread.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -51,11 +52,19 @@ def plan_candidates(
     ``stored`` lists the stored snapshot commits newest first; ``is_ancestor(sha)`` says whether
     ``sha`` is an ancestor of the tip (and is only asked about shas other than the tip).
     """
-    plan: list[tuple[str, Source]] = []
+    return list(candidates(stored, tip, is_ancestor))
+
+
+def candidates(
+    stored: Sequence[str], tip: str, is_ancestor: Callable[[str], bool]
+) -> Iterator[tuple[str, Source]]:
+    """:func:`plan_candidates` one at a time: an ancestor is looked for only once every candidate
+    before it was refused, so the usual start (the tip's own snapshot) walks no history."""
     if tip in stored:
-        plan.append((tip, SNAPSHOT))
-    plan.extend((sha, SNAPSHOT_ADVANCE) for sha in stored if sha != tip and is_ancestor(sha))
-    return plan
+        yield tip, SNAPSHOT
+    for sha in stored:
+        if sha != tip and is_ancestor(sha):
+            yield sha, SNAPSHOT_ADVANCE
 
 
 def is_ancestor_in(repo: pygit2.Repository, tip: str) -> Callable[[str], bool]:
@@ -118,9 +127,9 @@ def _cold_load(
     if snapshots is not None:
         started = time.perf_counter()
         stored = [entry.sha for entry in snapshots.entries()]
-        plan = plan_candidates(stored, tip, is_ancestor_in(repo, tip))
-        log.debug("cold start plan %s in %.1f ms", plan, _ms_since(started))
-        for sha, source in plan:
+        log.debug("stored snapshots %s listed in %.1f ms", stored, _ms_since(started))
+        for sha, source in candidates(stored, tip, is_ancestor_in(repo, tip)):
+            log.debug("cold start tries the snapshot of %s (%s)", sha[:12], source)
             try:
                 started = time.perf_counter()
                 with snapshots.mapped(sha) as data:

@@ -10,41 +10,44 @@ buckets a snapshot decode left for first use, importing the search and gate. Wit
 DEBUG`` each start step logs its wall and CPU time. SIGTERM or SIGINT: ``STOPPING=1``, stop accepting,
 let in-flight requests finish (bounded), remove the socket we bound, exit 0. A failure to start is
 one ``ERR_…: message`` log line and exit 1; a usage error is exit 2.
+
+Importing this module imports only what parsing the command line needs; :func:`run` imports the
+daemon (asyncio, pygit2, numpy through the head, the services). :func:`main` turns the cyclic
+collector off first, so the ~10^5 objects those imports and the snapshot decode make are not
+walked again and again while they are made (measured: 50-100 ms of CPU of a ~0.6 s start); the
+cold start's settle freezes them (``coldstart.py``) and :func:`run` turns it back on.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import gc
 import importlib
 import logging
 import os
-import signal
-import socket
 import sys
 import time
 from collections.abc import Callable, MutableMapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pygit2
-
-from headd.daemon.coldstart import ColdStart, cold_load
-from headd.daemon.collector import VersionCollector
-from headd.daemon.follow import GitThread, RefFollower, resolve_followed_ref
-from headd.daemon.handlers import Service
-from headd.daemon.head_api import HeadApi, record_count
 from headd.daemon.io_ import DEFAULT_LINE_LIMIT
-from headd.daemon.notify import Notifier, inherited_listener
-from headd.daemon.plane_service import PlaneService
-from headd.daemon.server import Server
-from headd.daemon.snapshots import SnapshotWriter
-from headd.daemon.socket_path import bind_listener, resolve_socket, resolve_store
-from headd.daemon.vectors import PlaneVectorStore, VectorService, plane_writer_runner
 from headd.errors import GitFailure, HeaddError
+
+if TYPE_CHECKING:
+    import asyncio
+    import socket
+
+    import pygit2
+
+    from headd.daemon.coldstart import ColdStart
+    from headd.daemon.collector import VersionCollector
+    from headd.daemon.follow import RefFollower
+    from headd.daemon.head_api import HeadApi
+    from headd.daemon.notify import Notifier
+    from headd.daemon.snapshots import SnapshotWriter
 
 log = logging.getLogger("headd")
 
@@ -103,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> Config:
+    from headd.daemon.socket_path import resolve_socket, resolve_store
+
     store = resolve_store(args.store, environ)
     home = Path(environ.get("HOME") or str(Path.home()))
     trace_root = args.trace_root or environ.get("MEMHTML_TRACE_ROOT") or str(home / ".claude")
@@ -123,6 +128,9 @@ def open_listener(
     config: Config, environ: MutableMapping[str, str]
 ) -> tuple[socket.socket, Path | None]:
     """The inherited socket (we do not own its file) or one bound here (we remove it at exit)."""
+    from headd.daemon.notify import inherited_listener
+    from headd.daemon.socket_path import bind_listener
+
     inherited = inherited_listener(environ)
     if inherited is not None:
         log.info("using the socket systemd passed (fd 3)")
@@ -175,6 +183,8 @@ class StartSteps:
 
 
 async def _report_load_progress(notifier: Notifier, started: float, what: str) -> None:
+    import asyncio
+
     while True:
         await asyncio.sleep(STATUS_INTERVAL_S)
         notifier.status(f"loading {what} ({time.monotonic() - started:.0f} s)")
@@ -185,8 +195,29 @@ async def run(
     environ: MutableMapping[str, str],
     stop: asyncio.Event | None = None,
     steps: StartSteps | None = None,
+    *,
+    collector_off: bool = False,
 ) -> int:
-    """Serve until SIGTERM/SIGINT (or until ``stop`` is set, for an embedding caller)."""
+    """Serve until SIGTERM/SIGINT (or until ``stop`` is set, for an embedding caller).
+
+    ``collector_off``: the caller turned the cyclic collector off before importing the daemon
+    (:func:`main` does); it is turned back on once the first load has frozen what start-up made.
+    """
+    import asyncio
+    import signal
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pygit2
+
+    from headd.daemon.collector import VersionCollector
+    from headd.daemon.follow import GitThread, RefFollower, resolve_followed_ref
+    from headd.daemon.handlers import Service
+    from headd.daemon.head_api import record_count
+    from headd.daemon.notify import Notifier
+    from headd.daemon.plane_service import PlaneService
+    from headd.daemon.server import Server
+    from headd.daemon.vectors import PlaneVectorStore, VectorService, plane_writer_runner
+
     steps = steps or StartSteps()
     steps.mark("loop running")
     loop = asyncio.get_running_loop()
@@ -257,6 +288,8 @@ async def run(
             return 0
         stopper.cancel()
         load.result()
+        if collector_off:
+            gc.enable()
         service = Service(
             store=config.store,
             follower=follower,
@@ -345,6 +378,7 @@ def late_head_api() -> HeadApi:
     imports that no answer before the first search needs; ``after_ready`` imports them in the
     background so a search rarely waits for them.
     """
+    from headd.daemon.head_api import HeadApi
     from headd.head.version import advance_head, load_head
 
     return HeadApi(
@@ -393,6 +427,7 @@ def make_snapshot_writer(config: Config) -> SnapshotWriter | None:
         return None
     from headd_plane.snapshot_store import SnapshotStore
 
+    from headd.daemon.snapshots import SnapshotWriter
     from headd.head.snapshot import encode_version
 
     return SnapshotWriter(
@@ -404,6 +439,7 @@ def make_cold_loader(
     head: HeadApi, snapshots: SnapshotWriter | None, collector: VersionCollector
 ) -> Any:
     """The first load: snapshot at the tip, else at an ancestor + advance, else git."""
+    from headd.daemon.coldstart import cold_load
     from headd.head.snapshot import decode_version
 
     store = None if snapshots is None else snapshots.store
@@ -454,6 +490,16 @@ def on_each(*callbacks: Callable[[Any], None]) -> Callable[[Any], None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    collector_was_on = gc.isenabled()
+    gc.disable()  # until the first load froze what start-up made: see the module docstring
+    try:
+        return _main(argv)
+    finally:
+        if collector_was_on:  # on every way out, for a caller in the same process
+            gc.enable()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     steps = StartSteps()
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -468,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import uvloop
 
-        return uvloop.run(run(config, environ, steps=steps))
+        return uvloop.run(run(config, environ, steps=steps, collector_off=True))
     except HeaddError as exc:
         log.error("%s: %s", exc.code, exc.message)
         return 1

@@ -5,10 +5,11 @@ what the parser produced (the records, msgspec msgpack in one call) and what tok
 (the lexical index as flat arrays: every token once, its bucket size, then the concatenated
 document numbers and term frequencies), so decoding is a msgpack decode plus array slicing. The
 small multi-maps (content hash, frame key, inbound, entity) are rebuilt from the records with one
-loop: that is cheaper than persisting them and cannot disagree with the records. The multi-maps
-and the lexical buckets are :class:`PendingMap` values, built at first use (or by
-:func:`settle_version`, which the daemon runs right after READY): at 10,000 records that halves
-what a decode costs before the first answer.
+loop: that is cheaper than persisting them and cannot disagree with the records. The records map,
+the multi-maps and the lexical buckets are :class:`PendingMap` values, built at first use (or by
+:func:`settle_version`, which the daemon runs right after READY): at 10,000 records that leaves
+the msgpack decode, the checks and the lengths before the first answer, a little over half of a
+whole decode's CPU. The body's checksum runs on a thread beside the msgpack decode.
 
 Layout: ``MAGIC | u32 format | 32-byte guard | u32 crc32(body) | body``. The guard is a hash of
 the record schema (every field of :class:`MemoryRecord` and its nested structs, with types and
@@ -212,14 +213,21 @@ def decode_version(
     _fmt, _guard, crc = read_header(data)
     with collector_paused():
         # Both views are released on the way out, even by an exception, so that a caller's
-        # memory-mapped ``data`` can be closed as soon as this returns.
+        # memory-mapped ``data`` can be closed as soon as this returns (the checksum thread is
+        # joined before they are).
         with memoryview(data) as whole, whole[HEADER_SIZE:] as view:
-            if zlib.crc32(view) != crc:
-                raise StorageFailure("snapshot checksum mismatch")
+            checksum = _Crc32(view)
             try:
-                body = _DECODER.decode(view)
+                body: _Body | None = _DECODER.decode(view)
+                failure = None
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise StorageFailure("snapshot body does not decode", {"error": str(exc)}) from None
+                body, failure = None, str(exc)
+            finally:
+                matches = checksum.value() == crc
+            if not matches:
+                raise StorageFailure("snapshot checksum mismatch")
+            if body is None:
+                raise StorageFailure("snapshot body does not decode", {"error": failure})
         if expected_sha is not None and body.sha != expected_sha:
             raise StorageFailure("snapshot is of another commit", {"sha": body.sha})
         try:
@@ -227,6 +235,43 @@ def decode_version(
         except (ValueError, IndexError) as exc:
             raise StorageFailure("snapshot arrays are inconsistent", {"error": str(exc)}) from None
     return HeadVersion(indexes, body.sha, None, tuple(body.skipped))
+
+
+#: Bodies at least this long are checksummed on a thread of their own while they decode.
+PARALLEL_CRC_BYTES: Final = 1 << 20
+
+
+class _Crc32:
+    """``zlib.crc32`` of a buffer, computed on a thread beside the msgpack decode when it is large.
+
+    zlib releases the GIL while it checksums a large buffer, so on a second core the 30-40 ms
+    it takes over a 70 MB body (10,000 records) overlap the decode instead of preceding it.
+    ``value`` joins the thread: call it before the buffer is released.
+    """
+
+    __slots__ = ("_buffer", "_thread", "_value")
+
+    def __init__(self, buffer: memoryview) -> None:
+        self._buffer: memoryview | None = buffer
+        self._value: int | None = None
+        self._thread: threading.Thread | None = None
+        if len(buffer) >= PARALLEL_CRC_BYTES:
+            self._thread = threading.Thread(target=self._run, name="headd-snapshot-crc")
+            self._thread.start()
+
+    def _run(self) -> None:
+        assert self._buffer is not None
+        self._value = zlib.crc32(self._buffer)
+
+    def value(self) -> int:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        elif self._value is None:
+            self._run()
+        self._buffer = None
+        assert self._value is not None
+        return self._value
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -244,8 +289,10 @@ class PendingMap(PMap):
 
     At 10,000 records a snapshot holds ~55,000 lexical buckets; making a ``Postings`` of each
     and hashing it into a map was a third of a decode's CPU, and the multi-maps (content hash,
-    frame key, inbound, entity) another sixth; nothing before the first search, resolve or
-    advance needs them (the daemon builds them right after READY, see :func:`settle_version`).
+    frame key, inbound, entity) another sixth; hashing the records into their map costs ~10%
+    more. Nothing before the first search, resolve or advance needs them, and ``len`` of a map
+    made with its ``size`` needs no build (the daemon builds them right after READY, see
+    :func:`settle_version`).
     Any read (``len``, ``get``, iteration, equality, an evolver) builds the map once, under a
     lock, and from then on this is an ordinary ``PMap`` with the buckets ``pmap`` makes.
     """
@@ -303,6 +350,7 @@ class PendingMap(PMap):
 
 def _pending_maps(indexes: Indexes) -> list[PendingMap]:
     maps = (
+        indexes.records,
         indexes.by_content_hash,
         indexes.content_paths,
         indexes.by_frame_key,
@@ -322,33 +370,41 @@ def settle_version(version: HeadVersion) -> bool:
 
 
 def _lexical_from(lex: _Lexical, idents: np.ndarray) -> LexicalIndex:
+    """The lexical index of the persisted arrays: checked now, its buckets built at first use.
+
+    Only what a decode must refuse a damaged snapshot on is computed here (sizes, bounds, unique
+    tokens: cheap, on the persisted int32 arrays) and the lengths; widening the 10^6 document
+    numbers and term frequencies, mapping them to this process's ids and slicing them into
+    buckets wait for the :class:`PendingMap` (the same arrays, one step later).
+    """
     count = idents.shape[0]
     sizes = np.frombuffer(lex.sizes, dtype="<i4").astype(np.int64)
-    ids_local = np.frombuffer(lex.ids, dtype="<i4").astype(np.int64)
-    tfs = np.frombuffer(lex.tfs, dtype="<u4").astype(np.float64)
+    ids_local = np.frombuffer(lex.ids, dtype="<i4")
+    tfs_local = np.frombuffer(lex.tfs, dtype="<u4")
     lengths_local = np.frombuffer(lex.lengths, dtype="<i4")
     if (
         sizes.shape[0] != len(lex.tokens)
         or int(sizes.sum()) != ids_local.shape[0]
-        or ids_local.shape[0] != tfs.shape[0]
+        or ids_local.shape[0] != tfs_local.shape[0]
         or lengths_local.shape[0] != count
         or len(set(lex.tokens)) != len(lex.tokens)
         or (ids_local.size and (int(ids_local.min()) < 0 or int(ids_local.max()) >= count))
     ):
         raise ValueError("lexical arrays do not fit together")
-    ids = idents[ids_local] if count else ids_local
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    if count > 1 and not bool(np.all(idents[1:] > idents[:-1])):
-        # This process numbered the paths in another order: sort each bucket by its new ids.
-        codes = np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
-        order = np.lexsort((ids, codes))
-        ids, tfs = ids[order], tfs[order]
-    frozen_ids = _frozen(np.ascontiguousarray(ids))
-    frozen_tfs = _frozen(tfs)
     tokens = lex.tokens
 
     def build() -> dict[str, Postings]:
+        ids = idents[ids_local] if count else ids_local.astype(np.int64)
+        tfs = tfs_local.astype(np.float64)
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        if count > 1 and not bool(np.all(idents[1:] > idents[:-1])):
+            # This process numbered the paths in another order: sort each bucket by its new ids.
+            codes = np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
+            order = np.lexsort((ids, codes))
+            ids, tfs = ids[order], tfs[order]
+        frozen_ids = _frozen(np.ascontiguousarray(ids))
+        frozen_tfs = _frozen(tfs)
         return {
             token: Postings(frozen_ids[a:b], frozen_tfs[a:b])
             for token, a, b in zip(tokens, starts.tolist(), ends.tolist(), strict=True)
@@ -438,12 +494,11 @@ def assemble(records: Iterable[MemoryRecord], lexical: _Lexical) -> Indexes:
     by_path = {record.path: record for record in records}
     if len(by_path) != len(records):
         raise ValueError("two records share a path")
-    idents = np.fromiter(
-        (PATH_IDS.intern(r.path) for r in records), dtype=np.int64, count=len(records)
-    )
+    intern = PATH_IDS.intern
+    idents = np.array([intern(path) for path in by_path], dtype=np.int64)
     multi = _MultiMaps(records)
     return Indexes(
-        records=pmap(by_path),
+        records=PendingMap(lambda: by_path, len(by_path)),
         by_content_hash=multi.pending("by_content_hash"),
         content_paths=multi.pending("content_paths"),
         by_frame_key=multi.pending("by_frame_key"),
