@@ -16,13 +16,15 @@ which costs less than a persistent map and keeps the length lookup vectorized.
 Ids come from :data:`headd.head.ids.PATH_IDS`, so they are stable across versions.
 
 Only active records are indexed; the caller (``indexes.py``) decides which those are.
+
+Tokenizing (``tokenize``, ``STOP_WORDS``, ``indexed_text``) lives in ``tokens.py``, which a load's
+parse workers import without numpy; it is re-exported here.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import re
 import threading
 import weakref
 from array import array
@@ -37,103 +39,14 @@ from numpy.typing import NDArray
 from pyrsistent import PMap, pmap
 
 from headd.head.ids import PATH_IDS
+from headd.head.tokens import STOP_WORDS as STOP_WORDS
+from headd.head.tokens import code_token_lists
+from headd.head.tokens import indexed_text as indexed_text
+from headd.head.tokens import tokenize as tokenize
 from headd.record import MemoryRecord
-
-#: English function words dropped before indexing and before scoring a query: a short closed
-#: list (57 words), because a longer one starts dropping content words a memory corpus is
-#: searched by (``system``, ``time``).
-STOP_WORDS: Final[frozenset[str]] = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "not",
-        "of",
-        "on",
-        "or",
-        "s",
-        "she",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "to",
-        "was",
-        "we",
-        "were",
-        "when",
-        "which",
-        "who",
-        "will",
-        "with",
-        "would",
-        "you",
-    ]
-)
-
-# Python's Unicode ``\w`` is letters (L*), numbers (N*) and underscore: exactly memhtml's
-# ``[\p{L}\p{N}_]``. A token is a maximal run of them, which is what splitting on the complement
-# and dropping empties yields.
-_WORD_RUN = re.compile(r"\w+")
 
 IdArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
-
-
-# The same split for ASCII text, without the regex engine: every ASCII character that is not a
-# letter, digit or underscore becomes a space (measured ~5x faster than ``findall``).
-_ASCII_NON_WORD = str.maketrans(
-    {chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
-)
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercase, split on runs of characters other than letters, numbers and ``_``, drop stop words."""
-    lowered = text.lower()
-    if lowered.isascii():
-        words = lowered.translate(_ASCII_NON_WORD).split()
-    else:
-        words = _WORD_RUN.findall(lowered)
-    return [token for token in words if token not in STOP_WORDS]
-
-
-def indexed_text(record: MemoryRecord) -> str:
-    """What a record is indexed by: its title, its claim, then its whole body (which opens with
-    the claim, so the claim's words count twice)."""
-    return f"{record.title} {record.claim} {record.body_text}"
 
 
 def term_frequencies(record: MemoryRecord) -> dict[str, int]:
@@ -148,18 +61,8 @@ CodedTokens = tuple[list[str], NDArray[np.int32], list[int]]
 
 def code_tokens(documents: Iterable[list[str]]) -> CodedTokens:
     """Tokens of several documents as one :data:`CodedTokens` (see ``LexicalBuilder.add_coded``)."""
-    vocabulary: dict[str, int] = {}
-    sparse = array("q")
-    sizes: list[int] = []
-    next_code = itertools.count()
-    for tokens in documents:
-        sizes.append(len(tokens))
-        sparse.extend(map(vocabulary.setdefault, tokens, next_code))
-    dense = np.zeros(len(sparse) + 1, dtype=np.int32)
-    dense[np.fromiter(vocabulary.values(), dtype=np.int64, count=len(vocabulary))] = np.arange(
-        len(vocabulary), dtype=np.int32
-    )
-    return list(vocabulary), dense[np.frombuffer(sparse, dtype=np.int64)], sizes
+    names, codes, sizes = code_token_lists(documents)
+    return names, np.frombuffer(codes, dtype=np.int32), sizes
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -182,6 +85,25 @@ class Postings:
     def __init__(self, ids: IdArray, tfs: FloatArray) -> None:
         self.ids = ids if not ids.flags.writeable else _frozen(ids)
         self.tfs = tfs if not tfs.flags.writeable else _frozen(tfs)
+
+    @classmethod
+    def views(
+        cls, ids: IdArray, tfs: FloatArray, starts: list[int], ends: list[int]
+    ) -> list[Postings]:
+        """One bucket per ``starts[i]:ends[i]``, each a view into ``ids`` and ``tfs``, which the
+        caller has made read-only (so every view is). A load makes ~55,000 buckets at 10,000
+        documents: skipping ``__init__``'s per-array checks takes ~0.1 s to ~0.035 s."""
+        if ids.flags.writeable or tfs.flags.writeable:
+            raise ValueError("bucket views need read-only arrays")
+        make = object.__new__
+        buckets: list[Postings] = []
+        append = buckets.append
+        for start, end in zip(starts, ends, strict=True):
+            bucket = make(cls)
+            bucket.ids = ids[start:end]
+            bucket.tfs = tfs[start:end]
+            append(bucket)
+        return buckets
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -498,13 +420,7 @@ def _invert(
     flat_tfs = _frozen(counts.astype(np.float64))
     starts = np.flatnonzero(np.r_[True, token_codes[1:] != token_codes[:-1]]).tolist()
     ends = [*starts[1:], int(keys.shape[0])]
-    return dict(
-        zip(
-            vocabulary,
-            [Postings(flat_ids[a:b], flat_tfs[a:b]) for a, b in zip(starts, ends, strict=True)],
-            strict=True,
-        )
-    )
+    return dict(zip(vocabulary, Postings.views(flat_ids, flat_tfs, starts, ends), strict=True))
 
 
 def _bulk_build(sets: dict[str, dict[int, int]]) -> dict[str, Postings]:
@@ -530,8 +446,8 @@ def _bulk_build(sets: dict[str, dict[int, int]]) -> dict[str, Postings]:
         ids[a:b], tfs[a:b] = ids[order], tfs[order]
     _frozen(ids)
     _frozen(tfs)
-    bounds = zip(starts.tolist(), ends.tolist(), strict=True)
-    return {t: Postings(ids[a:b], tfs[a:b]) for t, (a, b) in zip(tokens, bounds, strict=True)}
+    buckets = Postings.views(ids, tfs, starts.tolist(), ends.tolist())
+    return dict(zip(tokens, buckets, strict=True))
 
 
 def _build(sets: dict[int, int]) -> Postings:
