@@ -69,6 +69,16 @@ def test_runs_come_back_in_tree_order_as_the_inline_parse_reads_them(tmp_path: P
                 assert item == inline
 
 
+def test_runs_without_tokens_carry_the_same_records_and_no_tokens(tmp_path: Path) -> None:
+    repo, sha, _ = make_corpus(tmp_path, 30, [("areas/inbox/broken.html", BROKEN_HTML)])
+    entries = _entries(repo.repo, sha)
+    with_tokens = list(parallel_parse.parse_runs(repo.repo.path, entries, 2))
+    without = list(parallel_parse.parse_runs(repo.repo.path, entries, 2, tokens=False))
+    assert [r.items for r in without] == [r.items for r in with_tokens]
+    assert any(len(r.tokens[1]) for r in with_tokens)
+    assert all(r.tokens[0] == [] and len(r.tokens[1]) == 0 for r in without)
+
+
 def test_a_worker_that_fails_reports_why_and_the_load_finishes_inline(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

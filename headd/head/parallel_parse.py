@@ -222,10 +222,11 @@ class _Pool:
 
 
 def parse_runs(
-    repo_path: str, entries: list[tuple[str, pygit2.Oid]], workers: int
+    repo_path: str, entries: list[tuple[str, pygit2.Oid]], workers: int, *, tokens: bool = True
 ) -> Generator[ParsedRun, None, None]:
     """The entries parsed on ``workers`` processes, as contiguous runs yielded in tree order as
     soon as each is ready, so the caller folds one run while the pool parses the next.
+    ``tokens=False`` (the plane's rebuild) leaves every run's tokens empty.
 
     When the pool fails (cannot start, a worker dies) the runs stop early with a warning; the
     caller parses the entries from the last run's ``stop`` inline.
@@ -237,6 +238,7 @@ def parse_runs(
         repo_path,
         [start for start, _ in bounds],
         [[(path, str(oid)) for path, oid in entries[start:stop]] for start, stop in bounds],
+        tokens,
     )
     pool: _Pool | None = None
     taken = 0

@@ -124,8 +124,8 @@ def _default_parse() -> Parse:
     return parse_memory
 
 
-#: The pool costs ~1.5 s more CPU at 10,000 files (worker start-up, the head's tokens it also
-#: computes, msgpack); it shortens the wall only with a CPU to spare. On a 2-CPU machine with a
+#: The pool costs more CPU than an inline parse (worker start-up, msgpack; it skips the head's
+#: tokens, which the plane never uses); it shortens the wall only with a CPU to spare. On a 2-CPU machine with a
 #: load of ~2, ``headctl index rebuild`` took 5.8 s median with it against 5.3 s inline.
 POOL_MIN_IDLE_CPUS = 1.0
 
@@ -301,7 +301,7 @@ class Indexer:
             from headd.head.parallel_parse import ParsedRun, parse_runs
 
             candidates = [(e.path, pygit2.Oid(hex=e.blob_sha)) for e in entries]
-            pool = parse_runs(self.git.repo.path, candidates, workers)
+            pool = parse_runs(self.git.repo.path, candidates, workers, tokens=False)
             with contextlib.closing(cast(Generator[ParsedRun, None, None], pool)) as runs:
                 for run in runs:
                     for entry, item in zip(entries[run.start : run.stop], run.items, strict=True):
