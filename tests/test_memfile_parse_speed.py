@@ -25,8 +25,8 @@ from headd.errors import InvalidMemory
 from headd.head import parallel_parse
 from headd.memfile import text as tx
 from headd.memfile.constraints import is_root_relative
-from headd.memfile.hashes import digest_of
-from headd.memfile.parse import parse_memory
+from headd.memfile.hashes import FRAME_PATTERN, digest_of, frame_key_of
+from headd.memfile.parse import js_number, parse_memory
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -181,6 +181,13 @@ def test_root_relative_matches_the_regex_rule(href: str) -> None:
     assert is_root_relative(href) is expected
 
 
+@SETTINGS
+@given(st.text(alphabet="/a.", max_size=12))
+def test_path_normalization_matches_the_regex_rule(path: str) -> None:
+    collapsed = re.sub("/{2,}", "/", re.sub("^/+", "", path))
+    assert tx.normalize_path(path) == (collapsed[:-1] if collapsed.endswith("/") else collapsed)
+
+
 def test_head_shortcuts_still_apply_every_head_rule() -> None:
     """Metas and links skip the element stack and harmless attributes skip the presentation
     check: a forbidden attribute or a handler on them is still refused, in document order."""
@@ -206,6 +213,71 @@ def test_a_bad_language_token_on_a_harmless_attribute_set_still_warns() -> None:
     record = parse_memory("areas/speed.html", html)
     assert record.warnings == ('data-lang="a b" is not a language token',)
     assert [(row.entity_type, row.entity_name) for row in record.entity_rows] == [("lang", "a b")]
+
+
+def test_entity_rows_from_the_deduplicated_metas_are_the_rule_s_rows() -> None:
+    """The rows are built from the trimmed, deduplicated entity metas: what the rule gives."""
+    entities = [" person:ada ", "person:ada", "", "x:", ":y", "a:b:c", "\u00a0", "plain", "a:b:c"]
+    head = "".join(f'<meta name="memhtml-entity" content="{e}">' for e in entities)
+    article = "<p><mark>Claim.</mark> <dfn> ada </dfn><dfn>ada</dfn><code data-lang=PY>x</code></p>"
+    record = parse_memory("areas/speed.html", memory_file(article, extra_head=head))
+    rows = [(row.entity_type, row.entity_name) for row in record.entity_rows]
+    assert rows == tx.entity_rows_of(entities, ["ada", "ada"], ["py"])
+    assert record.entities == ("person:ada", "x:", ":y", "a:b:c", "plain")
+
+
+_FRAME = re.compile(FRAME_PATTERN, re.ASCII | re.DOTALL)
+_JS_DECIMAL = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)", re.ASCII)
+
+
+def _frame_key_by_the_regex(claim: str) -> str | None:
+    """The frame rule as stated: the slot regex over the JavaScript-collapsed claim."""
+    match = _FRAME.fullmatch(_JS_RUN.sub(" ", claim).strip(" "))
+    if match is None:
+        return None
+    frame, value = match.group(1), match.group(2)
+    if len(frame.split(" ")) < 3 or len(value.split(" ")) > 6:
+        return None
+    return frame.lower()
+
+
+_FRAME_WORDS = ["of", "is", "in", "to", "by", "as", "Of", "IS", "proof", "x", "_", "9", "é", "."]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from([*_FRAME_WORDS, " ", "  ", "\t", "\u00a0", "\v"]), max_size=16))
+def test_the_frame_key_is_the_slot_regex(pieces: list[str]) -> None:
+    """``frame_key_of`` finds the last linking word with ``rfind``; the regex is the rule."""
+    claim = "".join(pieces)
+    assert frame_key_of(claim) == _frame_key_by_the_regex(claim)
+    collapsed = tx.collapse_ascii(claim)
+    assert frame_key_of(collapsed, collapsed=True) == _frame_key_by_the_regex(collapsed)
+
+
+@SETTINGS
+@given(st.text(alphabet=_SPACY, max_size=120) | st.text(alphabet="ab.!? é🚀", max_size=4000))
+def test_words_and_chunks_share_one_scan_and_change_nothing(text: str) -> None:
+    body = tx.collapse_ascii(text)
+    assert tx.words_and_chunks_of(body) == (
+        tx.word_count_of(body, collapsed=True),
+        tx.chunk_text(body),
+    )
+
+
+@SETTINGS
+@given(st.text(alphabet="0123456789.+-eE xXI", max_size=8))
+def test_the_decimal_shortcut_of_js_number_is_the_grammar(raw: str) -> None:
+    """Digits with at most one point take ``float()`` directly; the grammar agrees."""
+    value = js_number(raw)
+    text = raw.strip(tx.JS_SPACE_CHARS)
+    if text == "":
+        assert value == 0.0
+    elif _JS_DECIMAL.fullmatch(text):
+        assert value == float(text)
+    elif text.endswith("Infinity") or text.startswith("0"):
+        return  # Infinity and the radix forms: the general path, tested in the rules
+    else:
+        assert value != value  # NaN
 
 
 @pytest.mark.parametrize(

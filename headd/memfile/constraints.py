@@ -41,28 +41,30 @@ def is_root_relative(href: str) -> bool:
 # --- the checks (constraint order, then document order, as memhtml reports them) -----------
 
 
-def _check_head(doc: Document) -> list[str]:
+def _check_head(doc: Document, first_meta: dict[str, str]) -> list[str]:
+    """The title and meta-name rules; ``first_meta`` gets each name's first value."""
     out: list[str] = []
     if len(doc.titles) != 1:
         out.append(f"{len(doc.titles)} <title> elements: a memory file needs exactly one")
     elif js_trim(doc.titles[0].node.text(deep=False)) == "":  # its direct text, read in C
         out.append("empty <title>")
-    counts: dict[str, int] = {}
-    for name, _ in doc.metas:
-        counts[name] = counts.get(name, 0) + 1
+    repeats: dict[str, int] = {}  # names met more than once: how often
+    for name, content in doc.metas:
+        if name in first_meta:
+            repeats[name] = repeats.get(name, 1) + 1
+        else:
+            first_meta[name] = content
     for required in REQUIRED_META:
-        if required not in counts:
+        if required not in first_meta:
             out.append(f'missing required <meta name="{required}">')
-    for name, count in counts.items():
-        if count == 1 and name in META_NAMES:
-            continue  # the common case: a known name, once
-        if not name.startswith(META_PREFIX):
-            continue
-        if name not in META_NAMES:
+    for name in first_meta:  # in first-occurrence order
+        if name in META_NAMES:
+            if name in repeats and name not in REPEATABLE_META:
+                out.append(
+                    f'<meta name="{name}"> appears {repeats[name]} times but is not repeatable'
+                )
+        elif name.startswith(META_PREFIX):
             out.append(f'<meta name="{name}"> is outside the closed metadata vocabulary')
-            continue
-        if count > 1 and name not in REPEATABLE_META:
-            out.append(f'<meta name="{name}"> appears {count} times but is not repeatable')
     return out
 
 
@@ -157,13 +159,10 @@ def warnings_of(doc: Document) -> list[str]:
 
 def violations_of(doc: Document) -> tuple[list[str], dict[str, str]]:
     """Every violation in memhtml's order (structure, then head metas), and the first metas."""
-    violations = _check_head(doc) + _check_article(doc)
+    first_meta: dict[str, str] = {}
+    violations = _check_head(doc, first_meta) + _check_article(doc)
     if len(doc.articles) == 1:
         violations += _check_mark(doc)
     violations += doc.time_violations + doc.presentation_violations + _check_links(doc)
-    first_meta: dict[str, str] = {}
-    for name, content in doc.metas:
-        if name not in first_meta:
-            first_meta[name] = content
     violations += _check_metas(first_meta)
     return violations, first_meta

@@ -1,22 +1,22 @@
 """The parsed document: one walk that collects text segments, the few elements that matter, and
 every per-element finding of the checks.
 
-Lexbor (selectolax) builds the HTML5 tree in C; one Python pass over it (Lexbor's ``traverse``
-drives it, the structure comes from each node's parent id) appends every text node as a segment
+Lexbor (selectolax) builds the HTML5 tree in C; one Python pass over it (each open element's
+``iter`` drives it, so the structure is the walk's own and no node is asked for its parent; an
+element's tag picks a precomputed plan in one lookup) appends every text node as a segment
 and every block edge as a collapsible space, and does at each element, right there, the checks
 that look at every element (forbidden elements and attributes, ``<time>`` values, warnings). Only
 the elements a later rule reads (title, article, mark, the first ``<p>``/``<li>``, facets,
 citations, ``<pre>``/``<code>`` …) become :class:`Element` records, each knowing the slice of
 segments its subtree covers and the range of records under it, so nothing walks the tree again.
 The per-node work is what the parse costs (Lexbor itself is a tenth of it), so the loop is kept
-flat: no per-node objects beyond one tuple on the open-element stack.
+flat: no per-node objects beyond one tuple (with its iterator) per open element.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any, Final
 
 from selectolax.lexbor import LexborHTMLParser
@@ -51,8 +51,8 @@ _CLOSE_PRE = 2
 _CLOSE_PHANTOM = 3
 _CLOSE_TEXTAREA = 4
 
-# Tags the walk does something for, beyond the generic checks.
-_HEAD, _ARTICLE, _FIGURE, _PRE, _TITLE, _META, _LINK, _ASIDE, _DETAILS, _TEXTAREA = range(10)
+# Tags the walk does something for, beyond the generic checks (0: nothing special).
+_HEAD, _ARTICLE, _FIGURE, _PRE, _TITLE, _HEAD_VOID, _ASIDE, _DETAILS, _TEXTAREA = range(1, 10)
 _TIME, _MARK, _BLOCK, _DL, _FACET, _QUOTE, _SUMMARY, _DFN, _CODE = range(10, 19)
 _SPECIAL: Final[dict[str, int]] = {
     "head": _HEAD,
@@ -60,8 +60,8 @@ _SPECIAL: Final[dict[str, int]] = {
     "figure": _FIGURE,
     "pre": _PRE,
     "title": _TITLE,
-    "meta": _META,
-    "link": _LINK,
+    "meta": _HEAD_VOID,  # in the head: a void element read right there
+    "link": _HEAD_VOID,
     "aside": _ASIDE,
     "details": _DETAILS,
     "textarea": _TEXTAREA,
@@ -78,6 +78,30 @@ _SPECIAL: Final[dict[str, int]] = {
     "summary": _SUMMARY,
     "dfn": _DFN,
     "code": _CODE,
+}
+
+# The warning an element's tag earns (the third item of a plan).
+_WARN_NONE, _WARN_FORBIDDEN, _WARN_SCOPED, _WARN_UNKNOWN = range(4)
+
+
+def _plan_of(tag: str) -> tuple[int, int, int]:
+    """What the walk does at an element: (its kind, 0 for none; how it closes; its warning)."""
+    kind = _SPECIAL.get(tag, 0)
+    closing = _CLOSE_INLINE if tag in INLINE_ELEMENTS else _CLOSE_BLOCK
+    if tag in _PLAIN_KNOWN:
+        warning = _WARN_NONE
+    elif tag in FORBIDDEN_ELEMENTS:
+        warning = _WARN_FORBIDDEN
+    elif tag in FIGURE_SCOPED_ELEMENTS:
+        warning = _WARN_SCOPED
+    else:
+        warning = _WARN_UNKNOWN
+    return kind, closing, warning
+
+
+#: The plan of every tag a memory file is expected to hold, worked out once (others: per use).
+_PLANS: Final[dict[str, tuple[int, int, int]]] = {
+    tag: _plan_of(tag) for tag in (*_SPECIAL, *KNOWN_ELEMENTS, *FORBIDDEN_ELEMENTS, "br", "hr")
 }
 
 _ON_LEN: Final = len(EVENT_HANDLER_PREFIX)
@@ -258,11 +282,15 @@ class Document:
 def collect(root: Any) -> Document:
     """Walk the document once, in document order (see the module docstring).
 
-    The structure comes from each node's parent id: an open element is closed (its end edge
-    written, its ranges set) when the walk reaches a node whose parent is an element further
-    out. Lexbor reconstructs active formatting elements (a ``<code>`` closed early by a block
-    end tag, say) inside a ``<textarea>``, which the HTML standard and parse5 do not; elements
-    found inside one are walked as "phantoms": their text counts, they don't.
+    The structure comes from the walk itself: every open element holds the iterator over its
+    children (Lexbor's ``iter``, driven in C), so a node's parent is the innermost open element
+    and an element closes (its end edge written, its ranges set) when its iterator runs out; no
+    node is asked for its parent. The children of the head are iterated without their text
+    nodes of ASCII whitespace only, which Lexbor skips in C (the walk ignores the head's text
+    outside ``<title>``, and a whitespace-only title reads as an empty one either way). Lexbor
+    reconstructs active formatting elements (a ``<code>`` closed early by a block end tag, say)
+    inside a ``<textarea>``, which the HTML standard and parse5 do not; elements found inside
+    one are walked as "phantoms": their text counts, they don't.
 
     Collapsible whitespace is written once: an edge, or a text of ASCII whitespace only, that
     follows a segment ending in collapsible whitespace is dropped (every reader collapses such
@@ -271,7 +299,8 @@ def collect(root: Any) -> Document:
     (``<pre>``) text, and the close of a ``<pre>``/``<code>`` (the gist skips their segments),
     end a run, so no segment is dropped on the strength of one a reader may skip. The head's
     metas and links write no segment at all: no reader looks at the head's text outside
-    ``<title>``.
+    ``<title>``; text is skipped from the head's first element until the next element outside
+    it (the whitespace between ``</head>`` and ``<body>`` included), the title's own text aside.
     """
     doc = Document()
     elements = doc.elements
@@ -281,26 +310,180 @@ def collect(root: Any) -> Document:
     presentation = doc.presentation_violations
     add_meta = doc.metas.append
     add_link = doc.links.append
+    add_element = elements.append
     warn_seen: set[str] = set()
-    special = _SPECIAL
-    inline = INLINE_ELEMENTS
-    plain_known = _PLAIN_KNOWN
+    plans = _PLANS
     harmless = _HARMLESS_ATTRIBUTES
     html_space = _HTML_SPACE
-    # Open elements, innermost last: (mem_id, how it closes, flags its children get, record).
-    stack: list[tuple[int, int, int, Element | None]] = []
-    top_flags = 0  # the children's flags of the innermost open element (0: none open)
+    # Open elements, innermost last: (iterator over its children, how it closes, the flags its
+    # children get, its record). The first entry stands for the document: it yields the root.
+    stack: list[tuple[Any, int, int, Element | None]] = [(iter((root,)), _CLOSE_INLINE, 0, None)]
+    push = stack.append
     pre_depth = 0
     after_space = False  # the last segment written ends in collapsible whitespace
     head_seen = False
     time_seen = False
     title_just_opened = False
+    in_head_text = False  # text here is the head's (or follows it): skipped but for the title's
 
-    def close_until(parent_id: int) -> None:
-        """Close the open elements the walk has left (those above ``parent_id``): each writes
-        its end edge (a collapsible space, none for a phantom) and gets its ranges set."""
-        nonlocal pre_depth, after_space
-        while stack and stack[-1][0] != parent_id:
+    while stack:
+        entry = stack[-1]
+        flags = entry[2]
+        parent_record = entry[3]
+        in_phantom = entry[1] >= _CLOSE_PHANTOM  # inside a textarea: elements are phantoms
+        in_head = (flags & IN_HEAD) != 0
+        for node in entry[0]:
+            tag = node.tag
+            if tag == "-text":
+                if in_head_text and not title_just_opened:
+                    continue
+                title_just_opened = False
+                in_head_text = in_head
+                content = node.text_content or ""
+                if pre_depth:
+                    verbatim_at.append(len(texts))
+                    add_text(content)
+                    after_space = False
+                elif content.isspace() and not content.strip(html_space):
+                    if not after_space:  # collapsible whitespace only: one space, if any
+                        add_text(" ")
+                        after_space = True
+                else:
+                    add_text(content)
+                    after_space = False
+                continue
+            title_just_opened = False
+            plan = plans.get(tag)
+            if plan is None:
+                if not tag or tag[0] == "-" or tag[0] == "!":
+                    continue  # a comment, the doctype: no element
+                plan = _plan_of(tag)
+            if in_phantom:
+                push((node.iter(True, in_head), _CLOSE_PHANTOM, flags, None))
+                in_head_text = in_head
+                break
+            kind, closing, tag_warning = plan
+
+            # The checks every element gets: forbidden elements and attributes, warnings.
+            if tag_warning == _WARN_FORBIDDEN:
+                presentation.append(
+                    f"<{tag}> is forbidden: a memory file does not execute or style"
+                )
+            attrs = node.attributes
+            if attrs:
+                if not harmless.issuperset(attrs):
+                    _check_attributes(tag, attrs, presentation)
+                if "data-lang" in attrs:
+                    lang = attrs["data-lang"] or ""
+                    if _LANG_TOKEN.fullmatch(lang) is None and f"lang:{lang}" not in warn_seen:
+                        warn_seen.add(f"lang:{lang}")
+                        doc.warnings.append(f'data-lang="{lang}" is not a language token')
+            if kind == _HEAD_VOID and flags & IN_HEAD:
+                # A void element of the head: no children, no segment (nothing reads the head's
+                # text outside <title>), so it never goes on the open-element stack.
+                if tag == "meta":
+                    if "name" in attrs:
+                        add_meta((attrs["name"] or "", attrs.get("content") or ""))
+                else:
+                    add_link((_attr(attrs, "rel"), _attr(attrs, "href")))
+                continue
+            if tag_warning:
+                _warn_tag(tag, tag_warning, flags, warn_seen, doc.warnings)
+
+            start = len(texts)
+            if closing and not after_space:
+                add_text(" ")
+                after_space = True
+            child_flags = flags
+            record: Element | None = None
+            if kind:
+                in_article = flags & IN_ARTICLE
+                if kind >= _TIME:  # article vocabulary: recorded inside an article only
+                    if kind == _TIME:
+                        value = _attr(attrs, "datetime")
+                        if value is None:
+                            doc.time_violations.append(
+                                f'<time> without datetime: "{direct_text(node)}"'
+                            )
+                        elif not tx.is_valid_datetime(value):
+                            doc.time_violations.append(
+                                f'<time datetime="{value}"> is not an ISO date or datetime'
+                            )
+                        if in_article and not time_seen:
+                            time_seen = True
+                            doc.event_at = value
+                    elif in_article:
+                        if kind == _BLOCK:
+                            if doc.first_block is None:
+                                record = Element(
+                                    node, tag, attrs, flags, start, len(elements), parent_record
+                                )
+                                doc.first_block = record
+                        else:
+                            record = Element(
+                                node, tag, attrs, flags, start, len(elements), parent_record
+                            )
+                            if kind == _MARK:
+                                doc.marks.append(record)
+                            elif kind == _FACET:
+                                pass  # read through its <dl>
+                            elif kind == _DL:
+                                doc.dls.append(record)
+                            elif kind == _QUOTE:
+                                doc.quotes.append(record)
+                            elif kind == _SUMMARY:
+                                doc.summaries.append(record)
+                            elif kind == _DFN:
+                                doc.dfns.append(record)
+                            elif kind == _CODE:
+                                lang = _attr(attrs, "data-lang")
+                                if lang is not None:
+                                    lang = tx.js_trim(lang)
+                                    if lang != "":
+                                        doc.langs.append(lang.lower())
+                elif kind == _HEAD:
+                    if not head_seen:
+                        head_seen = True
+                        child_flags |= IN_HEAD
+                elif kind == _ARTICLE:
+                    record = Element(
+                        node,
+                        tag,
+                        attrs,
+                        flags,
+                        start,
+                        len(elements),
+                        parent_record,
+                        in_pre=pre_depth > 0,
+                    )
+                    doc.articles.append(record)
+                    child_flags |= IN_ARTICLE
+                elif kind == _PRE:
+                    pre_depth += 1
+                    closing = _CLOSE_PRE
+                    if flags & IN_ARTICLE:  # the gist leaves <pre> out
+                        record = Element(
+                            node, tag, attrs, flags, start, len(elements), parent_record
+                        )
+                elif kind == _TITLE:
+                    record = Element(node, tag, attrs, flags, start, len(elements), parent_record)
+                    doc.titles.append(record)
+                    title_just_opened = True
+                elif kind == _FIGURE:
+                    child_flags |= IN_FIGURE
+                elif kind == _ASIDE:
+                    child_flags |= IN_ASIDE
+                elif kind == _DETAILS:
+                    child_flags |= IN_DETAILS
+                elif kind == _TEXTAREA:
+                    closing = _CLOSE_TEXTAREA
+                if record is not None:
+                    add_element(record)
+            in_head_text = (child_flags & IN_HEAD) != 0
+            push((node.iter(True, in_head_text), closing, child_flags, record))
+            break
+        else:
+            # The element's children are all walked: it closes.
             _, closing, _, done = stack.pop()
             if closing:
                 if closing != _CLOSE_PHANTOM and not after_space:
@@ -313,203 +496,23 @@ def collect(root: Any) -> Document:
                 done.last = len(elements) - 1
                 if done.tag in GIST_EXCLUDED_ELEMENTS:
                     after_space = False
-
-    def warn(key: str, message: str) -> None:
-        if key not in warn_seen:
-            warn_seen.add(key)
-            doc.warnings.append(message)
-
-    for node in _document_order(root):
-        tag = node.tag
-        if tag == "-text":
-            # Inside the head, text outside <title> can only be whitespace (the HTML parser
-            # moves any other text to the body, opening <body> first) or raw text of a
-            # forbidden element: nothing reads it, so it costs no parent lookup.
-            if top_flags & IN_HEAD and not title_just_opened:
-                continue
-            title_just_opened = False
-            parent = node.parent
-            parent_id = parent.mem_id if parent is not None else -1
-            if stack and stack[-1][0] != parent_id:
-                close_until(parent_id)
-                top_flags = stack[-1][2] if stack else 0
-            content = node.text_content or ""
-            if pre_depth:
-                verbatim_at.append(len(texts))
-                add_text(content)
-                after_space = False
-            elif content.isspace() and not content.strip(html_space):
-                if not after_space:  # collapsible whitespace only: one space, if any
-                    add_text(" ")
-                    after_space = True
-            else:
-                add_text(content)
-                after_space = False
-            continue
-        title_just_opened = False
-        kind = special.get(tag)
-        if kind is None and (not tag or tag[0] == "-" or tag[0] == "!"):
-            continue
-        if stack:
-            parent = node.parent
-            parent_id = parent.mem_id if parent is not None else -1
-            if stack[-1][0] != parent_id:
-                close_until(parent_id)
-            if stack:
-                top = stack[-1]
-                if top[1] >= _CLOSE_PHANTOM:  # inside a textarea: a phantom
-                    stack.append((node.mem_id, _CLOSE_PHANTOM, top[2], None))
-                    top_flags = top[2]
-                    continue
-                flags = top[2]
-                parent_record = top[3]
-            else:
-                flags = 0
-                parent_record = None
-        else:
-            flags = 0
-            parent_record = None
-
-        # The checks every element gets: forbidden elements and attributes, warnings.
-        attrs = node.attributes
-        tag_warning = tag not in plain_known
-        if tag_warning and tag in FORBIDDEN_ELEMENTS:
-            presentation.append(f"<{tag}> is forbidden: a memory file does not execute or style")
-        if attrs:
-            if not harmless.issuperset(attrs):
-                _check_attributes(tag, attrs, presentation)
-            if "data-lang" in attrs:
-                lang = attrs["data-lang"] or ""
-                if _LANG_TOKEN.fullmatch(lang) is None:
-                    warn(f"lang:{lang}", f'data-lang="{lang}" is not a language token')
-        if kind in (_META, _LINK) and flags & IN_HEAD:
-            # A void element of the head: no children, no segment (nothing reads the head's
-            # text outside <title>), so it never goes through the open-element stack.
-            if kind == _META:
-                if "name" in attrs:
-                    add_meta((attrs["name"] or "", attrs.get("content") or ""))
-            else:
-                add_link((_attr(attrs, "rel"), _attr(attrs, "href")))
-            continue
-        if tag_warning:
-            if tag in FIGURE_SCOPED_ELEMENTS:
-                if not flags & IN_FIGURE:
-                    warn(
-                        f"scoped:{tag}",
-                        f"<{tag}> outside a <figure>: use a semantic element instead",
-                    )
-            else:
-                warn(f"unknown:{tag}", f"<{tag}> is outside the closed vocabulary")
-
-        start = len(texts)
-        closing = _CLOSE_INLINE if tag in inline else _CLOSE_BLOCK
-        if closing and not after_space:
-            add_text(" ")
-            after_space = True
-        child_flags = flags
-        record: Element | None = None
-        if kind is not None:
-            in_article = flags & IN_ARTICLE
-            if kind >= _TIME:  # article vocabulary: recorded inside an article only
-                if kind == _TIME:
-                    value = _attr(attrs, "datetime")
-                    if value is None:
-                        doc.time_violations.append(
-                            f'<time> without datetime: "{direct_text(node)}"'
-                        )
-                    elif not tx.is_valid_datetime(value):
-                        doc.time_violations.append(
-                            f'<time datetime="{value}"> is not an ISO date or datetime'
-                        )
-                    if in_article and not time_seen:
-                        time_seen = True
-                        doc.event_at = value
-                elif in_article:
-                    if kind == _BLOCK:
-                        if doc.first_block is None:
-                            record = Element(
-                                node, tag, attrs, flags, start, len(elements), parent_record
-                            )
-                            doc.first_block = record
-                    else:
-                        record = Element(
-                            node, tag, attrs, flags, start, len(elements), parent_record
-                        )
-                        if kind == _MARK:
-                            doc.marks.append(record)
-                        elif kind == _FACET:
-                            pass  # read through its <dl>
-                        elif kind == _DL:
-                            doc.dls.append(record)
-                        elif kind == _QUOTE:
-                            doc.quotes.append(record)
-                        elif kind == _SUMMARY:
-                            doc.summaries.append(record)
-                        elif kind == _DFN:
-                            doc.dfns.append(record)
-                        elif kind == _CODE:
-                            lang = _attr(attrs, "data-lang")
-                            if lang is not None:
-                                lang = tx.js_trim(lang)
-                                if lang != "":
-                                    doc.langs.append(lang.lower())
-            elif kind == _HEAD:
-                if not head_seen:
-                    head_seen = True
-                    child_flags |= IN_HEAD
-            elif kind == _ARTICLE:
-                record = Element(
-                    node,
-                    tag,
-                    attrs,
-                    flags,
-                    start,
-                    len(elements),
-                    parent_record,
-                    in_pre=pre_depth > 0,
-                )
-                doc.articles.append(record)
-                child_flags |= IN_ARTICLE
-            elif kind == _PRE:
-                pre_depth += 1
-                closing = _CLOSE_PRE
-                if in_article:  # the gist leaves <pre> out
-                    record = Element(node, tag, attrs, flags, start, len(elements), parent_record)
-            elif kind == _TITLE:
-                record = Element(node, tag, attrs, flags, start, len(elements), parent_record)
-                doc.titles.append(record)
-                title_just_opened = True
-            elif kind == _FIGURE:
-                child_flags |= IN_FIGURE
-            elif kind == _ASIDE:
-                child_flags |= IN_ASIDE
-            elif kind == _DETAILS:
-                child_flags |= IN_DETAILS
-            elif kind == _TEXTAREA:
-                closing = _CLOSE_TEXTAREA
-        if record is not None:
-            elements.append(record)
-        stack.append((node.mem_id, closing, child_flags, record))
-        top_flags = child_flags
-
-    close_until(_NO_NODE)  # close whatever is still open
     return doc
 
 
-def _document_order(root: Any) -> Any:
-    """Every node under ``root`` (itself included) in document order, as
-    ``root.traverse(include_text=True)`` gives them, except the head's text nodes of ASCII
-    whitespace only, which Lexbor skips in C (the walk ignores the head's text outside
-    ``<title>``, and a whitespace-only title reads as an empty one either way)."""
-    walks: list[Any] = [(root,)]
-    child = root.first_child
-    head_seen = False
-    while child is not None:
-        is_head = not head_seen and child.tag == "head"
-        head_seen = head_seen or is_head
-        walks.append(child.traverse(include_text=True, skip_empty=is_head))
-        child = child.next
-    return chain.from_iterable(walks)
+def _warn_tag(tag: str, warning: int, flags: int, warn_seen: set[str], warnings: list[str]) -> None:
+    """The warning a tag outside the plain vocabulary gets (each one once per file)."""
+    if warning == _WARN_SCOPED:
+        if flags & IN_FIGURE:
+            return
+        key, message = (
+            f"scoped:{tag}",
+            f"<{tag}> outside a <figure>: use a semantic element instead",
+        )
+    else:
+        key, message = f"unknown:{tag}", f"<{tag}> is outside the closed vocabulary"
+    if key not in warn_seen:
+        warn_seen.add(key)
+        warnings.append(message)
 
 
 def _check_attributes(tag: str, attrs: dict[str, str | None], out: list[str]) -> None:

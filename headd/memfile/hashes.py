@@ -64,24 +64,40 @@ def chunk_id_of(content_hash: str, ordinal: int) -> str:
 
 
 # The claim's slot: everything up to the last linking word a value follows. ASCII word
-# boundaries, as in JavaScript; the input is already collapsed to single spaces.
-_FRAME = re.compile(r"(.*\b(?:of|is|in|to|by|as)\b) +(.+?)\.?", re.ASCII | re.DOTALL)
+# boundaries, as in JavaScript; the input is already collapsed to single spaces. ``frame_key_of``
+# finds the same match by searching the reversed text for the first reversed linking word (the
+# rule as a regex stays the reference in the tests).
+FRAME_PATTERN: Final = r"(.*\b(?:of|is|in|to|by|as)\b) +(.+?)\.?"
+#: A linking word and the space after it, reversed, not preceded (in reading order) by a word
+#: character: its first match in the reversed text is the last linking word of the text.
+_LAST_LINK_REVERSED = re.compile(r" (?:fo|si|ni|ot|yb|sa)(?![A-Za-z0-9_])", re.ASCII)
 _MIN_FRAME_TOKENS: Final = 3
 _MAX_VALUE_TOKENS: Final = 6
 
 
-def frame_key_of(claim: str) -> str | None:
+def frame_key_of(claim: str, *, collapsed: bool = False) -> str | None:
     """The frame key of a claim (lowercased frame), or None when it states no slot shape.
 
     JavaScript whitespace runs become one space and the ends are trimmed; the frame must have at
-    least three space-separated words and the value at most six.
+    least three space-separated words and the value at most six. ``collapsed``: the claim is
+    ``collapse_ascii`` output (the gist is), which spares a scan.
+
+    The match is ``FRAME_PATTERN``'s: once the text holds single spaces only, the greedy frame
+    ends at the last linking word that starts a word (no ASCII word character before it) and is
+    followed by a space; the value is the rest, less one final ``.`` when more than that is left.
+    The text is searched reversed, so the first match is that last linking word.
     """
-    match = _FRAME.fullmatch(collapse_js(claim))
+    text = collapse_js(claim, collapsed=collapsed)
+    match = _LAST_LINK_REVERSED.search(text[::-1])
     if match is None:
         return None
-    frame, value = match.group(1), match.group(2)
-    if len(frame.split(" ")) < _MIN_FRAME_TOKENS:
+    cut = len(text) - match.end()  # where the last linking word starts
+    frame = text[: cut + 2]
+    if frame.count(" ") + 1 < _MIN_FRAME_TOKENS:
         return None
-    if len(value.split(" ")) > _MAX_VALUE_TOKENS:
+    value = text[cut + 3 :]
+    if len(value) > 1 and value.endswith("."):
+        value = value[:-1]
+    if value.count(" ") + 1 > _MAX_VALUE_TOKENS:
         return None
     return frame.lower()

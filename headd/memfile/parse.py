@@ -21,6 +21,7 @@ import logging
 import math
 import re
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from headd.errors import InvalidMemory
@@ -54,8 +55,8 @@ _MAX_SAFE_INTEGER = 2**53 - 1
 def js_number(raw: str) -> float:
     """JavaScript's ``Number(string)``: trimmed, blank -> 0, hex/octal/binary, ``Infinity``, NaN."""
     text = tx.js_trim(raw)
-    if text.isdigit() and text.isascii():  # the common case: plain ASCII digits
-        return float(text)
+    if text.replace(".", "", 1).isdigit() and text.isascii():
+        return float(text)  # the common case: ASCII digits, at most one point (not alone)
     if text == "":
         return 0.0
     if _JS_RADIX.fullmatch(text):
@@ -208,21 +209,21 @@ def _build(
     summaries = [summary for summary in map(text_of, doc.summaries) if summary]
     terms = [term for term in map(text_of, doc.dfns) if term]
 
-    raw_entities: list[str] = []
-    raw_tags: list[str] = []
-    raw_aliases: list[str] = []
+    # The repeatable metas: trimmed, non-empty, unique values in document order.
+    repeated: dict[str, dict[str, None]] = {
+        "memhtml-entity": {},
+        "memhtml-tag": {},
+        "memhtml-alias": {},
+    }
     for meta_name, content in doc.metas:
-        if content == "":
-            continue
-        if meta_name == "memhtml-entity":
-            raw_entities.append(content)
-        elif meta_name == "memhtml-tag":
-            raw_tags.append(content)
-        elif meta_name == "memhtml-alias":
-            raw_aliases.append(content)
-    entities = _unique(tx.js_trim(e) for e in raw_entities)
-    tags = _unique(tx.js_trim(t) for t in raw_tags)
-    aliases = _unique(tx.js_trim(a) for a in raw_aliases)
+        values = repeated.get(meta_name)
+        if values is not None:
+            trimmed = tx.js_trim(content)
+            if trimmed:
+                values[trimmed] = None  # a dict keeps the first occurrence's place
+    entities = tuple(repeated["memhtml-entity"])
+    tags = tuple(repeated["memhtml-tag"])
+    aliases = tuple(repeated["memhtml-alias"])
 
     links: list[Link] = []
     seen_edges: set[tuple[str, str]] = set()
@@ -247,6 +248,7 @@ def _build(
     )
 
     content_hash = digest_of(canonical)
+    word_count, chunks = tx.words_and_chunks_of(body_text)  # body_text is collapsed
     para = tx.para_of(norm_path) or "areas"
     archived = para == "archive"
     memory_type = metas["memhtml-type"]
@@ -256,10 +258,22 @@ def _build(
     needs_revision = metas.get("memhtml-needs-revision")
     task_status = metas.get("memhtml-task-status")
 
+    blob_sha = blob_sha_of(raw)
+    fts_text = tx.fts_text_of(title, gist, body_text)
+    disclosure_text = tx.disclosure_text_of(
+        gist, summaries, [(n, v) for n, v, _ in raw_facets], [t for t, _ in raw_citations]
+    )
+    entity_rows = _entity_rows(entities, terms, doc.langs)
+    chunk_rows = tuple(
+        Chunk(ordinal=i, text=chunk, char_count=count) for i, (chunk, count) in enumerate(chunks)
+    )
+    origin_path = tx.origin_path_of(norm_path) if archived else None
+    workspace = tx.workspace_of(norm_path)
+    frame_key = frame_key_of(gist, collapsed=True)
     return MemoryRecord(
         path=norm_path,
         html=text,
-        blob_sha=blob_sha_of(raw),
+        blob_sha=blob_sha,
         content_hash=content_hash,
         meta_content_hash=metas.get("memhtml-content-hash"),
         memory_type=memory_type,
@@ -267,25 +281,17 @@ def _build(
         title=title,
         claim=gist,
         body_text=body_text,
-        fts_text=tx.fts_text_of(title, gist, body_text),
-        disclosure_text=tx.disclosure_text_of(
-            gist, summaries, [(n, v) for n, v, _ in raw_facets], [t for t, _ in raw_citations]
-        ),
-        word_count=tx.word_count_of(body_text, collapsed=True),
+        fts_text=fts_text,
+        disclosure_text=disclosure_text,
+        word_count=word_count,
         tags=tags,
         entities=entities,
-        entity_rows=tuple(
-            EntityRow(entity_type=t, entity_name=n)
-            for t, n in tx.entity_rows_of(raw_entities, terms, doc.langs)
-        ),
+        entity_rows=entity_rows,
         aliases=aliases,
         links=tuple(links),
         facets=facets,
         citations=citations,
-        chunks=tuple(
-            Chunk(ordinal=i, text=chunk, char_count=count)
-            for i, (chunk, count) in enumerate(tx.chunk_text(body_text))
-        ),
+        chunks=chunk_rows,
         event_at=doc.event_at,
         created_at=metas.get("memhtml-created"),
         updated_at=metas.get("memhtml-updated"),
@@ -294,10 +300,10 @@ def _build(
         valid_until=metas.get("memhtml-valid-until"),
         superseded_by=metas.get("memhtml-superseded-by"),
         archived=archived,
-        origin_path=tx.origin_path_of(norm_path) if archived else None,
+        origin_path=origin_path,
         para=para,
-        workspace=tx.workspace_of(norm_path),
-        frame_key=frame_key_of(gist),
+        workspace=workspace,
+        frame_key=frame_key,
         importance=int(importance) if importance is not None else 5,
         confidence=float(confidence) if confidence is not None else 1.0,
         reprieves=int(reprieves) if reprieves is not None else 0,
@@ -314,15 +320,23 @@ def _build(
     )
 
 
-def _unique(values: Any) -> tuple[str, ...]:
-    """Non-empty values, first occurrence kept, order kept."""
+def _entity_rows(
+    entities: tuple[str, ...], terms: list[str], langs: list[str]
+) -> tuple[EntityRow, ...]:
+    """``tx.entity_rows_of(raw entity metas, terms, langs)`` as records, from the entity metas
+    already trimmed and deduplicated (equal values give equal rows, so nothing else changes)."""
+    rows: list[EntityRow] = []
     seen: set[str] = set()
-    out: list[str] = []
-    for value in values:
-        if value and value not in seen:
-            seen.add(value)
-            out.append(value)
-    return tuple(out)
+    for entity_type, name in chain(
+        map(tx.split_entity, entities),
+        (("concept", tx.js_trim(term)) for term in terms),
+        (("lang", lang) for lang in langs),
+    ):
+        key = entity_type + "\0" + name
+        if name and key not in seen:  # only a blank term has no name (langs are never blank)
+            seen.add(key)
+            rows.append(EntityRow(entity_type=entity_type, entity_name=name))
+    return tuple(rows)
 
 
 def _unique_by(items: list[Any], key: Any) -> list[Any]:

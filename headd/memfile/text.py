@@ -28,6 +28,10 @@ _JS_SPACE_RUN = re.compile(_JS_SPACE_CLASS + "+")
 _SPACE_RUN = re.compile("  +")
 #: JavaScript whitespace other than the space itself.
 _JS_SPACE_NOT_SPACE_CHARS: Final = JS_SPACE_CHARS.replace(" ", "")
+#: What of it a ``collapse_ascii`` output can still hold (no tab, LF, FF or CR).
+_JS_SPACE_BEYOND_ASCII_RUNS: Final = _JS_SPACE_NOT_SPACE_CHARS.translate(
+    {ord(char): None for char in "\t\n\f\r"}
+)
 #: Whitespace JavaScript's ``\\s`` and Python's ``str.split()`` disagree on (Python alone splits
 #: on U+001C..U+001F and U+0085; JavaScript alone on U+FEFF).
 _SPLIT_DISAGREEMENT: Final = "\x1c\x1d\x1e\x1f\x85\ufeff"
@@ -58,17 +62,19 @@ def _collapse_runs(text: str) -> str:
     present), then one regex pass shortens the few runs left; a text with no run at all (the
     common case for short texts) is returned as it is.
     """
-    for char in "\t\n\f\r":
-        if char in text:
-            text = text.replace(char, " ")
+    if "\n" in text or "\t" in text or "\r" in text or "\f" in text:
+        text = text.replace("\n", " ").replace("\t", " ").replace("\r", " ").replace("\f", " ")
     if "  " in text:
         return _SPACE_RUN.sub(" ", text)
     return text
 
 
-def collapse_js(text: str) -> str:
-    """Runs of JavaScript whitespace to one space, then trimmed (``replace(/\\s+/g, " ").trim()``)."""
-    if not _has_js_space_besides_single_spaces(text):
+def collapse_js(text: str, *, collapsed: bool = False) -> str:
+    """Runs of JavaScript whitespace to one space, then trimmed (``replace(/\\s+/g, " ").trim()``).
+
+    ``collapsed``: the text is ``collapse_ascii`` output, which spares a scan.
+    """
+    if not _has_js_space_besides_single_spaces(text, collapsed=collapsed):
         return text.strip(" ")  # nothing to collapse (the common case: already collapsed)
     return _JS_SPACE_RUN.sub(" ", text).strip(" ")
 
@@ -90,10 +96,15 @@ def _has_js_space_besides_single_spaces(text: str, *, collapsed: bool = False) -
             or "\f" in text
             or "\v" in text
         )
-    if not collapsed and "  " in text:
-        return True
-    # One substring scan per character beats a regex character class on a long text.
-    return any(char in text for char in _JS_SPACE_NOT_SPACE_CHARS)
+    if not collapsed:
+        if "  " in text:
+            return True
+        chars = _JS_SPACE_NOT_SPACE_CHARS
+    else:
+        chars = _JS_SPACE_BEYOND_ASCII_RUNS
+    # One substring scan per character beats a regex character class on a long text (and a
+    # character above the text's widest is refused without a scan).
+    return any(char in text for char in chars)
 
 
 def utf16_len(text: str) -> int:
@@ -279,6 +290,22 @@ def word_count_of(body_text: str, *, collapsed: bool = False) -> int:
     return len(_JS_SPACE_RUN.split(trimmed))
 
 
+def words_and_chunks_of(body_text: str) -> tuple[int, list[tuple[str, int]]]:
+    """``(word_count_of(body_text, collapsed=True), chunk_text(body_text))`` with one whitespace
+    scan between them: the body text is ``collapse_ascii`` output (the record's is)."""
+    trimmed = js_trim(body_text)
+    if trimmed == "":
+        return 0, []
+    single_spaced = not _has_js_space_besides_single_spaces(trimmed, collapsed=True)
+    if single_spaced:
+        words = trimmed.count(" ") + 1
+    elif not any(char in trimmed for char in _SPLIT_DISAGREEMENT):
+        words = len(trimmed.split())
+    else:
+        words = len(_JS_SPACE_RUN.split(trimmed))
+    return words, _chunks_of_trimmed(trimmed, CHUNK_MAX_CHARS, single_spaced)
+
+
 def chunk_text(text: str, max_chars: int = CHUNK_MAX_CHARS) -> list[tuple[str, int]]:
     """Chunks of at most ``max_chars`` UTF-16 units, no overlap: ``[(text, char_count)]``.
 
@@ -290,10 +317,20 @@ def chunk_text(text: str, max_chars: int = CHUNK_MAX_CHARS) -> list[tuple[str, i
     trimmed = js_trim(text)
     if trimmed == "":
         return []
+    return _chunks_of_trimmed(trimmed, max_chars, None)
+
+
+def _chunks_of_trimmed(
+    trimmed: str, max_chars: int, single_spaced: bool | None
+) -> list[tuple[str, int]]:
+    """``chunk_text`` of a non-empty trimmed text; ``single_spaced`` (when known) says its only
+    whitespace is lone spaces."""
     total = utf16_len(trimmed)
     if total <= max_chars:
         return [(trimmed, total)]
-    if total == len(trimmed) and not _has_js_space_besides_single_spaces(trimmed):
+    if single_spaced is None:
+        single_spaced = not _has_js_space_besides_single_spaces(trimmed)
+    if total == len(trimmed) and single_spaced:
         return _chunk_single_spaced(trimmed, max_chars)
     # Without astral characters every piece's UTF-16 length is its length: measured once here.
     measure = len if total == len(trimmed) else utf16_len
@@ -434,7 +471,6 @@ def entity_rows_of(
 
 # --- paths ---------------------------------------------------------------------------------
 
-_LEADING_SLASHES = re.compile(r"^/+")
 _DOUBLE_SLASHES = re.compile(r"/{2,}")
 _ARCHIVE_PREFIX = re.compile(r"archive/[0-9]{4,}/(.+)", re.DOTALL)
 
@@ -443,7 +479,9 @@ def normalize_path(path: str) -> str:
     """Leading slashes dropped, doubled slashes collapsed, one trailing slash dropped."""
     if not path.startswith("/") and "//" not in path and not path.endswith("/"):
         return path  # already canonical (the common case)
-    collapsed = _DOUBLE_SLASHES.sub("/", _LEADING_SLASHES.sub("", path))
+    collapsed = path.lstrip("/")  # what ``^/+`` removes
+    if "//" in collapsed:
+        collapsed = _DOUBLE_SLASHES.sub("/", collapsed)
     return collapsed[:-1] if collapsed.endswith("/") else collapsed
 
 
