@@ -11,6 +11,8 @@ memories (``bench.stores``), then starts the real ``headd`` three times (``--emb
 For each: wall time from spawn to the first ``status`` answer (READY, which includes starting
 Python and importing the daemon), the daemon's CPU time by then (``/proc``), and its own
 ``load_ms``; the snapshot start runs ``--repeat`` times (each figure listed, and the median).
+Then one ``search`` sent right after that first status answer: ``first_search_s`` is its wall
+time from READY (so a start that defers work past READY shows what the first answer pays for it).
 Also measured in this process: mapping + decoding the snapshot (wall and CPU), and the imports
 the daemon makes before it loads, in a fresh interpreter (wall and CPU). Prints one JSON object
 with the load average at the start.
@@ -86,6 +88,20 @@ def status_when_ready(proc: subprocess.Popen[bytes], sock: Path, log_path: Path)
             time.sleep(0.01)
 
 
+#: The query of the first search after READY (any text: the first call pays the late imports and
+#: the builds a decode left for first use, whatever it asks).
+FIRST_QUERY = "why did the deploy fail after the schema migration"
+
+
+def first_search_s(sock: Path) -> float:
+    """Wall seconds for one ``search`` answered (sent at once, on a new connection)."""
+    started = time.perf_counter()
+    with Client(sock, timeout=300) as client:
+        answer = client.call("search", {"query": FIRST_QUERY})
+    assert isinstance(answer, dict)
+    return time.perf_counter() - started
+
+
 def status_of(sock: Path) -> dict[str, Any]:
     with Client(sock, timeout=300) as client:
         status = client.call("status")
@@ -105,10 +121,13 @@ def run(store: Path, work: Path, *, wait_snapshot: bool) -> dict[str, Any]:
     try:
         status = status_when_ready(proc, sock, log_path)
         ready_s = time.perf_counter() - spawned
+        ready_cpu_s = cpu_s_of(proc.pid)
+        search_s = first_search_s(sock)
         out: dict[str, Any] = {
             "load_source": status["load_source"],
             "ready_s": round(ready_s, 3),
-            "ready_cpu_s": round(cpu_s_of(proc.pid), 3),
+            "ready_cpu_s": round(ready_cpu_s, 3),
+            "first_search_s": round(search_s, 3),
             "load_ms": status["load_ms"],
             "records": status["records"],
         }
@@ -130,7 +149,7 @@ def repeated(store: Path, work: Path, times: int) -> dict[str, Any]:
     """``times`` snapshot starts: each figure, and the medians."""
     runs = [run(store, work, wait_snapshot=False) for _ in range(times)]
     out = dict(runs[0])
-    for key in ("ready_s", "ready_cpu_s", "load_ms"):
+    for key in ("ready_s", "ready_cpu_s", "first_search_s", "load_ms"):
         values = [r[key] for r in runs]
         out[key] = round(statistics.median(values), 3)
         out[f"{key}_each"] = values

@@ -12,7 +12,11 @@ let in-flight requests finish (bounded), remove the socket we bound, exit 0. A f
 one ``ERR_…: message`` log line and exit 1; a usage error is exit 2.
 
 Importing this module imports only what parsing the command line needs; :func:`run` imports the
-daemon (asyncio, pygit2, numpy through the head, the services). :func:`main` turns the cyclic
+daemon (asyncio, the head, the services). numpy is not imported before READY (the snapshot decode
+leaves its arrays to first use), nor pygit2 by the daemon's own code (the ref files answer the
+first tip read; a start from the tip's snapshot opens no repository), though the session registry
+still opens the repository before READY; both are imported after READY with the late modules.
+``--log-level DEBUG`` logs which of them READY found loaded. :func:`main` turns the cyclic
 collector off first, so the ~10^5 objects those imports and the snapshot decode make are not
 walked again and again while they are made (measured: 50-100 ms of CPU of a ~0.6 s start); the
 cold start's settle freezes them (``coldstart.py``) and :func:`run` turns it back on.
@@ -182,6 +186,19 @@ class StartSteps:
         self._last = now
 
 
+#: Modules kept off the way to READY (issue 5): imported after it, in the background, or at the
+#: first call that needs them. ``log_heavy_modules`` says which of them were loaded at READY.
+HEAVY_MODULES = ("numpy", "pygit2")
+
+
+def log_heavy_modules() -> None:
+    """One DEBUG line naming which of :data:`HEAVY_MODULES` were imported by READY (a test reads
+    it, so a module-level import that brings one back on the way to READY is caught)."""
+    if log.isEnabledFor(logging.DEBUG):
+        loaded = [name for name in HEAVY_MODULES if name in sys.modules]
+        log.debug("heavy modules loaded at READY: %s", ",".join(loaded) or "none")
+
+
 async def _report_load_progress(notifier: Notifier, started: float, what: str) -> None:
     import asyncio
 
@@ -207,10 +224,8 @@ async def run(
     import signal
     from concurrent.futures import ThreadPoolExecutor
 
-    import pygit2
-
     from headd.daemon.collector import VersionCollector
-    from headd.daemon.follow import GitThread, RefFollower, resolve_followed_ref
+    from headd.daemon.follow import GitThread, RefFollower, followed_ref_of
     from headd.daemon.handlers import Service
     from headd.daemon.head_api import record_count
     from headd.daemon.notify import Notifier
@@ -226,13 +241,7 @@ async def run(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
     notifier = Notifier.from_environ(environ)
-    try:
-        repo = pygit2.Repository(str(config.store))
-    except (pygit2.GitError, KeyError):
-        raise GitFailure(
-            f"not a git repository: {config.store}", {"store": str(config.store)}
-        ) from None
-    ref = resolve_followed_ref(repo, config.ref)
+    ref = followed_ref_of(config.store, config.ref, lambda: open_repository(config.store))
     steps.mark("repository open, ref resolved")
     embedder = make_embedder(config.embedder)  # a bad --embedder fails before we bind
     steps.mark("embedder made")
@@ -321,6 +330,7 @@ async def run(
         version = follower.version
         notifier.ready(f"serving {version.sha[:12]} ({record_count(version)} records)")
         steps.mark("ready")
+        log_heavy_modules()
 
         async def after_ready() -> None:
             """What no first answer needs, started once the first answers had the threads to
@@ -371,6 +381,17 @@ async def run(
         fill_thread.shutdown(wait=False, cancel_futures=True)
 
 
+def open_repository(store: Path) -> pygit2.Repository:
+    """The store's repository (GitFailure when it is none), for a start the ref files could not
+    answer (``followed_ref_of``)."""
+    import pygit2
+
+    try:
+        return pygit2.Repository(str(store))
+    except (pygit2.GitError, KeyError):
+        raise GitFailure(f"not a git repository: {store}", {"store": str(store)}) from None
+
+
 def late_head_api() -> HeadApi:
     """``HeadApi.from_head()``, with the search, the gate and the scope imported at first call.
 
@@ -391,8 +412,11 @@ def late_head_api() -> HeadApi:
     )
 
 
-#: What ``after_ready`` imports in the background: the modules the first calls of each kind need.
+#: What ``after_ready`` imports in the background: the modules the first calls of each kind need
+#: (numpy and pygit2 first: the heaviest, and kept off the way to READY, see HEAVY_MODULES).
 LATE_MODULES = (
+    "numpy",
+    "pygit2",
     "headd.head.search",
     "headd.head.gate",
     "headd.head.scope",
@@ -444,9 +468,9 @@ def make_cold_loader(
 
     store = None if snapshots is None else snapshots.store
 
-    def load(repo: pygit2.Repository, tip: str) -> ColdStart:
+    def load(open_repo: Callable[[], pygit2.Repository], tip: str) -> ColdStart:
         return cold_load(
-            repo,
+            open_repo,
             tip,
             store,
             load_head=head.load_head,

@@ -29,11 +29,15 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from headd.errors import HeaddError, ModelUnavailable
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy", globals(), "np")
 
 log = logging.getLogger(__name__)
 

@@ -9,48 +9,74 @@ silent fallback, since the operator asked for it by name.
 "Installed" is decided by whether the packages can be found, without importing them: importing
 onnxruntime alone takes about half a second, which a daemon's start should not pay for a model it
 loads lazily anyway. A model that is installed but broken surfaces as ModelUnavailable at its
-first use (the daemon then answers degraded), never at start.
+first use (the daemon then answers degraded), never at start. For the same reason the embedder
+modules (and numpy through them) are imported only when an embedder is made: ``--embedder off``
+starts without them.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
+from typing import TYPE_CHECKING
 
-from headd.embed.hashing import HashingEmbedder
-from headd.embed.onnx_minilm import (
-    MODEL_ID,
-    WEIGHTS_PACKAGE,
-    OnnxEmbedder,
-    model_id_for,
-)
-from headd.embed.port import DocumentEmbedder
 from headd.errors import ModelUnavailable
+
+if TYPE_CHECKING:
+    from headd.embed.port import DocumentEmbedder
 
 ENV_VAR = "HEADD_EMBEDDER"
 DEFAULT_SETTING = "auto"
-#: The module names the ``embed`` extra installs; all must be importable for "installed".
-#: ``onnx`` and ``ml_dtypes`` serve the one-time quantization (:mod:`headd.embed.quantize`).
-EXTRA_MODULES = ("onnxruntime", WEIGHTS_PACKAGE, "onnx", "ml_dtypes")
 
 
-#: Local models by the names an operator may give; the model id itself is always accepted.
-#: The default is the quantized model at 160 word pieces. The float-arithmetic model at 160
-#: (``all-MiniLM-L6-v2-int8-t160``) and at 256 (``all-MiniLM-L6-v2-int8``) are the earlier
-#: defaults: slower, and the spaces their stores already hold vectors of.
-LOCAL_MODELS: Mapping[str, Callable[[], DocumentEmbedder]] = {
-    MODEL_ID: OnnxEmbedder,
-    "minilm": OnnxEmbedder,
-    model_id_for(160, quantized=False): partial(OnnxEmbedder, quantized=False),
-    model_id_for(256, quantized=False): partial(OnnxEmbedder, max_tokens=256, quantized=False),
-}
+def extra_modules() -> tuple[str, ...]:
+    """The module names the ``embed`` extra installs; all must be importable for "installed".
+    ``onnx`` and ``ml_dtypes`` serve the one-time quantization (:mod:`headd.embed.quantize`)."""
+    from headd.embed.onnx_minilm import WEIGHTS_PACKAGE
+
+    return ("onnxruntime", WEIGHTS_PACKAGE, "onnx", "ml_dtypes")
+
+
+@functools.cache
+def local_models() -> dict[str, Callable[[], DocumentEmbedder]]:
+    """Local models by the names an operator may give; the model id itself is always accepted.
+
+    The default is the quantized model at 160 word pieces. The float-arithmetic model at 160
+    (``all-MiniLM-L6-v2-int8-t160``) and at 256 (``all-MiniLM-L6-v2-int8``) are the earlier
+    defaults: slower, and the spaces their stores already hold vectors of.
+    """
+    from headd.embed.onnx_minilm import MODEL_ID, OnnxEmbedder, model_id_for
+
+    return {
+        MODEL_ID: OnnxEmbedder,
+        "minilm": OnnxEmbedder,
+        model_id_for(160, quantized=False): partial(OnnxEmbedder, quantized=False),
+        model_id_for(256, quantized=False): partial(OnnxEmbedder, max_tokens=256, quantized=False),
+    }
+
+
+class _LocalModels(Mapping[str, "Callable[[], DocumentEmbedder]"]):
+    """:func:`local_models` as a mapping that imports the model module at its first read."""
+
+    def __getitem__(self, key: str) -> Callable[[], DocumentEmbedder]:
+        return local_models()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(local_models())
+
+    def __len__(self) -> int:
+        return len(local_models())
+
+
+LOCAL_MODELS: Mapping[str, Callable[[], DocumentEmbedder]] = _LocalModels()
 
 
 def local_model_installed(find: Callable[[str], object] = importlib.util.find_spec) -> bool:
     """Whether every package of the ``embed`` extra can be found (nothing is imported)."""
     try:
-        return all(find(name) is not None for name in EXTRA_MODULES)
+        return all(find(name) is not None for name in extra_modules())
     except (ImportError, ValueError):
         return False
 
@@ -77,8 +103,14 @@ def make_embedder(
     if key == "off":
         return None
     if key == "auto":
-        return OnnxEmbedder() if installed() else None
+        if not installed():
+            return None
+        from headd.embed.onnx_minilm import OnnxEmbedder
+
+        return OnnxEmbedder()
     if key == "hash":
+        from headd.embed.hashing import HashingEmbedder
+
         return HashingEmbedder()
     factory = LOCAL_MODELS.get(key)
     if factory is None:

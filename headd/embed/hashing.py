@@ -12,10 +12,15 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import numpy as np
-import numpy.typing as npt
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = LazyModule("numpy", globals(), "np")
 
 MODEL_ID: Final = "headd-hash-v1"
 DEFAULT_DIMENSION: Final = 256

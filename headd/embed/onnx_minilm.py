@@ -28,10 +28,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:  # numpy waits for the first embedding: a daemon's start does not need it (lazy_import)
+    np = LazyModule("numpy", globals(), "np")
 
 from headd.embed.pooling import l2_normalize, masked_mean
 from headd.embed.quantize import quantized_weights

@@ -7,8 +7,15 @@ dot product is the cosine, which is all the vector arm computes.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
+
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:  # numpy waits for the first embedding: a daemon's start does not need it (lazy_import)
+    np = LazyModule("numpy", globals(), "np")
 
 #: Below this norm a vector is treated as zero rather than blown up into noise.
 NORM_FLOOR = 1e-12

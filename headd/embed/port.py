@@ -9,10 +9,11 @@ same space must produce interchangeable vectors, and a cache refuses vectors of 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # annotations only: importing the port must not import numpy
+    import numpy as np
+    import numpy.typing as npt
 
 
 @runtime_checkable

@@ -14,12 +14,17 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from headd.embed.port import DocumentEmbedder
 from headd.errors import ModelUnavailable
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    np = LazyModule("numpy", globals(), "np")
 
 DEFAULT_CAPACITY = 1024
 

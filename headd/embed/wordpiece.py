@@ -31,9 +31,15 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:  # numpy waits for the first embedding: a daemon's start does not need it (lazy_import)
+    np = LazyModule("numpy", globals(), "np")
 
 #: The reference normalizer's limit, above which a word is ``[UNK]`` without being split.
 MAX_CHARS_PER_WORD = 100

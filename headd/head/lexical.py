@@ -19,23 +19,26 @@ Only active records are indexed; the caller (``indexes.py``) decides which those
 
 Tokenizing (``tokenize``, ``STOP_WORDS``, ``indexed_text``) lives in ``tokens.py``, which a load's
 parse workers import without numpy; it is re-exported here.
+
+Importing this module does not import numpy (:mod:`headd.lazy_import`): a daemon starting from a
+snapshot reaches READY without it, with the decoded index's lengths built at first use
+(:meth:`LexicalIndex.with_pending_lengths`) and its buckets left to a pending map.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import threading
 import weakref
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-import numpy as np
-from numpy.typing import NDArray
 from pyrsistent import PMap, pmap
 
 from headd.head.ids import PATH_IDS
@@ -43,10 +46,17 @@ from headd.head.tokens import STOP_WORDS as STOP_WORDS
 from headd.head.tokens import code_token_lists
 from headd.head.tokens import indexed_text as indexed_text
 from headd.head.tokens import tokenize as tokenize
+from headd.lazy_import import LazyModule
 from headd.record import MemoryRecord
 
-IdArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+else:
+    np = LazyModule("numpy", globals(), "np")
+
+IdArray: TypeAlias = "NDArray[np.int64]"
+FloatArray: TypeAlias = "NDArray[np.float64]"
 
 
 def term_frequencies(record: MemoryRecord) -> dict[str, int]:
@@ -56,7 +66,7 @@ def term_frequencies(record: MemoryRecord) -> dict[str, int]:
 
 #: A run of documents' tokens: the run's vocabulary (first-occurrence order), every token as
 #: its position in it (document after document), and each document's token count.
-CodedTokens = tuple[list[str], NDArray[np.int32], list[int]]
+CodedTokens: TypeAlias = tuple[list[str], "NDArray[np.int32]", list[int]]
 
 
 def code_tokens(documents: Iterable[list[str]]) -> CodedTokens:
@@ -70,8 +80,14 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
-_NO_IDS: Final[IdArray] = _frozen(np.zeros(0, dtype=np.int64))
-_NO_TFS: Final[FloatArray] = _frozen(np.zeros(0, dtype=np.float64))
+@functools.cache
+def _no_ids() -> IdArray:
+    return _frozen(np.zeros(0, dtype=np.int64))
+
+
+@functools.cache
+def _no_tfs() -> FloatArray:
+    return _frozen(np.zeros(0, dtype=np.float64))
 
 
 class Postings:
@@ -133,7 +149,7 @@ class LexicalIndex:
 
     postings: PMap[str, Postings] = field(default_factory=pmap)
     #: Token count of each document by id; ``-1`` where the index holds no document.
-    lengths: FloatArray = field(default_factory=lambda: _NO_TFS)
+    lengths: FloatArray = field(default_factory=_no_tfs)
     #: How many documents the index holds: BM25's N.
     doc_count: int = 0
     #: Sum of every length, so the average length is O(1) at query time.
@@ -162,8 +178,49 @@ class LexicalIndex:
 
     __hash__ = None  # type: ignore[assignment]
 
+    @staticmethod
+    def with_pending_lengths(
+        postings: PMap[str, Postings],
+        build_lengths: Callable[[], FloatArray],
+        doc_count: int,
+        total_length: int,
+    ) -> LexicalIndex:
+        """An index whose ``lengths`` are built by ``build_lengths`` when first read.
 
-EMPTY_LEXICAL: Final = LexicalIndex()
+        A snapshot decode returns one, so that READY needs neither the lengths array nor numpy
+        (issue 5); the index is otherwise the one ``LexicalIndex(...)`` would make.
+        """
+        index = object.__new__(_LengthsAtFirstUse)
+        set_field = object.__setattr__
+        set_field(index, "postings", postings)
+        set_field(index, "doc_count", doc_count)
+        set_field(index, "total_length", total_length)
+        set_field(index, "_build_lengths", build_lengths)
+        return index
+
+
+#: One lock for every first build of pending lengths: they are rare (one per decode).
+_LENGTHS_LOCK: Final = threading.Lock()
+
+
+class _LengthsAtFirstUse(LexicalIndex):
+    """A :class:`LexicalIndex` whose ``lengths`` field is filled on its first read (the field is
+    absent from the instance until then, so the read falls through to ``__getattr__``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "lengths":
+            raise AttributeError(name)
+        with _LENGTHS_LOCK:
+            state = self.__dict__
+            lengths = state.get("lengths")
+            if lengths is None:
+                lengths = _frozen(state["_build_lengths"]())
+                object.__setattr__(self, "lengths", lengths)
+                del state["_build_lengths"]
+        return lengths
+
+
+EMPTY_LEXICAL: Final = LexicalIndex.with_pending_lengths(pmap(), _no_tfs, 0, 0)
 
 
 class LexicalBuilder:
@@ -540,13 +597,13 @@ def bm25_scores(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray]
     """
     n_docs = lexical.doc_count
     if n_docs == 0:
-        return _NO_IDS, _NO_TFS
+        return _no_ids(), _no_tfs()
     postings = lexical.postings
     buckets = [
         bucket for bucket in map(postings.get, dict.fromkeys(tokenize(query))) if bucket is not None
     ]
     if not buckets:
-        return _NO_IDS, _NO_TFS
+        return _no_ids(), _no_tfs()
     sizes = [len(bucket) for bucket in buckets]
     idfs = np.array(
         [math.log((n_docs - count + 0.5) / (count + 0.5) + 1) for count in sizes],

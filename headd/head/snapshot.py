@@ -31,14 +31,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import struct
+import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
-import numpy as np
 from pyrsistent import PMap, pmap
 
 from headd.errors import IndexStale, StorageFailure
@@ -46,7 +46,13 @@ from headd.head.ids import PATH_IDS
 from headd.head.indexes import Indexes
 from headd.head.lexical import STOP_WORDS, LexicalIndex, Postings
 from headd.head.version import HeadVersion, SkippedFile, collector_paused
+from headd.lazy_import import LazyModule
 from headd.record import Chunk, Citation, EntityRow, Facet, Link, MemoryRecord
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy", globals(), "np")
 
 MAGIC: Final = b"HEADDSNP"
 #: Bump when the layout below changes.
@@ -362,43 +368,66 @@ def _pending_maps(indexes: Indexes) -> list[PendingMap]:
 
 
 def settle_version(version: HeadVersion) -> bool:
-    """Build whatever a decode left pending (multi-maps, lexical buckets); whether there was."""
+    """Build whatever a decode left pending (multi-maps, lexical buckets and lengths); whether
+    there was."""
     pending = _pending_maps(version.indexes)
     for lazy in pending:
         lazy.get("")
-    return bool(pending)
+    lexical = version.indexes.lexical
+    lengths_pending = "lengths" not in vars(lexical)
+    if lengths_pending:
+        lexical.lengths  # noqa: B018 -- the read builds them
+    return bool(pending) or lengths_pending
 
 
-def _lexical_from(lex: _Lexical, idents: np.ndarray) -> LexicalIndex:
-    """The lexical index of the persisted arrays: checked now, its buckets built at first use.
+def _int32s(data: bytes) -> memoryview:
+    """The little-endian int32 array ``data`` as a sequence of ints, without numpy or a copy."""
+    if len(data) % 4:
+        raise ValueError("an int32 array of a length not a multiple of 4")
+    if sys.byteorder != "little":  # no such machine runs the daemon; correct, only slower
+        swapped = bytearray(data)
+        for start in range(4):
+            swapped[start::4] = data[3 - start :: 4]
+        return memoryview(bytes(swapped)).cast("i")
+    return memoryview(data).cast("i")
 
-    Only what a decode must refuse a damaged snapshot on is computed here (sizes, bounds, unique
-    tokens: cheap, on the persisted int32 arrays) and the lengths; widening the 10^6 document
-    numbers and term frequencies, mapping them to this process's ids and slicing them into
-    buckets wait for the :class:`PendingMap` (the same arrays, one step later).
+
+def _lexical_from(lex: _Lexical, idents: list[int]) -> LexicalIndex:
+    """The lexical index of the persisted arrays: checked now, its buckets and lengths built at
+    first use.
+
+    Only what a decode must refuse a damaged snapshot on is computed here, in plain Python on the
+    persisted int32 arrays so that READY needs no numpy (sizes, bounds, unique tokens); the
+    range of the 10^6 document numbers is checked where they are widened, mapped to this
+    process's ids and sliced into buckets, by the :class:`PendingMap` (the same arrays, one step
+    later), and the lengths array is made at its first read.
     """
-    count = idents.shape[0]
-    sizes = np.frombuffer(lex.sizes, dtype="<i4").astype(np.int64)
-    ids_local = np.frombuffer(lex.ids, dtype="<i4")
-    tfs_local = np.frombuffer(lex.tfs, dtype="<u4")
-    lengths_local = np.frombuffer(lex.lengths, dtype="<i4")
+    count = len(idents)
+    sizes_local = _int32s(lex.sizes)
     if (
-        sizes.shape[0] != len(lex.tokens)
-        or int(sizes.sum()) != ids_local.shape[0]
-        or ids_local.shape[0] != tfs_local.shape[0]
-        or lengths_local.shape[0] != count
+        len(sizes_local) != len(lex.tokens)
+        or sum(sizes_local) != len(lex.ids) // 4
+        or len(lex.ids) != len(lex.tfs)
+        or len(lex.lengths) != 4 * count
         or len(set(lex.tokens)) != len(lex.tokens)
-        or (ids_local.size and (int(ids_local.min()) < 0 or int(ids_local.max()) >= count))
+        or len(lex.ids) % 4
+        or len(lex.lengths) % 4
+        or (count == 0 and lex.ids)
     ):
         raise ValueError("lexical arrays do not fit together")
     tokens = lex.tokens
 
     def build() -> dict[str, Postings]:
-        ids = idents[ids_local] if count else ids_local.astype(np.int64)
-        tfs = tfs_local.astype(np.float64)
+        sizes = np.frombuffer(lex.sizes, dtype="<i4").astype(np.int64)
+        ids_local = np.frombuffer(lex.ids, dtype="<i4")
+        if ids_local.size and (int(ids_local.min()) < 0 or int(ids_local.max()) >= count):
+            raise StorageFailure("snapshot arrays are inconsistent", {"error": "document ids"})
+        held = np.array(idents, dtype=np.int64)
+        ids = held[ids_local] if count else ids_local.astype(np.int64)
+        tfs = np.frombuffer(lex.tfs, dtype="<u4").astype(np.float64)
         ends = np.cumsum(sizes)
         starts = ends - sizes
-        if count > 1 and not bool(np.all(idents[1:] > idents[:-1])):
+        if count > 1 and not bool(np.all(held[1:] > held[:-1])):
             # This process numbered the paths in another order: sort each bucket by its new ids.
             codes = np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
             order = np.lexsort((ids, codes))
@@ -410,16 +439,17 @@ def _lexical_from(lex: _Lexical, idents: np.ndarray) -> LexicalIndex:
             for token, a, b in zip(tokens, starts.tolist(), ends.tolist(), strict=True)
         }
 
-    postings = PendingMap(build, len(tokens))
-    size = max(len(PATH_IDS), int(idents.max()) + 1 if count else 0)
-    lengths = np.full(size, -1.0, dtype=np.float64)
-    if count:
-        lengths[idents] = lengths_local.astype(np.float64)
-    return LexicalIndex(
-        postings=postings,
-        lengths=_frozen(lengths),
-        doc_count=lex.doc_count,
-        total_length=lex.total_length,
+    size = max(len(PATH_IDS), max(idents) + 1 if count else 0)
+
+    def lengths() -> np.ndarray:
+        built = np.full(size, -1.0, dtype=np.float64)
+        if count:
+            local = np.frombuffer(lex.lengths, dtype="<i4")
+            built[np.array(idents, dtype=np.int64)] = local.astype(np.float64)
+        return built
+
+    return LexicalIndex.with_pending_lengths(
+        PendingMap(build, len(tokens)), lengths, lex.doc_count, lex.total_length
     )
 
 
@@ -495,7 +525,7 @@ def assemble(records: Iterable[MemoryRecord], lexical: _Lexical) -> Indexes:
     if len(by_path) != len(records):
         raise ValueError("two records share a path")
     intern = PATH_IDS.intern
-    idents = np.array([intern(path) for path in by_path], dtype=np.int64)
+    idents = [intern(path) for path in by_path]
     multi = _MultiMaps(records)
     return Indexes(
         records=PendingMap(lambda: by_path, len(by_path)),
