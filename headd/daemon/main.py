@@ -232,6 +232,7 @@ async def run(
     from headd.daemon.plane_service import PlaneService
     from headd.daemon.server import Server
     from headd.daemon.vectors import PlaneVectorStore, VectorService, plane_writer_runner
+    from headd.thread_priority import lower_thread_priority
 
     steps = steps or StartSteps()
     steps.mark("loop running")
@@ -250,7 +251,10 @@ async def run(
     listener, owned = open_listener(config, environ)
     steps.mark("socket bound")
     git = GitThread(config.store)
-    fill_thread = ThreadPoolExecutor(1, thread_name_prefix="headd-embed")
+    # The fill runs below the event loop's priority, so answers never queue behind it.
+    fill_thread = ThreadPoolExecutor(
+        1, thread_name_prefix="headd-embed", initializer=lower_thread_priority
+    )
     plane = PlaneService(config.store, embedder, config.trace_root)
     vectors = VectorService(
         config.store,

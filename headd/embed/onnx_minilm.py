@@ -42,6 +42,7 @@ from headd.embed.pooling import l2_normalize, masked_mean
 from headd.embed.quantize import quantized_weights
 from headd.embed.wordpiece import WordPieceTokenizer, load_tokenizer_json
 from headd.errors import ModelUnavailable
+from headd.thread_priority import lower_thread_priority
 
 log = logging.getLogger(__name__)
 
@@ -278,8 +279,11 @@ class OnnxEmbedder:
     def _helper_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
+                # Helpers serve only multi-text calls (fills); a query runs on its caller.
                 self._pool = ThreadPoolExecutor(
-                    max_workers=self.threads - 1, thread_name_prefix="headd-embed"
+                    max_workers=self.threads - 1,
+                    thread_name_prefix="headd-embed",
+                    initializer=lower_thread_priority,
                 )
             return self._pool
 
