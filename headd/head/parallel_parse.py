@@ -29,10 +29,16 @@ import threading
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, TYPE_CHECKING, Final
 
 import msgspec
-import numpy as np
+
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported at first use: a cold start or a rebuild may never need it (lazy_import)
+    np = LazyModule("numpy", globals(), "np")
 import pygit2
 
 from headd.head import parse_worker
@@ -96,8 +102,14 @@ def _run_of(start: int, stop: int, payload: bytes) -> ParsedRun:
         items[index - start] = (skip.path, skip.reason)
     if any(item is None for item in items):
         raise ValueError("a parse run left entries out")
+    if not run.sizes:  # no tokens (asked for none, or nothing active): numpy not needed
+        return ParsedRun(start, stop, items, _NO_TOKENS)  # type: ignore[arg-type]
     codes = np.frombuffer(run.codes, dtype=np.int32)
     return ParsedRun(start, stop, items, (run.names, codes, run.sizes))  # type: ignore[arg-type]
+
+
+#: A run without tokens: the codes are an empty buffer, which every reader of codes handles.
+_NO_TOKENS: tuple[list[str], memoryview, list[int]] = ([], memoryview(b"").cast("i"), [])
 
 
 class WorkerFailed(RuntimeError):

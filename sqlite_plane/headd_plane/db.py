@@ -25,9 +25,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported at first use: a cold start or a rebuild may never need it (lazy_import)
+    np = LazyModule("numpy", globals(), "np")
 
 from headd.errors import StorageFailure
 

@@ -9,9 +9,14 @@ team's ``headd.embed.port.DocumentEmbedder`` (or any object spelling those calls
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import numpy as np
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported at first use: a cold start or a rebuild may never need it (lazy_import)
+    np = LazyModule("numpy", globals(), "np")
 
 from headd.errors import ModelUnavailable
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sqlite3
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -122,24 +121,6 @@ def _default_parse() -> Parse:
     from headd.memfile.parse import parse_memory  # the parser engineer's module
 
     return parse_memory
-
-
-#: The pool costs more CPU than an inline parse (worker start-up, msgpack; it skips the head's
-#: tokens, which the plane never uses); it shortens the wall only with a CPU to spare. On a 2-CPU machine with a
-#: load of ~2, ``headctl index rebuild`` took 5.8 s median with it against 5.3 s inline.
-POOL_MIN_IDLE_CPUS = 1.0
-
-
-def _idle_cpus() -> float:
-    """CPUs this process may use minus the one-minute load average (a rough, cheap signal)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    try:
-        return cpus - os.getloadavg()[0]
-    except OSError:
-        return float(cpus)
 
 
 @contextlib.contextmanager
@@ -278,10 +259,13 @@ class Indexer:
             return self.workers
         from headd.head.parallel_parse import default_workers
 
-        workers = default_workers(candidates)
-        if workers > 1 and _idle_cpus() < POOL_MIN_IDLE_CPUS:
-            return 1
-        return workers
+        # The pool was once used only with a CPU to spare (one-minute load average below the
+        # CPUs minus one): spawned workers cost ~0.45 s of CPU each to start and tokenized for the
+        # head. Plain workers that skip the tokens cost ~0.18 s, and a 10k rebuild with one core
+        # busy elsewhere measured 3.6-5.1 s pooled against 5.3 s inline (3.2 against 4.5 s
+        # idle), so the pool is taken as ``load_head`` takes it; a lagging load average had
+        # also kept it off right after any other busy process.
+        return default_workers(candidates)
 
     def _parsed_tree(
         self, entries: Sequence[TreeEntry], skipped: list[dict[str, str]]

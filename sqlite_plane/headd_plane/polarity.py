@@ -12,9 +12,14 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-import numpy as np
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported at first use: a cold start or a rebuild may never need it (lazy_import)
+    np = LazyModule("numpy", globals(), "np")
 
 from .mmr import cosine
 

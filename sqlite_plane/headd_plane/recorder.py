@@ -16,10 +16,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
-import numpy as np
+
+from headd.lazy_import import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported at first use: a cold start or a rebuild may never need it (lazy_import)
+    np = LazyModule("numpy", globals(), "np")
 
 from headd.errors import InvalidParams, StorageFailure
 from headd_plane.scope import EXCLUDED_BY_DEFAULT
