@@ -264,11 +264,14 @@ def test_markup_is_reserialized_like_memhtml(markup: str, expected: str) -> None
     assert reserialize_article(markup) == expected
 
 
+# Tables are left out: a stray tag inside one is "foster-parented" out of it by the HTML5 tree
+# construction, and the DOM that leaves does not always serialize back to itself (the standard
+# says as much), so a second pass can move it again; see the test after this one.
 _markup = st.recursive(
     st.text(alphabet="ab <>&\u00a0\n\"'", max_size=8),
     lambda inner: st.builds(
         lambda tag, attrs, kids: f"<{tag}{attrs}>{''.join(kids)}</{tag}>",
-        st.sampled_from(["p", "mark", "pre", "ul", "li", "table", "td", "em", "code", "dl", "dd"]),
+        st.sampled_from(["p", "mark", "pre", "ul", "li", "em", "code", "dl", "dd"]),
         st.sampled_from(["", ' title="x"', " data-value=a", ' b="1" a="2"']),
         st.lists(inner, max_size=3),
     ),
@@ -282,6 +285,17 @@ def test_reserialization_is_a_fixed_point(markup: str) -> None:
     once = reserialize_article(markup)
     assert reserialize_article(once) == once
     assert content_hash_of(once) == content_hash_of(markup)
+
+
+def test_foster_parented_markup_is_written_after_one_pass() -> None:
+    # Found by hypothesis: '<b' inside a table becomes an element that tree construction moves
+    # out of the table; the result, parsed again, moves once more. memhtml reserializes once,
+    # so we do too (the writer must reproduce its bytes), and the text survives both passes.
+    markup = "<dd><table><b</table><dd></dd></dd>"
+    once = reserialize_article(markup)
+    assert once == '<dd><b< table=""><dd></dd></b<><table></table></dd>'
+    assert reserialize_article(once) == '<dd><b< table=""></b<></dd><dd></dd><table></table>'
+    assert content_hash_of(reserialize_article(once)) == content_hash_of(once)
 
 
 # ---------------------------------------------------------------------------------------------
