@@ -52,6 +52,12 @@ def render(doc: dict[str, Any]) -> str:
     rest = sentences[1:]
     paragraphs = [" ".join(rest[i : i + 3]) for i in range(0, len(rest), 3)]
     first = f"<p><mark>{html.escape(claim, quote=False)}</mark>"
+    # Stamps differ from file to file, as a store's do (a constant one would flatter any cache).
+    n = int(doc["_id"]) if str(doc["_id"]).isdigit() else len(title)
+    created = (
+        f"2026-{n % 12 + 1:02d}-{n % 28 + 1:02d}T{n % 24:02d}:{n % 60:02d}:{n // 60 % 60:02d}Z"
+    )
+    updated = f"2026-12-{n % 28 + 1:02d}T{n // 7 % 24:02d}:{n // 3 % 60:02d}:{n % 60:02d}Z"
     if paragraphs:
         first += " " + html.escape(paragraphs.pop(0), quote=False)
     lines = [
@@ -62,8 +68,8 @@ def render(doc: dict[str, Any]) -> str:
         f"<title>{html.escape(title, quote=False)}</title>",
         '<meta name="memhtml-type" content="semantic">',
         '<meta name="memhtml-status" content="active">',
-        '<meta name="memhtml-created" content="2026-11-30T09:00:00Z">',
-        '<meta name="memhtml-updated" content="2026-11-30T09:00:00Z">',
+        f'<meta name="memhtml-created" content="{created}">',
+        f'<meta name="memhtml-updated" content="{updated}">',
         '<meta name="memhtml-confidence" content="0.90">',
         '<meta name="memhtml-entity" content="dataset:scifact">',
         '<meta name="memhtml-tag" content="science">',
@@ -100,30 +106,55 @@ def _stdlib(text: str) -> str:
     return "".join(collector.parts)
 
 
-def _time(label: str, fn: Any, files: list[tuple[str, str]], repeat: int) -> dict[str, Any]:
-    """Best of ``repeat`` passes, as CPU time of this process (what one core delivers, even on a
-    machine other jobs share) and as wall time."""
-    cpu_runs: list[float] = []
-    wall_runs: list[float] = []
-    for _ in range(repeat):
-        wall0 = time.perf_counter()
-        cpu0 = time.process_time()
-        for path, text in files:
-            fn(path, text)
-        cpu_runs.append(time.process_time() - cpu0)
-        wall_runs.append(time.perf_counter() - wall0)
-    cpu = min(cpu_runs)
-    wall = min(wall_runs)
-    return {
-        "pass": label,
-        "files": len(files),
-        "cpu_seconds_best": round(cpu, 4),
-        "wall_seconds_best": round(wall, 4),
-        "wall_seconds_median": round(statistics.median(wall_runs), 4),
-        "files_per_cpu_s": round(len(files) / cpu, 1),
-        "files_per_wall_s": round(len(files) / wall, 1),
-        "us_per_file_cpu": round(cpu / len(files) * 1e6, 1),
-    }
+#: Files per slice: each slice runs every pass in turn, ``repeat`` times (see ``_time_passes``).
+SLICE = 100
+
+
+def _time_passes(
+    passes: list[tuple[str, Any]], files: list[tuple[str, str]], repeat: int
+) -> list[dict[str, Any]]:
+    """Each pass's CPU and wall time over ``files``: per slice of ``SLICE`` files the best of
+    ``repeat`` runs, summed over the slices.
+
+    The passes take turns slice by slice rather than one after the other, because this VM's
+    neighbours come and go: measured pass after pass, one pass could land in a noisy minute and
+    another in a quiet one (the same code read 165 and 244 µs a file in two runs a minute apart),
+    while interleaved, every pass sees the same minutes, and the best of a slice's runs drops the
+    moments a neighbour took the core. CPU time of this process is what one core delivers."""
+    cpu = {label: 0.0 for label, _ in passes}
+    wall = {label: 0.0 for label, _ in passes}
+    wall_sums = {label: [0.0] * repeat for label, _ in passes}
+    for start in range(0, len(files), SLICE):
+        chunk = files[start : start + SLICE]
+        best_cpu = {label: float("inf") for label, _ in passes}
+        best_wall = {label: float("inf") for label, _ in passes}
+        for run in range(repeat):
+            for label, fn in passes:
+                wall0 = time.perf_counter()
+                cpu0 = time.process_time()
+                for path, text in chunk:
+                    fn(path, text)
+                took_cpu = time.process_time() - cpu0
+                took_wall = time.perf_counter() - wall0
+                best_cpu[label] = min(best_cpu[label], took_cpu)
+                best_wall[label] = min(best_wall[label], took_wall)
+                wall_sums[label][run] += took_wall
+        for label, _ in passes:
+            cpu[label] += best_cpu[label]
+            wall[label] += best_wall[label]
+    return [
+        {
+            "pass": label,
+            "files": len(files),
+            "cpu_seconds_best": round(cpu[label], 4),
+            "wall_seconds_best": round(wall[label], 4),
+            "wall_seconds_median": round(statistics.median(wall_sums[label]), 4),
+            "files_per_cpu_s": round(len(files) / cpu[label], 1),
+            "files_per_wall_s": round(len(files) / wall[label], 1),
+            "us_per_file_cpu": round(cpu[label] / len(files) * 1e6, 1),
+        }
+        for label, _ in passes
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,11 +186,15 @@ def main(argv: list[str] | None = None) -> int:
         profiler.disable()
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(20)
 
-    results = [
-        _time("parse_memory", parse_memory, files, args.repeat),
-        _time("lexbor_only", lambda _p, t: LexborHTMLParser(t), files, args.repeat),
-        _time("stdlib_html_parser", lambda _p, t: _stdlib(t), files, args.repeat),
-    ]
+    results = _time_passes(
+        [
+            ("parse_memory", parse_memory),
+            ("lexbor_only", lambda _p, t: LexborHTMLParser(t)),
+            ("stdlib_html_parser", lambda _p, t: _stdlib(t)),
+        ],
+        files,
+        args.repeat,
+    )
     total_bytes = sum(len(text.encode("utf-8")) for _, text in files)
     report = {
         "corpus": "scifact",
@@ -170,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
         "target_files_per_s": 3000,
         "results": results,
         "meets_target_cpu": results[0]["files_per_cpu_s"] >= 3000,
+        "floor_cpu_over_ours": round(
+            results[2]["cpu_seconds_best"] / results[0]["cpu_seconds_best"], 3
+        ),
         "load_average": list(os.getloadavg()),
     }
     print(json.dumps(report, indent=2))

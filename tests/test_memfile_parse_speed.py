@@ -23,10 +23,12 @@ from test_memfile_parse_rules import memory_file
 
 from headd.errors import InvalidMemory
 from headd.head import parallel_parse
+from headd.memfile import parse as parse_mod
 from headd.memfile import text as tx
 from headd.memfile.constraints import is_root_relative
 from headd.memfile.hashes import FRAME_PATTERN, digest_of, frame_key_of
 from headd.memfile.parse import js_number, parse_memory
+from headd.memfile.vocabulary import REL_CLASS, rel_of_token, rel_token_of
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -179,6 +181,7 @@ def test_root_relative_matches_the_regex_rule(href: str) -> None:
         and all(segment not in ("", ".", "..") for segment in path[1:].split("/"))
     )
     assert is_root_relative(href) is expected
+    assert is_root_relative(href) is expected  # the second answer comes from the memo
 
 
 @SETTINGS
@@ -289,3 +292,42 @@ def test_the_pool_is_used_only_where_it_can_pay(
 ) -> None:
     monkeypatch.setattr(parallel_parse, "_usable_cpus", lambda: cpus)
     assert parallel_parse.default_workers(candidates) == expected
+
+
+@pytest.mark.parametrize("entity", ["person:ada", "x:", ":y", "a:b:c", "plain", "\u00e9:\u00e9 x"])
+def test_one_entity_meta_gives_the_rule_s_row(entity: str) -> None:
+    """The one-entity shortcut (no dfn, no code language) builds the row the rule builds."""
+    head = f'<meta name="memhtml-entity" content=" {entity} ">'
+    record = parse_memory(
+        "areas/speed.html", memory_file("<p><mark>Claim.</mark></p>", extra_head=head)
+    )
+    rows = [(row.entity_type, row.entity_name) for row in record.entity_rows]
+    assert rows == tx.entity_rows_of([entity], [], [])
+
+
+def test_remembered_meta_numbers_are_the_computed_ones() -> None:
+    """``_bounded`` answers from its memo exactly what it computes, for every bound it is given."""
+    bounds = [(0, 1, False), (1, 10, True), (0, 2**53 - 1, True)]
+    for raw in ["0.90", " 0.9 ", "", "1e0", "0x1", "NaN", "5", "5.5", "-0", "Infinity", "\u00a0"]:
+        for low, high, integral in bounds:
+            computed = parse_mod._bounded_value(raw, low, high, integral)
+            assert parse_mod._bounded(raw, low, high, integral) == computed  # first: computed
+            assert parse_mod._bounded(raw, low, high, integral) == computed  # then: remembered
+
+
+def test_remembered_datetime_answers_are_the_rule_s() -> None:
+    """``is_valid_datetime`` answers from its memo exactly what the rule computes."""
+    stamps = ["2026-11-30T09:00:00Z", "2024-02-29", "2023-02-29", "0099-01-01", "2026-13-01", ""]
+    for stamp in stamps:
+        expected = tx._is_valid_datetime(stamp)
+        assert tx.is_valid_datetime(stamp) is expected  # first: computed
+        assert tx.is_valid_datetime(stamp) is expected  # then: remembered
+
+
+def test_canonical_rel_tokens_read_as_the_rule_reads_them() -> None:
+    """The token table answers what the prefix-and-hyphen rule answers, for every rel."""
+    for rel in REL_CLASS:
+        for token in (rel_token_of(rel), "memhtml-" + rel, "memhtml-" + rel.upper(), rel):
+            by_rule = token[len("memhtml-") :].replace("-", "_")
+            expected = by_rule if token.startswith("memhtml-") and by_rule in REL_CLASS else None
+            assert rel_of_token(token) == expected

@@ -9,6 +9,8 @@ findings on the document in order; the rest run here over what the walk recorded
 
 from __future__ import annotations
 
+import functools
+
 from headd.memfile.document import IN_ASIDE, IN_DETAILS, Document
 from headd.memfile.text import is_valid_datetime, js_trim
 from headd.memfile.vocabulary import (
@@ -26,7 +28,15 @@ from headd.memfile.vocabulary import (
 __all__ = ["is_root_relative", "is_valid_datetime", "violations_of", "warnings_of"]
 
 
+# Links to the same hub or index recur across a store's files, and the rule is a pure function of
+# the text: remembered, bounded.
+@functools.lru_cache(maxsize=4096)
 def is_root_relative(href: str) -> bool:
+    """``/``-rooted, not protocol-relative, and no empty, ``.`` or ``..`` path segment."""
+    return _is_root_relative(href)
+
+
+def _is_root_relative(href: str) -> bool:
     if not href.startswith("/") or href.startswith("//"):
         return False
     cut = len(href)

@@ -17,6 +17,7 @@ given to the HTML parser (a browser's decoder strips it too). ``parse_memory`` r
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import re
@@ -73,7 +74,15 @@ def js_number(raw: str) -> float:
 
 
 def _bounded(raw: str | None, low: float, high: float, integral: bool) -> float | None:
-    if raw is None or tx.js_trim(raw) == "":
+    """The meta value as a number within ``[low, high]`` (integral if asked), else None."""
+    return None if raw is None else _bounded_value(raw, low, high, integral)
+
+
+# The same few meta values (a confidence of ``0.90``, say) recur across a store, and this is a
+# pure function of them: remembered, bounded.
+@functools.lru_cache(maxsize=1024)
+def _bounded_value(raw: str, low: float, high: float, integral: bool) -> float | None:
+    if tx.js_trim(raw) == "":
         return None  # a blank value stated no number (JavaScript would read it as 0)
     value = js_number(raw)
     if not math.isfinite(value) or value < low or value > high:
@@ -240,11 +249,13 @@ def _build(
         links.append(Link(rel=rel, href=href))
 
     facets = tuple(
-        Facet(name=n, value=v, numeric_value=num)
-        for n, v, num in _unique_by(raw_facets, lambda f: f[0] + "\0" + f[1])
+        [
+            Facet(name=n, value=v, numeric_value=num)
+            for n, v, num in _unique_by(raw_facets, _facet_key)
+        ]
     )
     citations = tuple(
-        Citation(text=t, href=h) for t, h in _unique_by(raw_citations, lambda c: c[0])
+        [Citation(text=t, href=h) for t, h in _unique_by(raw_citations, _citation_key)]
     )
 
     content_hash = digest_of(canonical)
@@ -265,7 +276,7 @@ def _build(
     )
     entity_rows = _entity_rows(entities, terms, doc.langs)
     chunk_rows = tuple(
-        Chunk(ordinal=i, text=chunk, char_count=count) for i, (chunk, count) in enumerate(chunks)
+        [Chunk(ordinal=i, text=chunk, char_count=count) for i, (chunk, count) in enumerate(chunks)]
     )
     origin_path = tx.origin_path_of(norm_path) if archived else None
     workspace = tx.workspace_of(norm_path)
@@ -325,6 +336,9 @@ def _entity_rows(
 ) -> tuple[EntityRow, ...]:
     """``tx.entity_rows_of(raw entity metas, terms, langs)`` as records, from the entity metas
     already trimmed and deduplicated (equal values give equal rows, so nothing else changes)."""
+    if not terms and not langs and len(entities) == 1:  # the common case: one entity meta
+        entity_type, name = tx.split_entity(entities[0])
+        return (EntityRow(entity_type=entity_type, entity_name=name),)  # trimmed: never blank
     rows: list[EntityRow] = []
     seen: set[str] = set()
     for entity_type, name in chain(
@@ -339,7 +353,17 @@ def _entity_rows(
     return tuple(rows)
 
 
+def _facet_key(facet: tuple[str, str, float | None]) -> str:
+    return facet[0] + "\0" + facet[1]
+
+
+def _citation_key(citation: tuple[str, str | None]) -> str:
+    return citation[0]
+
+
 def _unique_by(items: list[Any], key: Any) -> list[Any]:
+    if len(items) < 2:  # the common case: nothing to deduplicate
+        return items
     seen: set[str] = set()
     out: list[Any] = []
     for item in items:

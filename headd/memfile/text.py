@@ -11,6 +11,7 @@ Everything here is pure: a function of its arguments (a selectolax node counts a
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
@@ -131,12 +132,19 @@ _ISO_DATETIME = re.compile(
 )
 
 
+# The same stamps recur across the files of a store (an import writes one ``memhtml-created``
+# into thousands), and the rule is a pure function of the text: remembered, bounded.
+@functools.lru_cache(maxsize=4096)
 def is_valid_datetime(value: str) -> bool:
     """``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ssZ``, a real calendar date (sorts as a string).
 
     Years below 100 are refused, as memhtml's ``Date.UTC`` probe refuses them (it maps 0..99 to
     1900..1999, so the round trip fails).
     """
+    return _is_valid_datetime(value)
+
+
+def _is_valid_datetime(value: str) -> bool:
     match = _ISO_DATETIME.fullmatch(value)
     if match is None:
         return False
@@ -271,8 +279,9 @@ def disclosure_text_of(
     ``<aside>`` and ``<details>`` bodies stay out by construction. Not deduplicated (memhtml's
     ``disclosureTextFor`` composes from the undeduplicated lists).
     """
-    parts = [gist, *summaries, *(f"{name}: {value}" for name, value in facets), *citations]
-    return "\n".join(p for p in (js_trim(part) for part in parts) if p != "")
+    parts = [gist, *summaries, *[f"{name}: {value}" for name, value in facets], *citations]
+    trimmed = [part.strip(JS_SPACE_CHARS) for part in parts]  # js_trim, inlined: a hot path
+    return "\n".join([part for part in trimmed if part != ""])
 
 
 def word_count_of(body_text: str, *, collapsed: bool = False) -> int:
@@ -353,8 +362,11 @@ def _chunk_single_spaced(text: str, max_chars: int) -> list[tuple[str, int]]:
     length = len(text)
     while length - start > max_chars:
         limit = start + max_chars + 1  # a break's space sits at most max_chars past start
-        cut = max(text.rfind(". ", start, limit), text.rfind("! ", start, limit))
-        cut = max(cut, text.rfind("? ", start, limit))
+        # The last break of the three kinds: each later kind is looked for only past the break
+        # found so far (the latest wins), so a window is scanned about once, not three times.
+        cut = text.rfind(". ", start, limit)
+        cut = max(cut, text.rfind("! ", max(cut + 1, start), limit))
+        cut = max(cut, text.rfind("? ", max(cut + 1, start), limit))
         if cut < 0:  # the sentence here is longer than the ceiling: a hard cut
             chunks.append((text[start : start + max_chars], max_chars))
             start += max_chars

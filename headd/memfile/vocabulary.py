@@ -116,8 +116,21 @@ def rel_token_of(rel: str) -> str:
     return META_PREFIX + rel.replace("_", "-")
 
 
+#: The canonical token of every rel (``memhtml-`` + the rel with hyphens): the tokens files
+#: carry, looked up at once. A token outside it may still name a rel (``memhtml-laterally_related``
+#: does), so it goes through the rule.
+_REL_OF_CANONICAL_TOKEN: Final[dict[str, str]] = {
+    META_PREFIX + rel.replace("_", "-"): rel
+    for rel in REL_CLASS
+    if "-" not in rel  # the rule maps every hyphen to an underscore: such a rel has no token
+}
+
+
 def rel_of_token(token: str) -> str | None:
     """The bare rel behind a ``<link rel>`` token, or None when it is outside the vocabulary."""
+    rel = _REL_OF_CANONICAL_TOKEN.get(token)
+    if rel is not None:
+        return rel
     if not token.startswith(META_PREFIX):
         return None
     rel = token[len(META_PREFIX) :].replace("-", "_")
