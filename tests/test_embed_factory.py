@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,18 @@ def test_choosing_auto_imports_no_model_library() -> None:
         "assert 'onnxruntime' not in sys.modules, 'onnxruntime imported at choice time'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize("name", ["auto", "minilm", "all-MiniLM-L6-v2-int8-t160"])
+def test_the_daemons_local_model_converts_inside_the_store(tmp_path: Path, name: str) -> None:
+    # The contract: everything the daemon writes lives under <store>/.memhtml/.
+    from headd.daemon.main import make_embedder as daemon_embedder
+
+    store = tmp_path / "store"
+    if not local_model_installed():
+        pytest.skip("the embed extra is absent")
+    embedder = daemon_embedder(name, store, {})
+    assert isinstance(embedder, OnnxEmbedder)
+    assert embedder._model_cache == store / ".memhtml" / "headd" / "models"
+    chosen = daemon_embedder("auto", store, {"HEADD_MODEL_CACHE": str(tmp_path / "shared")})
+    assert isinstance(chosen, OnnxEmbedder) and chosen._model_cache == tmp_path / "shared"

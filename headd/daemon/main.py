@@ -32,7 +32,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -142,11 +142,16 @@ def open_listener(
     return bind_listener(config.socket), config.socket
 
 
-def make_embedder(setting: str) -> object | None:
-    """The embedder ``--embedder`` names (None for off, and for auto without the extra)."""
+def make_embedder(
+    setting: str, store: Path, environ: Mapping[str, str] = os.environ
+) -> object | None:
+    """The embedder ``--embedder`` names (None for off, and for auto without the extra); a
+    local model converts into the store's own ``.memhtml/headd/models`` (the contract keeps all
+    the daemon writes under ``<store>/.memhtml/``), unless ``$HEADD_MODEL_CACHE`` says where."""
     from headd.embed.factory import make_embedder as factory
+    from headd.embed.quantize import model_cache_for_store
 
-    return factory(setting)
+    return factory(setting, model_cache=model_cache_for_store(store, environ))
 
 
 def embedder_setting(flag: str | None, environ: MutableMapping[str, str]) -> str:
@@ -244,7 +249,7 @@ async def run(
     notifier = Notifier.from_environ(environ)
     ref = followed_ref_of(config.store, config.ref, lambda: open_repository(config.store))
     steps.mark("repository open, ref resolved")
-    embedder = make_embedder(config.embedder)  # a bad --embedder fails before we bind
+    embedder = make_embedder(config.embedder, config.store)  # a bad one fails before we bind
     steps.mark("embedder made")
     head = late_head_api()
     steps.mark("head api bound")

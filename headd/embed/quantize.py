@@ -44,6 +44,15 @@ def model_cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
     return base / "headd" / "models"
 
 
+def model_cache_for_store(store: Path, environ: Mapping[str, str] = os.environ) -> Path:
+    """The daemon's model cache: ``$HEADD_MODEL_CACHE`` if the operator set it, else inside the
+    store's ``.memhtml/headd/`` (the contract: everything the daemon writes lives under
+    ``<store>/.memhtml/``, git-ignored), at the price of one conversion per store."""
+    if environ.get(CACHE_ENV_VAR, "").strip():
+        return Path(environ[CACHE_ENV_VAR])
+    return store / ".memhtml" / "headd" / "models"
+
+
 def quantized_name(source_sha256: str, ort_version: str) -> str:
     """The cache file's name: which weights, converted by which onnxruntime."""
     return f"all-MiniLM-L6-v2-q8-{source_sha256[:16]}-ort{ort_version}.onnx"
