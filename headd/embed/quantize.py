@@ -10,9 +10,10 @@ short query in 0.56, for a dense nDCG@10 on SciFact within noise of the float mo
 model is its own vector space (``-q8`` in the model id).
 
 The conversion needs ``onnx`` (and what ``onnxruntime.quantization`` imports), which the
-``embed`` extra installs; it takes a few seconds, so its result is kept in a cache directory
-(``$HEADD_MODEL_CACHE``, else ``$XDG_CACHE_HOME/headd/models``, else ``~/.cache/headd/models``;
-a per-user directory under the temp dir when that cannot be written),
+``embed`` extra installs; it takes a few seconds, so its result is kept in a cache directory:
+the daemon's inside its store (:func:`model_cache_for_store`), anyone else's
+``$HEADD_MODEL_CACHE``, else ``$XDG_CACHE_HOME/headd/models``, else ``~/.cache/headd/models``
+(a per-user directory under the temp dir when that cannot be written),
 named by the source weights' sha256 and the onnxruntime version, and written to a temporary
 name first and renamed, so a reader never sees half a file and two processes converting at
 once both end with the same complete file.
