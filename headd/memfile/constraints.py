@@ -33,10 +33,6 @@ __all__ = ["is_root_relative", "is_valid_datetime", "violations_of", "warnings_o
 @functools.lru_cache(maxsize=4096)
 def is_root_relative(href: str) -> bool:
     """``/``-rooted, not protocol-relative, and no empty, ``.`` or ``..`` path segment."""
-    return _is_root_relative(href)
-
-
-def _is_root_relative(href: str) -> bool:
     if not href.startswith("/") or href.startswith("//"):
         return False
     cut = len(href)

@@ -73,15 +73,13 @@ def js_number(raw: str) -> float:
 # --- extraction -----------------------------------------------------------------------------
 
 
-def _bounded(raw: str | None, low: float, high: float, integral: bool) -> float | None:
-    """The meta value as a number within ``[low, high]`` (integral if asked), else None."""
-    return None if raw is None else _bounded_value(raw, low, high, integral)
-
-
 # The same few meta values (a confidence of ``0.90``, say) recur across a store, and this is a
 # pure function of them: remembered, bounded.
 @functools.lru_cache(maxsize=1024)
-def _bounded_value(raw: str, low: float, high: float, integral: bool) -> float | None:
+def _bounded(raw: str | None, low: float, high: float, integral: bool) -> float | None:
+    """The meta value as a number within ``[low, high]`` (integral if asked), else None."""
+    if raw is None:
+        return None
     if tx.js_trim(raw) == "":
         return None  # a blank value stated no number (JavaScript would read it as 0)
     value = js_number(raw)

@@ -141,10 +141,6 @@ def is_valid_datetime(value: str) -> bool:
     Years below 100 are refused, as memhtml's ``Date.UTC`` probe refuses them (it maps 0..99 to
     1900..1999, so the round trip fails).
     """
-    return _is_valid_datetime(value)
-
-
-def _is_valid_datetime(value: str) -> bool:
     match = _ISO_DATETIME.fullmatch(value)
     if match is None:
         return False
