@@ -129,7 +129,7 @@ def load_locomo(root: Path) -> tuple[DataSet, DataSet]:
     session_corpora: list[Corpus] = []
     for file in sorted(root.glob("conv-*.json")):
         data = json.loads(file.read_text(encoding="utf-8"))
-        conv = data["conversation"] if "conversation" in data else data
+        conv = data.get("conversation", data)
         name = file.stem
         turns: dict[str, str] = {}
         turn_plain: dict[str, str] = {}
@@ -167,7 +167,9 @@ def load_locomo(root: Path) -> tuple[DataSet, DataSet]:
             if not ids:
                 continue
             qid = f"{name}/{index}"
-            turn_queries.append(Query(qid, qa["question"], category, {path_of_turn[d] for d in ids}))
+            turn_queries.append(
+                Query(qid, qa["question"], category, {path_of_turn[d] for d in ids})
+            )
             session_queries.append(
                 Query(qid, qa["question"], category, {session_of_turn[d] for d in ids})
             )
@@ -188,7 +190,9 @@ def load_scifact(root: Path) -> DataSet:
         for line in fh:
             doc = json.loads(line)
             path = f"resources/scifact/{doc['_id']}.html"
-            memories[path] = scifact_memory(str(doc["_id"]), doc["title"].strip(), doc["text"].strip())
+            memories[path] = scifact_memory(
+                str(doc["_id"]), doc["title"].strip(), doc["text"].strip()
+            )
             plain[path] = f"{doc['title']} {doc['text']}"
     qrels: dict[str, set[str]] = {}
     with open(root / "qrels-train.tsv", encoding="utf-8") as fh:
@@ -232,7 +236,9 @@ class DiskCachedEmbedder:
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self._rows}.items())
+        missing = sorted(
+            {k: t for k, t in zip(keys, texts, strict=True) if k not in self._rows}.items()
+        )
         if missing:
             vectors = np.asarray(self.inner.embed([t for _, t in missing]), dtype=np.float32)
             for (key, _), row in zip(missing, vectors, strict=True):
@@ -246,7 +252,9 @@ class DiskCachedEmbedder:
 
     def _save(self) -> None:
         with tempfile.NamedTemporaryFile(dir=self.root, suffix=".npz", delete=False) as fh:
-            np.savez(fh, keys=np.array(list(self._rows)), matrix=np.stack(list(self._rows.values())))
+            np.savez(
+                fh, keys=np.array(list(self._rows)), matrix=np.stack(list(self._rows.values()))
+            )
         os.replace(fh.name, self._file)
 
 
@@ -282,7 +290,9 @@ def prepare(corpus: Corpus, embedder: Any | None) -> Prepared:
     space = VectorSpace.parse(embedder.space)
     cache = fill_vectors(view, VectorCache.empty(space), embedder).cache
     vectors = embedder.embed([q.text for q in corpus.queries])
-    return Prepared(corpus, view, cache, {q.qid: v for q, v in zip(corpus.queries, vectors, strict=True)})
+    return Prepared(
+        corpus, view, cache, {q.qid: v for q, v in zip(corpus.queries, vectors, strict=True)}
+    )
 
 
 def head_ranker(prepared: Prepared, system: str) -> Ranker:
@@ -325,7 +335,12 @@ def bm25s_ranker(prepared: Prepared) -> Ranker:
 
     paths = list(prepared.corpus.plain)
     retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize([prepared.corpus.plain[p] for p in paths], stopwords="en", show_progress=False), show_progress=False)
+    retriever.index(
+        bm25s.tokenize(
+            [prepared.corpus.plain[p] for p in paths], stopwords="en", show_progress=False
+        ),
+        show_progress=False,
+    )
 
     def rank(query: Query) -> list[str]:
         tokens = bm25s.tokenize([query.text], stopwords="en", show_progress=False)
@@ -380,7 +395,18 @@ def memhtml_ranker(prepared: Prepared, workdir: Path) -> Ranker | None:
     subprocess.run(["git", "init", "-q", str(store)], check=True)
     subprocess.run(["git", "-C", str(store), "add", "-A"], check=True)
     subprocess.run(
-        ["git", "-C", str(store), "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-qm", "corpus"],
+        [
+            "git",
+            "-C",
+            str(store),
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@localhost",
+            "commit",
+            "-qm",
+            "corpus",
+        ],
         check=True,
     )
 
@@ -402,7 +428,16 @@ def memhtml_ranker(prepared: Prepared, workdir: Path) -> Ranker | None:
     return rank
 
 
-ALL_SYSTEMS = ("lexical", "default", "seed-hybrid", "dense", "bm25s", "tantivy", "tantivy-en_stem", "memhtml")
+ALL_SYSTEMS = (
+    "lexical",
+    "default",
+    "seed-hybrid",
+    "dense",
+    "bm25s",
+    "tantivy",
+    "tantivy-en_stem",
+    "memhtml",
+)
 
 
 def rankers(prepared: Prepared, systems: Sequence[str], workdir: Path) -> dict[str, Ranker]:
@@ -480,7 +515,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cache-dir",
         type=Path,
-        default=Path(os.environ.get("HEADD_QUALITY_CACHE") or Path(tempfile.gettempdir()) / "headd-quality"),
+        default=Path(
+            os.environ.get("HEADD_QUALITY_CACHE") or Path(tempfile.gettempdir()) / "headd-quality"
+        ),
     )
     parser.add_argument("--embedder", default="auto", help="auto, hash, off, or a local model name")
     parser.add_argument("--systems", default=",".join(ALL_SYSTEMS))

@@ -26,8 +26,8 @@ from headd.head.search import (
     LEXICAL_ARM_LIMIT,
     LEXICAL_WEIGHT,
     RRF_K,
-    VECTOR_ARM_LIMIT,
     SEED_EXACT,
+    VECTOR_ARM_LIMIT,
     VECTOR_WEIGHT,
 )
 from headd.head.search import search_head as any_mode_search

@@ -1,6 +1,7 @@
-"""Search over one view: a BM25 arm and an optional cosine arm, fused by reciprocal rank.
+"""Search over one view: a BM25 arm and an optional cosine arm, in one of two modes.
 
-The rules are memhtml's head, exactly (seed 001, design brief "Exact search semantics"):
+``SEED_EXACT`` is memhtml's head, exactly (seed 001, design brief "Exact search semantics"); the
+head gate uses it, and a caller may ask for it by name:
 
 - The lexical arm is BM25 over the version's lexical index (active records only), each distinct
   query token once, best :data:`LEXICAL_ARM_LIMIT` kept. The vector arm, which runs only when
@@ -16,6 +17,16 @@ The rules are memhtml's head, exactly (seed 001, design brief "Exact search sema
   as UTF-16 code units. No arm, no hit.
 - A hit lists its arms in the order lexical, recency, vector; ``recency`` when its fused score
   equals a neighbour's anywhere in the fused list (even past the limit).
+
+``HYBRID``, the default, keeps all of that but three rules (docs/design.md, "Search quality"):
+
+- Each arm keeps its best ``max(40, limit)``, so a limit above 40 is answered in full.
+- With the vector arm, the lexical arm scores the query without :data:`QUESTION_WORDS`.
+- With the vector arm, fusion is by score, not rank (:func:`_blended_rows`): each arm's share is
+  its score over the arm's best, weighted :data:`LEXICAL_SHARE` and ``1 - LEXICAL_SHARE``, so a
+  weak arm can add to a record but never outvote a strong arm by its scale, and cosines that tell
+  no record apart leave the lexical order unchanged. Without the vector arm the answer is the
+  seed's (reciprocal-rank scores of the lexical arm alone).
 
 Pure: never embeds, never reads a clock, never does I/O. Its only state is ``search_memo``'s
 answers about documents (a record by path id, a scope's verdict), which change no result.
