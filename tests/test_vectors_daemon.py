@@ -40,7 +40,7 @@ def test_fill_search_and_restart_through_the_socket(tmp_path: Path) -> None:
         lexical = call(daemon, "search", query="postgres orders", vectors=False)
         assert lexical["degraded"] is True and lexical["vectors"] == {"coverage": 1.0}
         fill = call(daemon, "status")["vector_fill"]
-        assert fill["filling"] is False and fill["fill_embedded"] == 5
+        assert fill["filling"] is False and fill["fill_embedded"] == 10  # articles, titles
     finally:
         assert daemon.stop() == 0, daemon.log()
 
@@ -53,7 +53,7 @@ def test_fill_search_and_restart_through_the_socket(tmp_path: Path) -> None:
 
         assert wait_for(settled, timeout=20)  # the fill after start ran, and found nothing to do
         status = call(again, "status")
-        assert status["vectors"] == {"space": "headd-hash-v1@256", "entries": 5, "coverage": 1.0}
+        assert status["vectors"] == {"space": "headd-hash-v1@256", "entries": 10, "coverage": 1.0}
         assert status["vector_fill"]["fill_embedded"] == 0, "a restart re-embeds nothing"
         assert call(again, "search", query="postgres orders")["degraded"] is False
     finally:
