@@ -96,3 +96,23 @@ def test_the_real_model_round_trips_through_index_db(tmp_path: Path) -> None:
     query = embedder.embed(["which database holds the records"])[0]
     scores = cache.cosines(["a", "b", "c"], query)
     assert max(range(3), key=lambda i: scores[i]) == 1
+
+
+def test_recall_ranks_over_the_head_vectors_one_fill_serves_both(tmp_path: Path) -> None:
+    """With the head's cache full and the plane holding no embeddings of its own, recall is not
+    degraded and folds the head search's ranking (its first entry is search's first hit)."""
+    store = tmp_path / "store"
+    make_store(store)
+    daemon = Daemon(store, short_socket_dir() / "head.sock", extra=["--embedder", "hash"])
+    daemon.wait_ready()
+    try:
+        assert wait_for(lambda: call(daemon, "status")["vectors"]["coverage"] == 1.0, timeout=20)
+        assert wait_for(lambda: call(daemon, "index.status")["indexed"] is True, timeout=20)
+        for query in ("connection pool size", "which shards does search run", "release train"):
+            search = call(daemon, "search", query=query)
+            pack = call(daemon, "recall", query=query)
+            assert pack["degraded"] is False and pack["vector_coverage"] == 1.0
+            assert not search["degraded"]
+            assert pack["entries"][0]["path"] == search["hits"][0]["path"], query
+    finally:
+        assert daemon.stop() == 0, daemon.log()
