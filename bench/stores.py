@@ -30,14 +30,18 @@ def shared_dir() -> Path:
     raise RuntimeError("shared data not found")
 
 
-SCIFACT = shared_dir() / "data" / "scifact"
+def scifact_dir() -> Path:
+    """Where SciFact lies; looked up at first use, so importing this module needs no data."""
+    return shared_dir() / "data" / "scifact"
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def scifact_docs() -> list[tuple[str, str, str]]:
     """(id, title, text) for every SciFact abstract, in file order."""
     out = []
-    with gzip.open(SCIFACT / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
+    with gzip.open(scifact_dir() / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
         for line in fh:
             row = json.loads(line)
             out.append((str(row["_id"]), row["title"].strip(), row["text"].strip()))
@@ -45,13 +49,13 @@ def scifact_docs() -> list[tuple[str, str, str]]:
 
 
 def scifact_queries() -> list[tuple[str, str]]:
-    with open(SCIFACT / "queries-train.jsonl", encoding="utf-8") as fh:
+    with open(scifact_dir() / "queries-train.jsonl", encoding="utf-8") as fh:
         return [(str(r["_id"]), r["text"]) for r in map(json.loads, fh)]
 
 
 def scifact_qrels() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    with open(SCIFACT / "qrels-train.tsv", encoding="utf-8") as fh:
+    with open(scifact_dir() / "qrels-train.tsv", encoding="utf-8") as fh:
         next(fh)
         for line in fh:
             qid, did, _score = line.split("\t")
