@@ -21,9 +21,11 @@ Data sets, each ranked by every system in the same run:
   turn; body: every turn as ``speaker: text``), relevance the sessions holding evidence.
 - ``scifact``: the BEIR corpus as memories (``bench.stores.scifact_memory``), the train queries.
 
-Systems: ``lexical`` (the seed's exact search: BM25 arm alone), ``seed-hybrid`` (the seed's
-fusion, RRF at 60 with equal weights, over the default vectors), ``default`` (what ``search``
-answers with the default embedder), ``dense`` (cosine alone over the default vectors),
+Systems: ``lexical`` (the seed's exact search: BM25 arm alone), ``seed-default`` (the seed's
+fusion, RRF at 60 with equal weights, over article vectors alone: the default as the seed
+shipped it), ``seed-hybrid`` (the seed's fusion over the default's vectors, titles included),
+``default`` (what ``search`` answers with the default embedder), ``dense`` (cosine alone over
+the default's vectors),
 ``bm25s``, ``tantivy`` and ``tantivy-en_stem`` (the ``bench`` extra), ``memhtml`` (0.15.1's
 ``search`` through its CLI, when ``memhtml`` is on PATH). Metrics: R@5, R@10 and nDCG@10
 (session level: R@1, R@3, R@10, nDCG@10), overall and per category; stdout is one JSON object,
@@ -53,7 +55,7 @@ import numpy.typing as npt
 
 from bench.quality_metrics import metric_names, query_scores, summarize
 from headd.head.search import HYBRID, SEED_EXACT, search_head
-from headd.head.vectors import VectorCache, VectorSpace, fill_vectors
+from headd.head.vectors import VectorCache, VectorSpace, VersionMatrix, fill_vectors
 from headd.head.version import parse_record, version_from_records
 
 DEPTH = 10
@@ -296,6 +298,16 @@ def prepare(corpus: Corpus, embedder: Any | None) -> Prepared:
 
 
 def head_ranker(prepared: Prepared, system: str) -> Ranker:
+    # the daemon's own vector arm: one matrix per version over the cache
+    vectors: Any = (
+        None if prepared.cache is None else VersionMatrix.build(prepared.view, prepared.cache)
+    )
+    if system == "seed-default" and prepared.cache is not None:
+        # the seed's default as it shipped: its fusion over article vectors alone (a mapping
+        # without title keys gives each record its article's vector)
+        cache = prepared.cache
+        vectors = {r.content_hash: cache.get(r.content_hash) for r in prepared.view.records()}
+
     def rank(query: Query) -> list[str]:
         if system == "lexical":
             hits = search_head(prepared.view, query.text, limit=DEPTH, mode=SEED_EXACT)
@@ -304,9 +316,9 @@ def head_ranker(prepared: Prepared, system: str) -> Ranker:
                 prepared.view,
                 query.text,
                 limit=DEPTH,
-                vectors=prepared.cache,
+                vectors=vectors,
                 query_vector=prepared.query_vectors[query.qid],
-                mode=SEED_EXACT if system == "seed-hybrid" else HYBRID,
+                mode=HYBRID if system == "default" else SEED_EXACT,
             )
         return [hit.path for hit in hits]
 
@@ -431,6 +443,7 @@ def memhtml_ranker(prepared: Prepared, workdir: Path) -> Ranker | None:
 ALL_SYSTEMS = (
     "lexical",
     "default",
+    "seed-default",
     "seed-hybrid",
     "dense",
     "bm25s",
@@ -443,10 +456,10 @@ ALL_SYSTEMS = (
 def rankers(prepared: Prepared, systems: Sequence[str], workdir: Path) -> dict[str, Ranker]:
     out: dict[str, Ranker] = {}
     for system in systems:
-        needs_vectors = system in ("default", "seed-hybrid", "dense")
+        needs_vectors = system in ("default", "seed-default", "seed-hybrid", "dense")
         if needs_vectors and prepared.cache is None:
             continue
-        if system in ("lexical", "default", "seed-hybrid"):
+        if system in ("lexical", "default", "seed-default", "seed-hybrid"):
             out[system] = head_ranker(prepared, system)
         elif system == "dense":
             out[system] = dense_ranker(prepared)

@@ -75,7 +75,7 @@ SEARCH_MODES: Final = (HYBRID, SEED_EXACT)
 
 #: The lexical arm's share of a hybrid score (the vector arm has the rest): the one constant the
 #: hybrid fusion tunes (docs/design.md, "Search quality").
-LEXICAL_SHARE: Final = 0.6
+LEXICAL_SHARE: Final = 0.7
 
 #: Words that ask rather than say: the hybrid search's lexical arm drops them from a question
 #: (the stop words already drop "who", "when", "which"), since they match any record that asks
