@@ -186,7 +186,7 @@ class VectorService:
         if self.embedder is None:
             return
         from headd.embed.query_cache import QueryVectorCache
-        from headd.head import VectorSpace
+        from headd.head.vectors import VectorSpace
 
         space = VectorSpace.parse(self.embedder.space)
         started = time.perf_counter()
@@ -202,7 +202,7 @@ class VectorService:
         )
 
     def _import_npz(self, space: Any) -> Any:
-        from headd.head import VectorCache
+        from headd.head.vectors import VectorCache
 
         legacy = cache_path(self.store, space.id)
         empty = VectorCache.empty(space)
@@ -311,7 +311,7 @@ class VectorService:
 
     def _fill_batch(self, view: Any, limit: int) -> Any:
         """One batch on the embed thread: embed, persist the new rows, then swap the cache in."""
-        from headd.head import fill_vectors
+        from headd.head.vectors import fill_vectors
 
         embedder = self.embedder
         assert embedder is not None
