@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from headd.daemon.io_ import DEFAULT_LINE_LIMIT
 from headd.errors import GitFailure, HeaddError
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from headd.daemon.follow import ColdLoader
     from headd.daemon.notify import Notifier
     from headd.daemon.snapshots import SnapshotWriter
+    from headd.embed.port import DocumentEmbedder
+    from headd.head.version import HeadVersion
 
 log = logging.getLogger("headd")
 
@@ -143,7 +145,7 @@ def open_listener(
 
 def make_embedder(
     setting: str, store: Path, environ: Mapping[str, str] = os.environ
-) -> object | None:
+) -> DocumentEmbedder | None:
     """The embedder ``--embedder`` names (None for off, and for auto without the extra); a
     local model converts into the store's own ``.memhtml/headd/models`` (the contract keeps all
     the daemon writes under ``<store>/.memhtml/``), unless ``$HEADD_MODEL_CACHE`` says where."""
@@ -282,9 +284,9 @@ async def run(
             steps.mark("vectors loaded")
 
         load: asyncio.Future[None] = asyncio.ensure_future(loop.run_in_executor(None, load_all))
-        stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        stopper: asyncio.Future[object] = asyncio.ensure_future(stop.wait())
         try:
-            await asyncio.wait({load, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((load, stopper), return_when=asyncio.FIRST_COMPLETED)
         finally:
             progress.cancel()
         if not load.done():
@@ -317,7 +319,7 @@ async def run(
         await server.start()
         steps.mark("serving")
         follow = asyncio.create_task(follower.follow_forever(config.follow_interval))
-        hooks: list[Callable[[Any], None]] = [vectors.schedule_fill, plane.schedule_update]
+        hooks: list[Callable[[HeadVersion], None]] = [vectors.schedule_fill, plane.schedule_update]
         if snapshots is not None:
             if follower.load_source == "snapshot":
                 snapshots.loaded_from(follower.version.sha)
@@ -448,7 +450,7 @@ def make_cold_loader(snapshots: SnapshotWriter | None, collector: VersionCollect
     return load
 
 
-def settle_loaded(version: Any, collector: VersionCollector) -> None:
+def settle_loaded(version: HeadVersion, collector: VersionCollector) -> None:
     """After READY: build what a snapshot decode left for first use (the lexical buckets), with
     the collector paused and its objects frozen after, as the cold start does for the rest."""
     from headd.head.snapshot import settle_version
@@ -466,10 +468,10 @@ def settle_loaded(version: Any, collector: VersionCollector) -> None:
         log.exception("settling the loaded version failed")
 
 
-def on_each(*callbacks: Callable[[Any], None]) -> Callable[[Any], None]:
+def on_each(*callbacks: Callable[[HeadVersion], None]) -> Callable[[HeadVersion], None]:
     """One ``on_advance`` hook that calls each of ``callbacks`` (vectors, then the index)."""
 
-    def call(version: Any) -> None:
+    def call(version: HeadVersion) -> None:
         for callback in callbacks:
             try:
                 callback(version)
