@@ -25,7 +25,6 @@ from typing import Any, NoReturn, TextIO
 
 import msgspec
 
-from headd.daemon.socket_path import resolve_socket, resolve_store
 from headd.errors import (
     DiscriminationFailed,
     HeaddError,
@@ -34,6 +33,7 @@ from headd.errors import (
     RpcError,
     WriteConflict,
 )
+from headd.wire.socket_path import resolve_socket, resolve_store
 from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import msgspec
 
-from headd.daemon.io_ import DEFAULT_LINE_LIMIT, LineFramer, Oversized
 from headd.errors import (
     DOMAIN_ERROR_CODE,
     DOMAIN_ERRORS,
@@ -29,6 +28,7 @@ from headd.errors import (
     ParseError,
     RpcError,
 )
+from headd.wire.framing import DEFAULT_LINE_LIMIT, LineFramer, Oversized
 
 JSONRPC_VERSION = "2.0"
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
+from headd_plane.calls import WroteLinks, check_provenance_value
 from msgspec import Raw
 
 from headd.daemon.follow import RefFollower
@@ -62,7 +63,6 @@ from headd.daemon.methods import (
     VectorsFill,
     decode_request,
 )
-from headd.daemon.plane_calls import WroteLinks, check_provenance_value
 from headd.daemon.plane_service import PlaneService
 from headd.daemon.vectors import NO_VECTORS, VectorService
 from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
