@@ -26,6 +26,7 @@ from typing import Any, NoReturn, TextIO
 import msgspec
 
 from headd.errors import (
+    DaemonUnavailable,
     DiscriminationFailed,
     HeaddError,
     InvalidMemory,
@@ -34,7 +35,6 @@ from headd.errors import (
     WriteConflict,
 )
 from headd.wire.socket_path import resolve_socket, resolve_store
-from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
 
 EXIT_OK = 0
