@@ -62,6 +62,12 @@ def test_receive_frames_answers_across_chunks() -> None:
     assert isinstance(got[1], list) and unwrap(got[1][0]) == 2
 
 
+def test_an_answer_nested_past_the_bound_is_a_protocol_violation_not_a_recursion_error() -> None:
+    deep = b'{"jsonrpc":"2.0","id":1,"result":' + b"[" * 2000 + b"]" * 2000 + b"}\n"
+    with pytest.raises(ProtocolViolation, match="nested deeper"):
+        ClientProtocol().receive(deep)
+
+
 def test_garbage_from_the_daemon_is_a_protocol_violation() -> None:
     with pytest.raises(ProtocolViolation):
         ClientProtocol().receive(b"not json\n")

@@ -18,6 +18,7 @@ import msgspec
 
 from headd.errors import ProtocolViolation, from_wire
 from headd.wire.framing import DEFAULT_LINE_LIMIT, LineFramer, Oversized
+from headd.wire.nesting import MAX_DEPTH, nests_deeper_than
 
 JSONRPC_VERSION = "2.0"
 
@@ -94,6 +95,8 @@ class ClientProtocol:
                 raise ProtocolViolation(f"answer longer than {line.limit} bytes")
             if not line.strip():
                 continue
+            if nests_deeper_than(line):
+                raise ProtocolViolation(f"answer nested deeper than {MAX_DEPTH} levels")
             try:
                 if line.lstrip()[:1] == b"[":
                     out.append(_decode_batch(line))
