@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from headd.daemon.io_ import DEFAULT_LINE_LIMIT
 from headd.errors import GitFailure, HeaddError
+from headd.wire.framing import DEFAULT_LINE_LIMIT
 
 if TYPE_CHECKING:
     import asyncio
@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> Config:
-    from headd.daemon.socket_path import resolve_socket, resolve_store
+    from headd.wire.socket_path import resolve_socket, resolve_store
 
     store = resolve_store(args.store, environ)
     home = Path(environ.get("HOME") or str(Path.home()))
@@ -134,7 +134,7 @@ def open_listener(
 ) -> tuple[socket.socket, Path | None]:
     """The inherited socket (we do not own its file) or one bound here (we remove it at exit)."""
     from headd.daemon.notify import inherited_listener
-    from headd.daemon.socket_path import bind_listener
+    from headd.wire.socket_path import bind_listener
 
     inherited = inherited_listener(environ)
     if inherited is not None:

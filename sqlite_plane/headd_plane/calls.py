@@ -19,7 +19,7 @@ from typing import Any
 
 from headd.errors import IndexStale, InvalidParams, SessionNotFound
 
-#: What a session commit may carry about where its memories came from (issue 6).
+#: What a session commit may carry about where its memories came from.
 PROVENANCE_MAX_CHARS = 200
 
 
