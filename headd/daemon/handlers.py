@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
-from headd_plane.calls import WroteLinks, check_provenance_value
 from msgspec import Raw
 
 from headd.daemon.follow import RefFollower
