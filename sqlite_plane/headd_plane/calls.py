@@ -19,8 +19,6 @@ from typing import Any
 
 from headd.errors import IndexStale, SessionNotFound
 
-#: What a session commit may carry about where its memories came from.
-
 
 @dataclass(frozen=True, slots=True)
 class WroteLinks:
