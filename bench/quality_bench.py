@@ -3,8 +3,8 @@
     python -m bench.quality_bench --locomo DIR --scifact DIR [--cache-dir DIR]
                                   [--embedder auto|hash|NAME] [--systems a,b,...] [--markdown]
 
-``--locomo`` (or ``$HEADD_LOCOMO_DIR``) is a folder of LoCoMo conversations (``conv-*.json``);
-``--scifact`` (or ``$HEADD_SCIFACT_DIR``) a BEIR SciFact folder (``corpus.jsonl.gz``,
+``--locomo`` (or ``$HEADD_LOCOMO``) is a folder of LoCoMo conversations (``conv-*.json``);
+``--scifact`` (or ``$HEADD_SCIFACT``) a BEIR SciFact folder (``corpus.jsonl.gz``,
 ``queries-train.jsonl``, ``qrels-train.tsv``). Either may be left out. Nothing of either is
 written into the repository; vectors are cached under ``--cache-dir`` (or
 ``$HEADD_QUALITY_CACHE``, else the system temp dir), keyed by vector space and text.
@@ -523,8 +523,8 @@ def markdown(name: str, result: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--locomo", type=Path, default=os.environ.get("HEADD_LOCOMO_DIR"))
-    parser.add_argument("--scifact", type=Path, default=os.environ.get("HEADD_SCIFACT_DIR"))
+    parser.add_argument("--locomo", type=Path, default=os.environ.get("HEADD_LOCOMO"))
+    parser.add_argument("--scifact", type=Path, default=os.environ.get("HEADD_SCIFACT"))
     parser.add_argument(
         "--cache-dir",
         type=Path,
@@ -538,7 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="also print the tables to stderr")
     args = parser.parse_args(argv)
     if args.locomo is None and args.scifact is None:
-        parser.error("give --locomo and/or --scifact (or $HEADD_LOCOMO_DIR / $HEADD_SCIFACT_DIR)")
+        parser.error("give --locomo and/or --scifact (or $HEADD_LOCOMO / $HEADD_SCIFACT)")
     systems = [s for s in args.systems.split(",") if s]
     wanted = set(args.datasets.split(","))
     embedder = None
