@@ -51,7 +51,8 @@ def summarize(
     """Means over every query (``all``) and per category, each with its query count ``n``."""
     groups: dict[str, list[Mapping[str, float]]] = {"all": list(per_query)}
     for scores, category in zip(per_query, categories, strict=True):
-        groups.setdefault(category, []).append(scores)
+        if category != "all":  # a data set without categories names every query "all"
+            groups.setdefault(category, []).append(scores)
     out: dict[str, dict[str, float]] = {}
     for group in ["all", *sorted(g for g in groups if g != "all")]:
         rows = groups[group]

@@ -49,6 +49,7 @@ def test_summaries_are_means_per_category_with_counts() -> None:
     summary = summarize(rows, ["x", "y", "x"], names)
     assert summary["all"] == {"n": 3, "R@1": round(2 / 3, 4), "nDCG@10": round(2 / 3, 4)}
     assert summary["x"]["R@1"] == 1.0 and summary["y"] == {"n": 1, "R@1": 0.0, "nDCG@10": 0.0}
+    assert summarize(rows, ["all"] * 3, names) == {"all": summary["all"]}, "no group twice"
 
 
 def test_malformed_evidence_is_normalised() -> None:
