@@ -109,7 +109,7 @@ def test_vectors_are_filled_in_the_background_and_used_by_search(served: Served)
     index = sqlite3.connect(served.store / ".memhtml" / "headd" / "index.db")
     spaces = index.execute("SELECT space, count(*) FROM head_vectors GROUP BY space").fetchall()
     index.close()
-    assert spaces == [("headd-hash-v1@256", 5)]  # persisted in the SQLite plane, one space
+    assert spaces == [("headd-hash-v1@256", 10)]  # in the SQLite plane, one space
 
 
 def test_search_read_and_indexes(served: Served) -> None:
