@@ -165,7 +165,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 class VectorCache:
     """Vectors of one space by content hash. Immutable: :meth:`with_vectors` returns a new one."""
 
-    __slots__ = ("_matrix", "_norms", "_rows", "space")
+    __slots__ = ("_matrix", "_norms", "_rows", "_unit", "space")
 
     def __init__(
         self,
@@ -186,6 +186,15 @@ class VectorCache:
         self._norms = _frozen(
             np.sqrt(np.einsum("ij,ij->i", self._matrix, self._matrix, dtype=np.float64))
         )
+        #: Every row over its norm (zero rows stay zero): what a record's vector sums.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self._unit = _frozen(
+                np.where(
+                    self._norms[:, None] > 0,
+                    self._matrix / np.where(self._norms > 0, self._norms, 1.0)[:, None],
+                    0.0,
+                ).astype(np.float32)
+            )
 
     @classmethod
     def empty(cls, space: VectorSpace) -> VectorCache:
@@ -215,20 +224,42 @@ class VectorCache:
     def record_cosines(
         self, records: Sequence[MemoryRecord], query: npt.ArrayLike
     ) -> list[float | None]:
-        """The cosine of each record's vector against ``query`` (None where it has none)."""
-        vectors = [self.vector_of(record) for record in records]
-        present = [vector for vector in vectors if vector is not None]
-        if not present:
-            return [None] * len(vectors)
-        matrix = np.stack(present).astype(np.float32)
+        """The cosine of each record's vector against ``query`` (None where it has none).
+
+        Two row gathers (articles, titles) and one float32 product; a zero vector scores 0.
+        """
+        rows = self._rows
+        articles: list[int] = []
+        titles: list[int] = []
+        held: list[int] = []
+        for index, record in enumerate(records):
+            keys = vector_keys_of(record)
+            article = rows.get(keys[0])
+            title = rows.get(keys[1]) if len(keys) > 1 else -1
+            if article is None or title is None:
+                continue
+            held.append(index)
+            articles.append(article)
+            titles.append(title)
+        out: list[float | None] = [None] * len(records)
+        if not held:
+            return out
+        article_rows = np.fromiter(articles, dtype=np.int64, count=len(articles))
+        title_rows = np.fromiter(titles, dtype=np.int64, count=len(titles))
+        matrix = self._unit[article_rows].copy()
+        titled = title_rows >= 0
+        matrix[titled] += np.float32(TITLE_WEIGHT) * self._unit[title_rows[titled]]
+        untitled = ~titled
+        matrix[untitled] = self._matrix[article_rows[untitled]]
         query_vector = np.asarray(query, dtype=np.float32)
         query_norm = float(np.sqrt(np.dot(query_vector.astype(np.float64), query_vector)))
         dots = (matrix @ query_vector).astype(np.float64)
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64)) * query_norm
         with np.errstate(divide="ignore", invalid="ignore"):
             scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
-        values = iter(scores.tolist())
-        return [None if vector is None else next(values) for vector in vectors]
+        for index, score in zip(held, scores.tolist(), strict=True):
+            out[index] = score
+        return out
 
     def with_vectors(self, hashes: Sequence[str], vectors: npt.NDArray[np.float32]) -> VectorCache:
         """This cache plus ``vectors`` (one row per hash); a hash already held is replaced."""
