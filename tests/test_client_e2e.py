@@ -18,7 +18,8 @@ from headd_client.async_client import AsyncClient
 from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
 
-from headd.daemon.main import build_parser, config_from, run
+from headd.daemon.config import build_parser, config_from
+from headd.daemon.main import run
 from headd.errors import InvalidParams, MethodNotFound, PathNotFound
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"

@@ -1,15 +1,17 @@
 """``headd``: run the daemon in the foreground (the ``headd`` console script).
 
-Start, in order: resolve the store and the socket; open the store; take the listening socket
-(inherited from systemd, or bound here after the stale-socket probe, which is what refuses a
-second daemon before any slow work); load the head on the git thread, sending ``STATUS=`` lines
-while it runs; serve; tell systemd ``READY=1``. What no first answer needs waits until
-``AFTER_READY_S`` after READY (issue 5: READY from a snapshot in well under a second): opening the
-SQLite plane, the first vector fill, index update and snapshot write, building the lexical
-buckets a snapshot decode left for first use, importing the search and gate. With ``--log-level
-DEBUG`` each start step logs its wall and CPU time. SIGTERM or SIGINT: ``STOPPING=1``, stop accepting,
-let in-flight requests finish (bounded), remove the socket we bound, exit 0. A failure to start is
-one ``ERR_…: message`` log line and exit 1; a usage error is exit 2.
+This module is the daemon's composition: :func:`main` reads the configuration (``config.py``)
+and :func:`run` builds the collaborators from it and runs them. Start, in order: resolve the
+store and the socket; open the store; take the listening socket (inherited from systemd, or bound
+here after the stale-socket probe, which is what refuses a second daemon before any slow work);
+load the head on the git thread, sending ``STATUS=`` lines while it runs; serve; tell systemd
+``READY=1``. What no first answer needs waits until ``AFTER_READY_S`` after READY (READY from a
+snapshot within 0.5 s at 10,000 memories): opening the SQLite plane, the first vector fill,
+index update and snapshot write, building the lexical buckets a snapshot decode left for first
+use, importing the search and gate. With ``--log-level DEBUG`` each start step logs its wall and
+CPU time. SIGTERM or SIGINT: ``STOPPING=1``, stop accepting, let in-flight requests finish
+(bounded), remove the socket we bound, exit 0. A failure to start is one ``ERR_…: message`` log
+line and exit 1; a usage error is exit 2.
 
 Importing this module imports only what parsing the command line needs; :func:`run` imports the
 daemon (asyncio, the head, the services). numpy is not imported before READY (the snapshot decode
@@ -17,14 +19,13 @@ leaves its arrays to first use), nor pygit2 by the daemon's own code (the ref fi
 first tip read; a start from the tip's snapshot opens no repository), though the session registry
 still opens the repository before READY; both are imported after READY with the late modules.
 ``--log-level DEBUG`` logs which of them READY found loaded. :func:`main` turns the cyclic
-collector off first, so the ~10^5 objects those imports and the snapshot decode make are not
-walked again and again while they are made (measured: 50-100 ms of CPU of a ~0.6 s start); the
-cold start's settle freezes them (``coldstart.py``) and :func:`run` turns it back on.
+collector off first, so the objects those imports and the snapshot decode make are not walked
+again and again while they are made; the cold start's settle freezes them (``coldstart.py``) and
+:func:`run` turns it back on.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import importlib
@@ -33,11 +34,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from headd.daemon.io_ import DEFAULT_LINE_LIMIT
+from headd.daemon.config import Config, build_parser, config_from
 from headd.errors import GitFailure, HeaddError
 
 if TYPE_CHECKING:
@@ -56,77 +56,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("headd")
 
-FOLLOW_INTERVAL_S = 0.02
-DEFAULT_SNAPSHOT_INTERVAL_S = 30.0
 STATUS_INTERVAL_S = 1.0
 #: How long after READY the background start-up work waits, so that the requests already queued
 #: on the socket are answered without sharing the interpreter with it.
 AFTER_READY_S = 0.2
-
-
-@dataclass(frozen=True)
-class Config:
-    store: Path
-    socket: Path
-    ref: str | None
-    embedder: str
-    trace_root: Path
-    line_limit: int
-    drain_timeout: float
-    follow_interval: float
-    #: Seconds between two head snapshot writes; negative: no snapshots (load from git only).
-    snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL_S
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="headd", description="Serve a memhtml store's head over a Unix socket (JSON-RPC)."
-    )
-    parser.add_argument("--store", help="the store (default $MEMHTML_ROOT, else ~/memhtml)")
-    parser.add_argument(
-        "--socket", help="socket path (default $HEADD_SOCKET, else <store>/.memhtml/head.sock)"
-    )
-    parser.add_argument("--ref", help="the branch to follow (default: the branch HEAD names)")
-    parser.add_argument(
-        "--embedder", help="auto|off|hash|NAME (default $HEADD_EMBEDDER, else auto)"
-    )
-    parser.add_argument(
-        "--trace-root", help="transcripts root (default $MEMHTML_TRACE_ROOT, else ~/.claude)"
-    )
-    parser.add_argument(
-        "--line-limit", type=int, default=DEFAULT_LINE_LIMIT, help=argparse.SUPPRESS
-    )
-    parser.add_argument("--drain-timeout", type=float, default=10.0, help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--follow-interval", type=float, default=FOLLOW_INTERVAL_S, help=argparse.SUPPRESS
-    )
-    parser.add_argument(
-        "--snapshot-interval",
-        type=float,
-        default=DEFAULT_SNAPSHOT_INTERVAL_S,
-        help="seconds between head snapshot writes (negative: no snapshots; default 30)",
-    )
-    parser.add_argument("--log-level", default=os.environ.get("HEADD_LOG_LEVEL", "INFO"))
-    return parser
-
-
-def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> Config:
-    from headd.daemon.socket_path import resolve_socket, resolve_store
-
-    store = resolve_store(args.store, environ)
-    home = Path(environ.get("HOME") or str(Path.home()))
-    trace_root = args.trace_root or environ.get("MEMHTML_TRACE_ROOT") or str(home / ".claude")
-    return Config(
-        store=store,
-        socket=resolve_socket(args.socket, store, environ),
-        ref=args.ref,
-        embedder=embedder_setting(args.embedder, environ),
-        trace_root=Path(trace_root).expanduser(),
-        line_limit=args.line_limit,
-        drain_timeout=args.drain_timeout,
-        follow_interval=args.follow_interval,
-        snapshot_interval=args.snapshot_interval,
-    )
 
 
 def open_listener(
@@ -155,12 +88,6 @@ def make_embedder(
     return factory(setting, model_cache=model_cache_for_store(store, environ))
 
 
-def embedder_setting(flag: str | None, environ: MutableMapping[str, str]) -> str:
-    from headd.embed.factory import embedder_setting as setting
-
-    return setting(flag, environ)
-
-
 class StartSteps:
     """DEBUG lines timing each step from process start to READY (wall since ``main``, and the
     process's CPU so far, which includes starting Python and the imports)."""
@@ -183,7 +110,7 @@ class StartSteps:
         self._last = now
 
 
-#: Modules kept off the way to READY (issue 5): imported after it, in the background, or at the
+#: Modules kept off the way to READY: imported after it, in the background, or at the
 #: first call that needs them. ``log_heavy_modules`` says which of them were loaded at READY.
 HEAVY_MODULES = ("numpy", "pygit2")
 
