@@ -14,11 +14,12 @@ CPU time. SIGTERM or SIGINT: ``STOPPING=1``, stop accepting, let in-flight reque
 line and exit 1; a usage error is exit 2.
 
 Importing this module imports only what parsing the command line needs; :func:`run` imports the
-daemon (asyncio, the head, the services). numpy is not imported before READY (the snapshot decode
-leaves its arrays to first use), nor pygit2 by the daemon's own code (the ref files answer the
-first tip read; a start from the tip's snapshot opens no repository), though the session registry
-still opens the repository before READY; both are imported after READY with the late modules.
-``--log-level DEBUG`` logs which of them READY found loaded. :func:`main` turns the cyclic
+daemon (asyncio, the head, the services, pygit2). numpy is not imported before READY (the
+snapshot decode leaves its arrays to first use); it is imported after READY with the late
+modules, and ``--log-level DEBUG`` logs whether READY found it loaded. pygit2 is imported on the
+way to READY: the session registry opens the repository (and settles any interrupted commit)
+before the first answer, so keeping libgit2 off that way would save nothing
+(``docs/design/coldstart.md``). :func:`main` turns the cyclic
 collector off first, so the objects those imports and the snapshot decode make are not walked
 again and again while they are made; the cold start's settle freezes them (``coldstart.py``) and
 :func:`run` turns it back on.
@@ -112,7 +113,7 @@ class StartSteps:
 
 #: Modules kept off the way to READY: imported after it, in the background, or at the
 #: first call that needs them. ``log_heavy_modules`` says which of them were loaded at READY.
-HEAVY_MODULES = ("numpy", "pygit2")
+HEAVY_MODULES = ("numpy",)
 
 
 def log_heavy_modules() -> None:
@@ -149,13 +150,13 @@ async def run(
     from concurrent.futures import ThreadPoolExecutor
 
     from headd.daemon.collector import VersionCollector
-    from headd.daemon.follow import GitThread, RefFollower, followed_ref_of
+    from headd.daemon.follow import GitThread, RefFollower, resolve_followed_ref
     from headd.daemon.handlers import Service
     from headd.daemon.notify import Notifier
     from headd.daemon.plane_service import PlaneService
     from headd.daemon.server import Server
     from headd.daemon.sessions_port import make_registry
-    from headd.daemon.vectors import PlaneVectorStore, VectorService, plane_writer_runner
+    from headd.daemon.vectors import PlaneVectorStore, VectorService
     from headd.head.version import advance_head, load_head
     from headd.thread_priority import lower_thread_priority
 
@@ -167,7 +168,7 @@ async def run(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
     notifier = Notifier.from_environ(environ)
-    ref = followed_ref_of(config.store, config.ref, lambda: open_repository(config.store))
+    ref = resolve_followed_ref(open_repository(config.store), config.ref)
     steps.mark("repository open, ref resolved")
     embedder = make_embedder(config.embedder, config.store)  # a bad one fails before we bind
     steps.mark("embedder made")
@@ -183,7 +184,7 @@ async def run(
         config.store,
         embedder,
         fill_thread,
-        persistence=PlaneVectorStore(config.store, plane_writer_runner(plane, loop)),
+        persistence=PlaneVectorStore(config.store, plane),
         notify=notifier.status,
     )
     snapshots = make_snapshot_writer(config)
@@ -308,8 +309,7 @@ async def run(
 
 
 def open_repository(store: Path) -> pygit2.Repository:
-    """The store's repository (GitFailure when it is none), for a start the ref files could not
-    answer (``followed_ref_of``)."""
+    """The store's repository (GitFailure when it is none): the followed ref is resolved in it."""
     import pygit2
 
     try:
@@ -319,10 +319,9 @@ def open_repository(store: Path) -> pygit2.Repository:
 
 
 #: What ``after_ready`` imports in the background: the modules the first calls of each kind need
-#: (numpy and pygit2 first: the heaviest, and kept off the way to READY, see HEAVY_MODULES).
+#: (numpy first: the heaviest, and kept off the way to READY, see HEAVY_MODULES).
 LATE_MODULES = (
     "numpy",
-    "pygit2",
     "headd.head.search",
     "headd.head.gate",
     "headd.head.scope",
@@ -363,9 +362,9 @@ def make_cold_loader(snapshots: SnapshotWriter | None, collector: VersionCollect
 
     store = None if snapshots is None else snapshots.store
 
-    def load(open_repo: Callable[[], pygit2.Repository], tip: str) -> ColdStart:
+    def load(repo: pygit2.Repository, tip: str) -> ColdStart:
         return cold_load(
-            open_repo,
+            repo,
             tip,
             store,
             load_head=load_head,

@@ -255,9 +255,6 @@ METHODS: dict[str, type[_Params]] = {
     "vectors.fill": VectorsFill,
 }
 
-#: Methods of the contract this daemon does not serve yet.
-PLANE_METHODS: frozenset[str] = frozenset()
-
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}
 _EMPTY = b"{}"
 
@@ -266,10 +263,6 @@ def decode_request(method: str, params: Raw | bytes | None) -> Request:
     """The typed request for ``method``; MethodNotFound or InvalidParams when it cannot be one."""
     decoder = _DECODERS.get(method)
     if decoder is None:
-        if method in PLANE_METHODS:
-            raise MethodNotFound(
-                f"method not served by this daemon yet: {method}", {"method": method}
-            )
         raise MethodNotFound(f"method not found: {method}", {"method": method})
     raw = _EMPTY if params is None else params
     try:

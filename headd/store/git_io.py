@@ -261,14 +261,6 @@ def _lookup(repo: pygit2.Repository, ref: str) -> pygit2.Reference | None:
         return None
 
 
-def set_ref(repo: pygit2.Repository, ref: str, new: str) -> None:
-    """Force a ref (provenance refs only, never the followed branch)."""
-    try:
-        repo.references.create(ref, new, force=True)
-    except pygit2.GitError as exc:
-        raise GitFailure(f"setting {ref} failed: {exc}") from exc
-
-
 # --- the checked-out working tree ---------------------------------------------------------------
 
 

@@ -244,10 +244,6 @@ def edge_rows(record: MemoryRecord, path: str, indexed_at: str) -> list[Row]:
     return out
 
 
-def edge_writes(record: MemoryRecord, path: str, indexed_at: str) -> list[Write]:
-    return [Write(INSERT_EDGE_SQL, row) for row in edge_rows(record, path, indexed_at)]
-
-
 def file_rows(
     record: MemoryRecord,
     path: str,
