@@ -16,7 +16,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from headd.daemon.io_ import DEFAULT_LINE_LIMIT
+from headd.wire.framing import DEFAULT_LINE_LIMIT
 
 FOLLOW_INTERVAL_S = 0.02
 DEFAULT_SNAPSHOT_INTERVAL_S = 30.0
@@ -72,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> Config:
     """The configuration the parsed flags and the environment give (flags first)."""
-    from headd.daemon.socket_path import resolve_socket, resolve_store
     from headd.embed.factory import embedder_setting
+    from headd.wire.socket_path import resolve_socket, resolve_store
 
     store = resolve_store(args.store, environ)
     home = Path(environ.get("HOME") or str(Path.home()))

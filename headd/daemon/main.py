@@ -68,7 +68,7 @@ def open_listener(
 ) -> tuple[socket.socket, Path | None]:
     """The inherited socket (we do not own its file) or one bound here (we remove it at exit)."""
     from headd.daemon.notify import inherited_listener
-    from headd.daemon.socket_path import bind_listener
+    from headd.wire.socket_path import bind_listener
 
     inherited = inherited_listener(environ)
     if inherited is not None:

@@ -26,7 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from headd.daemon import plane_calls
+from headd_plane import calls as plane_calls
+
 from headd.errors import HeaddError, StorageFailure
 
 if TYPE_CHECKING:

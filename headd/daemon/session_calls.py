@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
+from headd_plane.calls import WroteLinks
+
 from headd.daemon.follow import RefFollower
 from headd.daemon.methods import (
     SessionApply,
@@ -26,7 +28,6 @@ from headd.daemon.methods import (
     SessionOpen,
     SessionRebase,
 )
-from headd.daemon.plane_calls import WroteLinks
 from headd.daemon.plane_service import PlaneService
 from headd.errors import MethodNotFound
 from headd.head.indexes import IndexedView
