@@ -36,7 +36,16 @@ def bridge_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def bridge_args(store: Path, sock: Path, *extra: str) -> list[str]:
-    return ["-m", "headd_client.headctl", "--store", str(store), "--socket", str(sock), "mcp", *extra]
+    return [
+        "-m",
+        "headd_client.headctl",
+        "--store",
+        str(store),
+        "--socket",
+        str(sock),
+        "mcp",
+        *extra,
+    ]
 
 
 @contextlib.asynccontextmanager
@@ -47,7 +56,10 @@ async def bridge(
     from mcp.client.stdio import StdioServerParameters
 
     params = StdioServerParameters(
-        command=sys.executable, args=bridge_args(store, sock, *extra), env=bridge_env(env), cwd=str(REPO)
+        command=sys.executable,
+        args=bridge_args(store, sock, *extra),
+        env=bridge_env(env),
+        cwd=str(REPO),
     )
     async with McpClient(params, mode=mode) as client:  # type: ignore[arg-type]
         yield client

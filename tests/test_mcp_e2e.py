@@ -14,10 +14,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-
-pytest.importorskip("mcp")
-
 from daemon_support import Daemon, external_commit, git, make_store, memory_html, short_socket_dir
+from headd_client.mcp.protocol import handshake_lines
 from mcp_support import (
     bridge,
     bridge_args,
@@ -172,8 +170,12 @@ def test_invalid_calls_are_tool_errors_with_codes(store: Path, daemon: Daemon) -
             arc = await client.call_tool(
                 "memory_write", {"title": "An arc", "memory_type": "arc", "body": "An arc."}
             )
-            assert error_text(arc).startswith("ERR_INVALID_PARAMS: memory_write: argument `memory_type`")
-            neither = await client.call_tool("memory_write", {"title": "x", "memory_type": "semantic"})
+            assert error_text(arc).startswith(
+                "ERR_INVALID_PARAMS: memory_write: argument `memory_type`"
+            )
+            neither = await client.call_tool(
+                "memory_write", {"title": "x", "memory_type": "semantic"}
+            )
             assert error_text(neither).startswith("ERR_INVALID_MEMORY")
             missing = await client.call_tool("memory_read", {"path": "areas/inbox/nope.html"})
             text = error_text(missing)
@@ -218,38 +220,57 @@ def test_correct_archives_links_and_resolve_walks_forward(store: Path, daemon: D
             new = structured(await client.call_tool("memory_read", {"path": corrected["path"]}))
             assert {"rel": "supersedes", "href": "/" + moved} in new["links"]
             archived = structured(await client.call_tool("memory_read", {"path": moved}))
-            assert archived["archived"] and archived["meta"]["supersededBy"] == "/" + corrected["path"]
+            assert (
+                archived["archived"] and archived["meta"]["supersededBy"] == "/" + corrected["path"]
+            )
             resolved = structured(await client.call_tool("memory_resolve", {"path": old}))
             assert resolved["stop_reason"] == "live" and resolved["path"] == corrected["path"]
             assert [s["via"] for s in resolved["steps"]] == ["archive_move", "supersedes"]
-            assert resolved["pinned_uri"] == f"memhtml://at/{corrected['commit_sha']}/{corrected['path']}"
-            gone = structured(await client.call_tool("memory_resolve", {"path": "areas/inbox/never.html"}))
+            assert (
+                resolved["pinned_uri"]
+                == f"memhtml://at/{corrected['commit_sha']}/{corrected['path']}"
+            )
+            gone = structured(
+                await client.call_tool("memory_resolve", {"path": "areas/inbox/never.html"})
+            )
             assert gone["stop_reason"] == "unindexed"
 
             linked = structured(
                 await client.call_tool(
-                    "memory_link", {"src_path": SHORT, "rel": "relates_to", "dst_path": corrected["path"]}
+                    "memory_link",
+                    {"src_path": SHORT, "rel": "relates_to", "dst_path": corrected["path"]},
                 )
             )
             assert linked["ok"] and linked["commit_sha"] == git(store, "rev-parse", "main")
             again = structured(
                 await client.call_tool(
-                    "memory_link", {"src_path": SHORT, "rel": "relates_to", "dst_path": corrected["path"]}
+                    "memory_link",
+                    {"src_path": SHORT, "rel": "relates_to", "dst_path": corrected["path"]},
                 )
             )
             assert again["commit_sha"] is None
-            near = structured(await client.call_tool("memory_neighbors", {"path": corrected["path"]}))
-            assert {(n["path"], n["rel"], n["hop"]) for n in near["nodes"]} >= {(SHORT, "relates_to", 1)}
+            near = structured(
+                await client.call_tool("memory_neighbors", {"path": corrected["path"]})
+            )
+            assert {(n["path"], n["rel"], n["hop"]) for n in near["nodes"]} >= {
+                (SHORT, "relates_to", 1)
+            }
 
-            evicted = structured(await client.call_tool("memory_archive", {"path": SHORT, "reason": "stale"}))
+            evicted = structured(
+                await client.call_tool("memory_archive", {"path": SHORT, "reason": "stale"})
+            )
             assert evicted["archive_path"] == f"archive/{year}/{SHORT}"
             walked = structured(await client.call_tool("memory_resolve", {"path": SHORT}))
             assert walked["stop_reason"] == "archived"
             assert [s["via"] for s in walked["steps"]] == ["archive_move"]
 
             listed = structured(await client.call_tool("memory_list", {"limit": 2}))
-            assert len(listed["files"]) == 2 and listed["next_cursor"] == listed["files"][-1]["path"]
-            rest = structured(await client.call_tool("memory_list", {"cursor": listed["next_cursor"]}))
+            assert (
+                len(listed["files"]) == 2 and listed["next_cursor"] == listed["files"][-1]["path"]
+            )
+            rest = structured(
+                await client.call_tool("memory_list", {"cursor": listed["next_cursor"]})
+            )
             assert all(f["path"] > listed["next_cursor"] for f in rest["files"])
 
     run(go)
@@ -290,7 +311,9 @@ def test_daemon_killed_mid_session_is_reported_then_reconnected(store: Path) -> 
 
     async def go() -> None:
         async with bridge(store, sock, "--no-spawn") as client:
-            assert structured(await client.call_tool("memory_search", {"query": "postgres"}))["hits"]
+            assert structured(await client.call_tool("memory_search", {"query": "postgres"}))[
+                "hits"
+            ]
             first.proc.kill()
             first.proc.wait()
             with anyio.fail_after(60):
@@ -299,7 +322,9 @@ def test_daemon_killed_mid_session_is_reported_then_reconnected(store: Path) -> 
             second = Daemon(store, sock, extra=["--embedder", "hash"]).wait_ready()
             try:
                 with anyio.fail_after(60):
-                    back = structured(await client.call_tool("memory_search", {"query": "postgres"}))
+                    back = structured(
+                        await client.call_tool("memory_search", {"query": "postgres"})
+                    )
                 assert back["hits"]
             finally:
                 second.stop()
@@ -331,9 +356,13 @@ def test_daemon_killed_is_respawned_by_the_bridge(store: Path) -> None:
 
 def test_stdout_carries_only_the_protocol(store: Path, daemon: Daemon) -> None:
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": "postgres"}}},
+        *handshake_lines("t")[:2],
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "postgres"}},
+        },
         {"jsonrpc": "2.0", "id": 3, "method": "no/such"},
     ]
     done = subprocess.run(

@@ -86,7 +86,9 @@ def pieces_for(
         settings = base / ".claude" / "settings.json"
         md = home / ".claude" / "CLAUDE.md" if scope == "user" else root / "CLAUDE.md"
         prefix = " ".join(shlex.quote(c) for c in [*command, "--store", str(store)])
-        hooks = tuple((event, f"{prefix} hook {name}", timeout) for event, name, timeout in CLAUDE_HOOKS)
+        hooks = tuple(
+            (event, f"{prefix} hook {name}", timeout) for event, name, timeout in CLAUDE_HOOKS
+        )
         return [
             JsonKey(mcp_file, "mcp-entry", ("mcpServers", SERVER_NAME), entry),
             ClaudeHooks(settings, "hooks", hooks),

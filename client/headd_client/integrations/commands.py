@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from headd_client.integrations.clients import headctl_command, pieces_for
-from headd_client.integrations.pieces import Piece
 
 RECEIPT_VERSION = 1
 
@@ -42,7 +41,11 @@ def project_root(explicit: str | None) -> Path:
 
 
 def receipt_path(home: Path, client: str, scope: str, root: Path) -> Path:
-    tag = "user" if scope == "user" else "project-" + hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    tag = (
+        "user"
+        if scope == "user"
+        else "project-" + hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    )
     return home / ".config" / "headd" / "integrations" / f"{client}-{tag}.json"
 
 
@@ -137,7 +140,13 @@ def uninstall(
     receipt_file = receipt_path(home, client, scope, root)
     receipt = _load_receipt(receipt_file)
     if receipt is None:
-        return {"action": "uninstall", "client": client, "scope": scope, "entries": [], "installed": False}
+        return {
+            "action": "uninstall",
+            "client": client,
+            "scope": scope,
+            "entries": [],
+            "installed": False,
+        }
     store = Path(receipt["store"])
     recorded = {(e["path"], e["role"]): e for e in receipt.get("entries", [])}
     pieces = pieces_for(client, scope, home, Path(receipt["root"]), store, headctl_command())
@@ -165,7 +174,14 @@ def uninstall(
             _write(piece.path, after)
     if not dry_run:
         receipt_file.unlink(missing_ok=True)
-    return {"action": "uninstall", "client": client, "scope": scope, "dry_run": dry_run, "entries": entries, "installed": True}
+    return {
+        "action": "uninstall",
+        "client": client,
+        "scope": scope,
+        "dry_run": dry_run,
+        "entries": entries,
+        "installed": True,
+    }
 
 
 def doctor(
@@ -179,10 +195,18 @@ def doctor(
     try:
         with Client(socket_path, timeout=5.0) as c:
             sha = c.call("status")["sha"]
-        checks.append({"name": "daemon", "ok": True, "detail": f"answers on {socket_path} at {sha[:12]}"})
+        checks.append(
+            {"name": "daemon", "ok": True, "detail": f"answers on {socket_path} at {sha[:12]}"}
+        )
     except DaemonUnavailable as exc:
         # not a fault: the MCP server starts a daemon on first use
-        checks.append({"name": "daemon", "ok": True, "detail": f"not running ({exc.message}); headctl mcp starts one"})
+        checks.append(
+            {
+                "name": "daemon",
+                "ok": True,
+                "detail": f"not running ({exc.message}); headctl mcp starts one",
+            }
+        )
     installed = 0
     for client in clients:
         for scope in scopes:
@@ -192,14 +216,26 @@ def doctor(
             installed += 1
             store = Path(receipt["store"])
             recorded = {(e["path"], e["role"]): e for e in receipt.get("entries", [])}
-            for piece in pieces_for(client, scope, home, Path(receipt["root"]), store, headctl_command()):
+            for piece in pieces_for(
+                client, scope, home, Path(receipt["root"]), store, headctl_command()
+            ):
                 entry = recorded.get((str(piece.path), piece.role))
                 if entry is None:
                     continue
                 current = piece.current_digest(_read(piece.path))
                 ok = current == entry["sha256"]
-                detail = "matches the receipt" if ok else ("missing" if current is None else "modified since install")
-                checks.append({"name": f"{client}:{scope}:{piece.role}", "ok": ok, "detail": f"{piece.path} {detail}"})
+                detail = (
+                    "matches the receipt"
+                    if ok
+                    else ("missing" if current is None else "modified since install")
+                )
+                checks.append(
+                    {
+                        "name": f"{client}:{scope}:{piece.role}",
+                        "ok": ok,
+                        "detail": f"{piece.path} {detail}",
+                    }
+                )
             checks.append(_mcp_answers(client, scope, store))
     if installed == 0:
         checks.append({"name": "installed", "ok": False, "detail": "no integration is installed"})
@@ -209,11 +245,9 @@ def doctor(
 def _mcp_answers(client: str, scope: str, store: Path) -> dict[str, Any]:
     """Start the configured MCP command and ask it for its tools."""
     command = [*headctl_command(), "--store", str(store), "mcp", "--no-spawn"]
-    lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "headctl-doctor", "version": "0"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    ]
+    from headd_client.mcp.protocol import handshake_lines
+
+    lines = handshake_lines("headctl-doctor")
     started = time.perf_counter()
     try:
         done = subprocess.run(
@@ -226,9 +260,17 @@ def _mcp_answers(client: str, scope: str, store: Path) -> dict[str, Any]:
         answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
         tools = next(a["result"]["tools"] for a in answers if a.get("id") == 2)
         ms = (time.perf_counter() - started) * 1000
-        return {"name": f"{client}:{scope}:mcp", "ok": len(tools) == 15, "detail": f"{len(tools)} tools in {ms:.0f} ms"}
+        return {
+            "name": f"{client}:{scope}:mcp",
+            "ok": len(tools) == 15,
+            "detail": f"{len(tools)} tools in {ms:.0f} ms",
+        }
     except Exception as exc:
-        return {"name": f"{client}:{scope}:mcp", "ok": False, "detail": f"the MCP server did not answer ({type(exc).__name__})"}
+        return {
+            "name": f"{client}:{scope}:mcp",
+            "ok": False,
+            "detail": f"the MCP server did not answer ({type(exc).__name__})",
+        }
 
 
 def run_integrations(
@@ -250,14 +292,19 @@ def run_integrations(
             stdout.write(json.dumps(report) + "\n")
         else:
             for check in report["checks"]:
-                print(f"{'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']}", file=stdout)
+                print(
+                    f"{'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']}",
+                    file=stdout,
+                )
         return 0 if report["healthy"] else 1
     if args.scope == "project" and root in (Path("/"), home):
         print("ERR_USAGE: a project root may not be / or $HOME", file=stderr)
         return 2
     human = stdout if not args.json else stderr
     if command == "install":
-        report = install(args.client, args.scope, home, root, store, dry_run=args.dry_run, out=human)
+        report = install(
+            args.client, args.scope, home, root, store, dry_run=args.dry_run, out=human
+        )
     else:
         report = uninstall(args.client, args.scope, home, root, dry_run=args.dry_run, out=human)
     if args.json:

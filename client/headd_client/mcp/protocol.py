@@ -236,3 +236,22 @@ def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[s
 
 def parse_error() -> dict[str, Any]:
     return _error(None, PARSE_ERROR, "parse error: not JSON")
+
+
+def handshake_lines(client_name: str, version: str = "2025-06-18") -> list[dict[str, Any]]:
+    """A client's opening of a handshake-era connection: ``initialize`` (id 1), the
+    ``initialized`` notification and ``tools/list`` (id 2), for one-shot probes."""
+    return [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": client_name, "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]

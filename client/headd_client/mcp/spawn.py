@@ -38,7 +38,9 @@ def daemon_log_path(store: Path) -> Path:
     return store / ".memhtml" / "headd" / "daemon.log"
 
 
-def spawn_daemon(store: Path, socket_path: Path, environ: Mapping[str, str]) -> subprocess.Popen[bytes]:
+def spawn_daemon(
+    store: Path, socket_path: Path, environ: Mapping[str, str]
+) -> subprocess.Popen[bytes]:
     """Start ``headd`` for ``store`` detached from this process; its output goes to its log."""
     log_path = daemon_log_path(store)
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -131,7 +133,9 @@ class DaemonLink:
             self._client.close()
             self._client = None
 
-    def call(self, method: str, params: Mapping[str, Any] | None = None, *, idempotent: bool = True) -> Any:
+    def call(
+        self, method: str, params: Mapping[str, Any] | None = None, *, idempotent: bool = True
+    ) -> Any:
         """One call; a dropped connection is remade once (and the daemon respawned) when the
         call is safe to repeat."""
         clean = {k: v for k, v in (params or {}).items() if v is not None}
@@ -145,7 +149,9 @@ class DaemonLink:
 
     def batch(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> list[Answer]:
         """Many idempotent reads in one round trip; each answer is checked by the caller."""
-        clean = [(m, {k: v for k, v in (p or {}).items() if v is not None}) for m, p in calls]
+        clean: list[tuple[str, Mapping[str, Any] | None]] = [
+            (m, {k: v for k, v in (p or {}).items() if v is not None}) for m, p in calls
+        ]
         try:
             return self.client().batch(clean)
         except DaemonUnavailable:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -81,7 +82,9 @@ def _type_ok(value: Any, schema: Mapping[str, Any]) -> bool:
 def check_arguments_against(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
     """Every way ``arguments`` breaks ``schema`` (the subset of JSON Schema the catalog uses)."""
     props = schema.get("properties", {})
-    problems = [f"missing required argument `{k}`" for k in schema.get("required", ()) if k not in arguments]
+    problems = [
+        f"missing required argument `{k}`" for k in schema.get("required", ()) if k not in arguments
+    ]
     for key, value in arguments.items():
         if key not in props:
             if schema.get("additionalProperties") is False:
@@ -456,7 +459,8 @@ class Tools:
                 if rel.startswith("?"):
                     target = "/" + rel[1:]
                     matching = [
-                        lk for lk in (rec or {}).get("links") or ()
+                        lk
+                        for lk in (rec or {}).get("links") or ()
                         if lk["href"] == target and (not rels or lk["rel"] in rels)
                     ]
                     if not matching:
@@ -468,7 +472,9 @@ class Tools:
                     dropped += 1
                     continue
                 title = (rec or {}).get("title") or ""
-                nodes.append({"path": other, "title": title, "hop": hop, "rel": rel, "derived": False})
+                nodes.append(
+                    {"path": other, "title": title, "hop": hop, "rel": rel, "derived": False}
+                )
                 next_frontier.append((other, rec))
             frontier = next_frontier
         return {
@@ -484,7 +490,10 @@ class Tools:
         import pygit2
 
         repo = pygit2.Repository(str(self.store))
-        tree = repo.get(sha).tree
+        commit = repo.get(sha)
+        if not isinstance(commit, pygit2.Commit):
+            raise path_not_found(sha)
+        tree = commit.tree
         out: list[str] = []
 
         def walk(node: Any, prefix: str) -> None:
@@ -594,7 +603,11 @@ class Tools:
 
         repo = pygit2.Repository(str(self.store))
         flags = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
-        return any(not (f & flags) or (f & ~flags) for f in repo.status().values() if not (f & pygit2.GIT_STATUS_IGNORED))
+        return any(
+            not (f & flags) or (f & ~flags)
+            for f in repo.status().values()
+            if not (f & pygit2.GIT_STATUS_IGNORED)
+        )
 
     # -- usage state and traces --------------------------------------------------------------
 
@@ -807,7 +820,8 @@ class Tools:
     def memory_write_batch(self, args: Mapping[str, Any]) -> dict[str, Any]:
         if args.get("consolidate") is not None:
             raise ToolFailure(
-                "ERR_UNSUPPORTED", "consolidate is not supported by this server; nothing was written"
+                "ERR_UNSUPPORTED",
+                "consolidate is not supported by this server; nothing was written",
             )
         ops = list(args["ops"])
         best_effort = bool(args.get("continue_on_error"))
@@ -822,7 +836,9 @@ class Tools:
                     if applied.get("violations"):
                         v = applied["violations"][0]
                         if v.get("kind") == "duplicate" and v.get("existing"):
-                            results[index].update(path=v["existing"], deduped=True, existing_path=v["existing"])
+                            results[index].update(
+                                path=v["existing"], deduped=True, existing_path=v["existing"]
+                            )
                             continue
                         raise violation_failure(v)
                     deduped = applied.get("deduped") or ()
@@ -865,8 +881,12 @@ class Tools:
                 }
 
     def memory_correct(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        from headd.memfile.archive import archive_path, supersede_moment, supersede_stamps
-        from headd.memfile.archive import superseding_stamps
+        from headd.memfile.archive import (
+            archive_path,
+            supersede_moment,
+            supersede_stamps,
+            superseding_stamps,
+        )
 
         target = _strip(args["target_path"])
         record = self._live(target)
@@ -916,7 +936,7 @@ class Tools:
 
         repo = pygit2.Repository(str(self.store))
         blob = repo.get(str(record["blob_sha"]))
-        if blob is None:
+        if not isinstance(blob, pygit2.Blob):
             raise path_not_found(str(record["path"]))
         return bytes(blob.data).decode("utf-8")
 
@@ -951,14 +971,21 @@ class Tools:
         return {"path": path, "archive_path": moved, "commit_sha": landed.sha}
 
 
-class _Taken:
-    """``choose_path``'s set of occupied paths, asked of the session's view one path at a time."""
+class _Taken(AbstractSet[str]):
+    """``choose_path``'s set of occupied paths, asked of the session's view one path at a time
+    (placement only ever asks ``in``)."""
 
     def __init__(self, taken: Callable[[str], bool]) -> None:
         self._taken = taken
 
     def __contains__(self, path: object) -> bool:
         return isinstance(path, str) and self._taken(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
 
 
 def _event_at(path: str, html: str) -> str | None:
@@ -1034,4 +1061,3 @@ def _batch_answer(results: list[dict[str, Any]], sha: str | None) -> dict[str, A
         "commit_sha": sha,
         "near_duplicates_degraded": True,
     }
-

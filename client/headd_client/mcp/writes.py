@@ -10,6 +10,7 @@ agent; a moved branch alone never does.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,10 +87,9 @@ class WriteSession:
 
     def __exit__(self, *exc: object) -> None:
         if self.session is not None:
-            try:
+            # a closed or vanished session leaves nothing to clean
+            with contextlib.suppress(Exception):
                 self.link.call("session.close", {"session": self.session}, idempotent=False)
-            except Exception:  # a closed or vanished session leaves nothing to clean
-                pass
 
     def apply(self, ops: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """Append ``ops``; the daemon's answer (``violations`` non-empty means none appended)."""
