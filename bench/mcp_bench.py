@@ -53,6 +53,17 @@ SDK_SERVER = textwrap.dedent(
 )
 
 
+def compile_bytecode() -> None:
+    """Write the packages' bytecode, as ``pip install`` does for an installed headd: a
+    development checkout run with ``PYTHONDONTWRITEBYTECODE`` would otherwise compile every
+    module at every spawn, which is not what an agent's machine pays."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    dirs = [str(REPO / d) for d in ("headd", "client", "sqlite_plane")]
+    subprocess.run(
+        [PYTHON, "-m", "compileall", "-q", *dirs], check=True, env=env, stdout=subprocess.DEVNULL
+    )
+
+
 def headctl(store: Path, sock: Path) -> list[str]:
     return [PYTHON, "-m", "headd_client.headctl", "--store", str(store), "--socket", str(sock)]
 
@@ -157,7 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         out["store_sha"] = stores.build_store(store, args.n, checkout=True)
     (store / ".gitignore").write_text("/.memhtml/\n", encoding="utf-8")
     queries = [text for _, text in stores.scifact_queries()][: args.queries]
-    out["memhtml_index_rebuild_s"], _ = mcp_peer.run_memhtml(store, ["index", "rebuild"])
+    indexed = (store / ".memhtml" / "index.db").exists()
+    command = ["index", "update"] if indexed else ["index", "rebuild"]
+    out[f"memhtml_index_{command[1]}_s"], _ = mcp_peer.run_memhtml(store, command)
+    compile_bytecode()
 
     sock = Path(tempfile.mkdtemp(prefix="mb-", dir="/tmp")) / "h.sock"
     env = {**os.environ, "HEADD_EMBEDDER": "off"}

@@ -380,3 +380,17 @@ def test_stdout_carries_only_the_protocol(store: Path, daemon: Daemon) -> None:
     assert answers[2]["error"]["code"] == -32601
     assert answers[3]["error"]["code"] == -32700
     assert done.returncode == 0
+
+
+def test_daemon_search_carries_records_when_asked(store: Path, daemon: Daemon) -> None:
+    """``search`` with ``records: true`` (the bridge's single round trip) gives each hit the
+    record ``read`` gives; without it, hits stay the contract's five fields."""
+    from headd_client.sync_client import Client
+
+    with Client(daemon.socket_path) as c:
+        plain = c.call("search", {"query": "postgres record", "limit": 3})
+        full = c.call("search", {"query": "postgres record", "limit": 3, "records": True})
+        assert [h["path"] for h in plain["hits"]] == [h["path"] for h in full["hits"]]
+        assert all(set(h) == {"path", "score", "title", "claim", "arms"} for h in plain["hits"])
+        for hit in full["hits"]:
+            assert hit["record"] == c.call("read", {"path": hit["path"]})["record"]

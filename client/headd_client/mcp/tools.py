@@ -281,11 +281,12 @@ class Tools:
                 filter_[ours] = args[theirs]
         limit = max(1, min(int(args.get("limit") or 10), 100))
         found = self.link.call(
-            "search", {"query": args["query"], "limit": limit, "filter": filter_ or None}
+            "search",
+            {"query": args["query"], "limit": limit, "filter": filter_ or None, "records": True},
         )
         sha = str(found["sha"])
         hits = found.get("hits") or []
-        records = self._records([h["path"] for h in hits], sha) if hits else []
+        records = [h.get("record") for h in hits]
         out_hits = []
         archived = []
         for hit, record in zip(hits, records, strict=True):
