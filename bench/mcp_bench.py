@@ -133,8 +133,9 @@ def hook_figures(
 
 
 def wait_daemon(sock: Path, proc: subprocess.Popen[bytes], timeout: float = 300) -> None:
-    from headd_client.protocol import DaemonUnavailable
     from headd_client.sync_client import Client
+
+    from headd.errors import DaemonUnavailable
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

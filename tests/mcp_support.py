@@ -17,8 +17,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
+
+from headd.errors import DaemonUnavailable
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS_LIST = REPO / "tests" / "data" / "memhtml-0.15.1-mcp-tools-list.json"

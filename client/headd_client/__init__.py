@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from headd_client.protocol import ClientProtocol, DaemonUnavailable, ProtocolViolation
+from headd.errors import DaemonUnavailable, ProtocolViolation
+from headd_client.protocol import ClientProtocol
 from headd_client.sync_client import Client
 
 if TYPE_CHECKING:

@@ -188,7 +188,7 @@ def doctor(
     clients: list[str], scopes: list[str], home: Path, root: Path, socket_path: Path
 ) -> dict[str, Any]:
     """Each installed piece: present and unchanged; the daemon and the MCP server answering."""
-    from headd_client.protocol import DaemonUnavailable
+    from headd.errors import DaemonUnavailable
     from headd_client.sync_client import Client
 
     checks: list[dict[str, Any]] = []

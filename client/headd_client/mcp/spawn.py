@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from headd_client.protocol import Answer, DaemonUnavailable, unwrap
+from headd.errors import DaemonUnavailable
+from headd_client.protocol import Answer, unwrap
 from headd_client.sync_client import Client
 
 log = logging.getLogger(__name__)

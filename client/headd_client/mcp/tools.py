@@ -23,10 +23,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from headd.errors import DaemonUnavailable
 from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
 from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.writes import Provenance, WriteSession, violation_failure
-from headd_client.protocol import DaemonUnavailable
 
 SNIPPET_CHARS = 280
 LIST_DEFAULT = 50
