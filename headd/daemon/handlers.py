@@ -291,18 +291,23 @@ class Service:
             query_vector=arm.query_vector,
         )
         took = (time.perf_counter() - start) * 1000.0
+        out_hits: list[dict[str, Any]] = [
+            {
+                "path": hit.path,
+                "score": hit.score,
+                "title": hit.title,
+                "claim": hit.claim,
+                "arms": list(hit.arms),
+            }
+            for hit in hits
+        ]
+        if request.records:
+            for out, hit in zip(out_hits, hits, strict=True):
+                record = view.record(hit.path)
+                out["record"] = None if record is None else record_to_wire(record)
         return {
             "sha": view.sha,
-            "hits": [
-                {
-                    "path": hit.path,
-                    "score": hit.score,
-                    "title": hit.title,
-                    "claim": hit.claim,
-                    "arms": list(hit.arms),
-                }
-                for hit in hits
-            ],
+            "hits": out_hits,
             "arms": ["lexical", "recency", "vector"] if arm.ran else ["lexical", "recency"],
             "degraded": not arm.ran,
             "vectors": {"coverage": round(arm.coverage, 4)},

@@ -49,6 +49,8 @@ class Search(_Params):
     filter: Filter | None = None
     vectors: bool = True
     plane: Literal["head", "index"] = "head"
+    #: Each hit also carries its full ``record`` (the MCP bridge's one round trip per search).
+    records: bool = False
 
 
 class Read(_Params):
