@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from headd.errors import GitFailure, HeaddError
+from headd.errors import HeaddError
 from headd.wire.framing import DEFAULT_LINE_LIMIT
 
 if TYPE_CHECKING:
@@ -247,7 +247,13 @@ async def run(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
     notifier = Notifier.from_environ(environ)
-    ref = followed_ref_of(config.store, config.ref, lambda: open_repository(config.store))
+
+    def open_store() -> pygit2.Repository:
+        from headd.store.git_io import open_repo  # pygit2 only when the ref files cannot answer
+
+        return open_repo(config.store)
+
+    ref = followed_ref_of(config.store, config.ref, open_store)
     steps.mark("repository open, ref resolved")
     embedder = make_embedder(config.embedder, config.store)  # a bad one fails before we bind
     steps.mark("embedder made")
@@ -388,17 +394,6 @@ async def run(
                     os.unlink(owned)
         git.shutdown()
         fill_thread.shutdown(wait=False, cancel_futures=True)
-
-
-def open_repository(store: Path) -> pygit2.Repository:
-    """The store's repository (GitFailure when it is none), for a start the ref files could not
-    answer (``followed_ref_of``)."""
-    import pygit2
-
-    try:
-        return pygit2.Repository(str(store))
-    except (pygit2.GitError, KeyError):
-        raise GitFailure(f"not a git repository: {store}", {"store": str(store)}) from None
 
 
 def late_head_api() -> HeadApi:

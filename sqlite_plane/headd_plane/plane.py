@@ -171,19 +171,3 @@ def recall_pack(
 
 def backfill_report(plane: Plane, dry_run: bool = False) -> dict[str, Any]:
     return asdict(plane.backfill(dry_run=dry_run))
-
-
-def scope_from_filter(filter_: dict[str, Any] | None) -> Scope:
-    """The contract's ``filter`` object as a :class:`Scope`."""
-    from .scope import parse_facet_filters
-
-    f = filter_ or {}
-    return Scope(
-        memory_types=tuple(f.get("types") or ()),
-        workspace=f.get("workspace") or None,
-        tags=tuple(f.get("tags") or ()),
-        entity=f.get("entity") or None,
-        facets=parse_facet_filters(list(f.get("facets") or ())),
-        include_archived=bool(f.get("include_archived", False)),
-        as_of=f.get("as_of") or None,
-    )
