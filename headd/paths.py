@@ -38,7 +38,8 @@ MAX_PATH_BYTES: Final = 4096
 
 _DOUBLE_SLASHES = re.compile(r"/{2,}")
 _ARCHIVE_PREFIX = re.compile(r"archive/[0-9]{4,}/(.+)", re.DOTALL)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_REFUSED_CHAR = re.compile(r"[\x00-\x1f\x7f\\]")
+_MAX_UTF8_BYTES = 4
 
 
 def normalize_path(path: str) -> str:
@@ -84,18 +85,20 @@ def origin_path_of(path: str) -> str | None:
 
 def path_problem(path: str) -> str | None:
     """Why ``path`` is refused wherever a request names a memory path, or None (see above)."""
-    if _CONTROL.search(path):
+    refused = _REFUSED_CHAR.search(path)
+    if refused is not None:
+        if refused.group() == "\\":
+            return "a path may not hold a backslash"
         return "a path may not hold a control character"
-    if "\\" in path:
-        return "a path may not hold a backslash"
     normalized = normalize_path(path)
-    if len(normalized.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
-        return f"a path may not be longer than {MAX_PATH_BYTES} bytes"
     components = normalized.split("/")
-    if any(len(c.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES for c in components):
-        return f"a path component may not be longer than {MAX_COMPONENT_BYTES} bytes"
+    if len(normalized) > MAX_COMPONENT_BYTES // _MAX_UTF8_BYTES:  # short paths cannot overrun
+        if len(normalized.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+            return f"a path may not be longer than {MAX_PATH_BYTES} bytes"
+        if any(len(c.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES for c in components):
+            return f"a path component may not be longer than {MAX_COMPONENT_BYTES} bytes"
     if ".." in components:
         return "a path may not hold a `..` component"
-    if para_of(normalized) is None:
+    if len(components) < 2 or components[0] not in PARA_BUCKETS:
         return "a path must sit under projects/, areas/, resources/ or archive/"
     return None
