@@ -120,12 +120,6 @@ def test_junk_lines_get_typed_errors_and_lose_nothing(daemon: Daemon, junk: list
                 assert item["error"]["code"] in TYPED_ERRORS, item
 
 
-def test_the_module_daemon_logged_no_internal_error(daemon: Daemon) -> None:
-    with connect(daemon.socket_path) as sock:
-        exchange(sock, [])
-    assert "Traceback" not in daemon.log()
-
-
 # -- paths: one rule for every method and every op ----------------------------------------
 
 HELD = "areas/inbox/user-prefers-short-answers.html"
@@ -235,3 +229,45 @@ def test_a_session_id_with_a_trailing_newline_or_other_junk_is_refused(
         assert not any(
             s["session"] == bad for s in call(sock, "session.list", {})["result"]["sessions"]
         )
+
+
+READ_ONLY = {
+    "read": ["path"],
+    "resolve": ["path"],
+    "inbound": ["href"],
+    "by_entity": ["entity"],
+    "by_frame_key": ["key"],
+    "by_content_hash": ["hash"],
+    "search": ["query"],
+    "traces.search": ["query"],
+    "traces.show": ["session"],
+}
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    method=st.sampled_from(sorted(READ_ONLY)),
+    text=st.text(max_size=60)
+    | st.sampled_from(["", " ", "/", "//", "areas/", "/areas/../x", "\u2028", "a" * 5000]),
+    at=st.none() | st.text(max_size=45) | st.sampled_from(["HEAD~1", "main", "0" * 40, "@{-1}"]),
+)
+def test_well_typed_strange_values_never_answer_internal_error(
+    daemon: Daemon, method: str, text: str, at: str | None
+) -> None:
+    params: dict[str, Any] = {name: text for name in READ_ONLY[method]}
+    if at is not None and method not in ("traces.search", "traces.show"):
+        params["at"] = at
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    with connect(daemon.socket_path) as sock:
+        (answer,) = exchange(sock, [line.encode()])
+    if "error" in answer:
+        assert answer["error"]["code"] in TYPED_ERRORS, answer
+
+
+def test_the_module_daemon_logged_no_internal_error(daemon: Daemon) -> None:
+    """Last in the module: nothing above made the daemon log a traceback (a -32603)."""
+    with connect(daemon.socket_path) as sock:
+        exchange(sock, [])
+    assert "Traceback" not in daemon.log()
