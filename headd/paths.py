@@ -24,6 +24,7 @@ ask these functions, so none of them can disagree about what a path means:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -83,8 +84,12 @@ def origin_path_of(path: str) -> str | None:
     return match.group(1) if match else None
 
 
+@functools.lru_cache(maxsize=4096)
 def path_problem(path: str) -> str | None:
-    """Why ``path`` is refused wherever a request names a memory path, or None (see above)."""
+    """Why ``path`` is refused wherever a request names a memory path, or None (see above).
+
+    Cached: a client reads and writes the same few paths over and over, and every request pays
+    this check before its handler runs."""
     refused = _REFUSED_CHAR.search(path)
     if refused is not None:
         if refused.group() == "\\":
