@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from headd.daemon.config import Config, build_parser, config_from
-from headd.errors import GitFailure, HeaddError
+from headd.errors import HeaddError
 
 if TYPE_CHECKING:
     import asyncio
@@ -158,6 +158,7 @@ async def run(
     from headd.daemon.sessions_port import make_registry
     from headd.daemon.vectors import PlaneVectorStore, VectorService
     from headd.head.version import advance_head, load_head
+    from headd.store.git_io import open_repo
     from headd.thread_priority import lower_thread_priority
 
     steps = steps or StartSteps()
@@ -168,7 +169,7 @@ async def run(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
     notifier = Notifier.from_environ(environ)
-    ref = resolve_followed_ref(open_repository(config.store), config.ref)
+    ref = resolve_followed_ref(open_repo(config.store), config.ref)
     steps.mark("repository open, ref resolved")
     embedder = make_embedder(config.embedder, config.store)  # a bad one fails before we bind
     steps.mark("embedder made")
@@ -306,16 +307,6 @@ async def run(
                     os.unlink(owned)
         git.shutdown()
         fill_thread.shutdown(wait=False, cancel_futures=True)
-
-
-def open_repository(store: Path) -> pygit2.Repository:
-    """The store's repository (GitFailure when it is none): the followed ref is resolved in it."""
-    import pygit2
-
-    try:
-        return pygit2.Repository(str(store))
-    except (pygit2.GitError, KeyError):
-        raise GitFailure(f"not a git repository: {store}", {"store": str(store)}) from None
 
 
 #: What ``after_ready`` imports in the background: the modules the first calls of each kind need
