@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_support import make_store, short_socket_dir
 from headd_client.async_client import AsyncClient
 from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
+from support.daemon import short_socket_dir
+from support.stores import make_store
 
 from headd.daemon.main import build_parser, config_from, run
 from headd.errors import InvalidParams, MethodNotFound, PathNotFound

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from daemon_support import external_commit, make_store, memory_html
-from daemon_support import git as run_git
+from support.git import external_commit
+from support.git import git as run_git
+from support.memory import memory_html
+from support.stores import make_store
 
 from headd.daemon.follow import followed_ref_of, read_ref, resolve_followed_ref
 from headd.daemon.git_refs import RefFiles, Unreadable
