@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 from headd_client.async_client import AsyncClient
-from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
 from support.daemon import short_socket_dir
 from support.stores import make_store
 
 from headd.daemon.main import build_parser, config_from, run
-from headd.errors import InvalidParams, MethodNotFound, PathNotFound
+from headd.errors import DaemonUnavailable, InvalidParams, MethodNotFound, PathNotFound
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
 
