@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from headd_plane.indexer import RebuildNoEmbedRefused
 from headd_plane.plane import Plane, open_plane
-from support.data import ANCHOR, clone_anchor
+from support.data import ANCHOR, anchor_index, clone_anchor
 from support.memory import memory_html
 from support.plane import HashEmbedder, rows
 from support.stores import Store
@@ -29,7 +29,7 @@ def rebuilt_anchor(tmp_path_factory: pytest.TempPathFactory) -> Plane:
 
 def test_every_row_equals_the_tools_own_index(rebuilt_anchor: Plane) -> None:
     ours = rows(rebuilt_anchor.db.conn)
-    theirs = rows(sqlite3.connect(ANCHOR / "index.db"))
+    theirs = rows(anchor_index())
     for table in theirs:
         assert ours[table] == theirs[table], table
     assert len(ours["files"]) == 241 and len(ours["chunks"]) == 247 and len(ours["edges"]) == 26
