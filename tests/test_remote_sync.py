@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from daemon_support import external_commit, git, make_store, memory_html
 from headd_plane.sidecar import STATE_SIDECAR_PATH, parse_sidecar
+from support.git import external_commit, git
+from support.memory import memory_html
+from support.stores import make_store
 
 from headd.head.version import load_head
 from headd.remote import rescue, transport
