@@ -19,7 +19,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from daemon_support import REPO, Daemon, make_store, short_socket_dir
+from support.daemon import Daemon, short_socket_dir
+from support.data import REPO
+from support.stores import make_store
 
 
 def headctl(

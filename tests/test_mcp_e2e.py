@@ -14,7 +14,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from daemon_support import Daemon, external_commit, git, make_store, memory_html, short_socket_dir
+from support.daemon import Daemon, short_socket_dir
+from support.git import external_commit, git
+from support.memory import memory_html
+from support.stores import make_store
 from headd_client.mcp.protocol import handshake_lines
 from mcp_support import (
     bridge,
