@@ -302,3 +302,21 @@ def test_an_empty_remote_gets_the_branch(tmp_path: Path) -> None:
 def test_failures_are_classified_honestly(stderr: str, kind: str) -> None:
     assert transport.classify(stderr) == kind
     assert (kind in transport.TRANSIENT) == (kind == "network")
+
+
+def test_push_local_pushes_the_tip_and_falls_back_to_a_round(
+    hub: tuple[Path, Path, Path],
+) -> None:
+    remote, a, b = hub
+    a_sync, b_sync = sync_of(a), sync_of(b)
+    a_sync.round()
+    b_sync.round()
+    ours = external_commit(a, memory("alpha-fact", "Alpha keeps one fact."))
+    report = a_sync.push_local()
+    assert (report.action, report.attempts) == ("pushed", 1)
+    assert git(remote, "rev-parse", "main") == ours
+    # b's tracking ref is stale: its push is refused, and the round it falls back to replays.
+    external_commit(b, memory("bravo-fact", "Bravo keeps another fact."))
+    report = b_sync.push_local()
+    assert report.action == "replayed"
+    assert {"areas/inbox/alpha-fact.html", "areas/inbox/bravo-fact.html"} <= tree_paths(remote)

@@ -50,13 +50,16 @@ if TYPE_CHECKING:
     from headd.daemon.collector import VersionCollector
     from headd.daemon.follow import ColdLoader
     from headd.daemon.notify import Notifier
+    from headd.daemon.remote_follower import RemoteFollower
     from headd.daemon.snapshots import SnapshotWriter
     from headd.embed.port import DocumentEmbedder
     from headd.head.version import HeadVersion
+    from headd.store.manager import SessionManager
 
 log = logging.getLogger("headd")
 
 FOLLOW_INTERVAL_S = 0.02
+DEFAULT_FETCH_INTERVAL_S = 30.0
 DEFAULT_SNAPSHOT_INTERVAL_S = 30.0
 STATUS_INTERVAL_S = 1.0
 #: How long after READY the background start-up work waits, so that the requests already queued
@@ -76,6 +79,10 @@ class Config:
     follow_interval: float
     #: Seconds between two head snapshot writes; negative: no snapshots (load from git only).
     snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL_S
+    #: The git remote whose ``<remote>/<branch>`` the branch follows (``--remote``), if any.
+    remote: str | None = None
+    #: Seconds between two fetches of that remote.
+    fetch_interval: float = DEFAULT_FETCH_INTERVAL_S
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,6 +113,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_SNAPSHOT_INTERVAL_S,
         help="seconds between head snapshot writes (negative: no snapshots; default 30)",
     )
+    parser.add_argument(
+        "--remote",
+        metavar="NAME",
+        help="follow this git remote: fetch, fast-forward, push, replay (default $HEADD_REMOTE)",
+    )
+    parser.add_argument(
+        "--fetch-interval",
+        type=float,
+        metavar="SECONDS",
+        help=f"seconds between two fetches of the remote (default {DEFAULT_FETCH_INTERVAL_S:g})",
+    )
     parser.add_argument("--log-level", default=os.environ.get("HEADD_LOG_LEVEL", "INFO"))
     return parser
 
@@ -126,6 +144,10 @@ def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> 
         drain_timeout=args.drain_timeout,
         follow_interval=args.follow_interval,
         snapshot_interval=args.snapshot_interval,
+        remote=args.remote or environ.get("HEADD_REMOTE") or None,
+        fetch_interval=args.fetch_interval
+        if args.fetch_interval is not None
+        else DEFAULT_FETCH_INTERVAL_S,
     )
 
 
@@ -309,6 +331,8 @@ async def run(
             socket_path=owned,
             embedder=config.embedder,
         )
+        if config.remote is not None and service.sessions is not None:
+            service.remote = make_remote_follower(config, ref, service.sessions)
         server = Server(
             listener,
             service.dispatch,
@@ -342,6 +366,8 @@ async def run(
             await loop.run_in_executor(None, import_late_modules)
 
         background = asyncio.create_task(after_ready())
+        if service.remote is not None:
+            service.remote.start()
         log.info(
             "ready: %s at %s, %d records, loaded from %s in %.0f ms",
             ref,
@@ -359,6 +385,8 @@ async def run(
             await follow
         with contextlib.suppress(asyncio.CancelledError):
             await background
+        if service.remote is not None:
+            await service.remote.close()
         await server.stop()
         vectors.stop()
         plane.stop()
@@ -412,6 +440,30 @@ def import_late_modules() -> None:
         except ImportError:  # the call that needs it will say so
             log.exception("importing %s failed", module)
     log.debug("late modules imported in %.1f ms", (time.perf_counter() - started) * 1000.0)
+
+
+def make_remote_follower(config: Config, ref: str, sessions: SessionManager) -> RemoteFollower:
+    """The remote follower ``--remote`` asks for; a remote git does not know is refused at start."""
+    from headd.daemon.remote_follower import RemoteFollower
+    from headd.remote import transport
+    from headd.remote.sync import RemoteSync
+
+    assert config.remote is not None
+    if transport.remote_url(config.store, config.remote) is None:
+        raise GitFailure(
+            f"no git remote named {config.remote!r} in {config.store} "
+            f"(add one: git -C {config.store} remote add {config.remote} URL)",
+            {"remote": config.remote},
+        )
+    sync = RemoteSync(
+        config.store,
+        config.remote,
+        ref,
+        versions=sessions.versions,
+        overlay=sessions.overlay,
+        lock=sessions.exclusive,
+    )
+    return RemoteFollower(sync, config.fetch_interval)
 
 
 def make_snapshot_writer(config: Config) -> SnapshotWriter | None:

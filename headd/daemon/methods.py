@@ -193,6 +193,13 @@ class VectorsFill(_Params):
     limit: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
+class Sync(_Params):
+    """One round with the followed remote now; ``resolve`` marks a conflict (its path or id)
+    resolved instead."""
+
+    resolve: str | None = None
+
+
 Request = (
     Status
     | Search
@@ -222,6 +229,7 @@ Request = (
     | TracesSearch
     | TracesShow
     | VectorsFill
+    | Sync
 )
 
 METHODS: dict[str, type[_Params]] = {
@@ -253,6 +261,7 @@ METHODS: dict[str, type[_Params]] = {
     "traces.search": TracesSearch,
     "traces.show": TracesShow,
     "vectors.fill": VectorsFill,
+    "sync": Sync,
 }
 
 #: Methods of the contract this daemon does not serve yet.
