@@ -164,6 +164,8 @@ def test_concurrent_writes_on_both_sides_all_land_once(sides: tuple[Path, Side, 
     for claim in claims:
         assert on_hub.count(claim) == 1, claim
     assert_linear_and_clean(hub)
+    travelled = git(hub, "ls-tree", "-r", "--name-only", "main").splitlines()
+    assert not [p for p in travelled if p.startswith(".memhtml/") or p.endswith(".db")]
     for side in (a, b):
         remote = side.call("status")["remote"]
         assert remote["ahead"] == 0 and remote["behind"] == 0 and remote["rescues"] == 0

@@ -39,17 +39,19 @@ def sync_of(store: Path) -> RemoteSync:
     )
 
 
-@pytest.fixture
-def hub(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """(bare hub, clone a, clone b), both clones at the seed commit with ``origin`` = the hub."""
+@pytest.fixture(params=["path", "file-url"])
+def hub(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, Path, Path]:
+    """(bare hub, clone a, clone b), both clones at the seed commit with ``origin`` = the hub,
+    named by its path or by a ``file://`` URL (git's two transports for a shared disk)."""
     a = tmp_path / "a"
     make_store(a)
     hub = tmp_path / "hub.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(a), str(hub)], check=True)
-    git(a, "remote", "add", "origin", str(hub))
+    url = str(hub) if request.param == "path" else hub.as_uri()
+    git(a, "remote", "add", "origin", url)
     git(a, "fetch", "-q", "origin")
     b = tmp_path / "b"
-    subprocess.run(["git", "clone", "-q", str(hub), str(b)], check=True)
+    subprocess.run(["git", "clone", "-q", url, str(b)], check=True)
     return hub, a, b
 
 
