@@ -14,10 +14,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-from support.daemon import Daemon, short_socket_dir
-from support.git import external_commit, git
-from support.memory import memory_html
-from support.stores import make_store
 from headd_client.mcp.protocol import handshake_lines
 from mcp_support import (
     bridge,
@@ -29,6 +25,10 @@ from mcp_support import (
     stop_spawned,
     structured,
 )
+from support.daemon import Daemon, short_socket_dir
+from support.git import external_commit, git
+from support.memory import memory_html
+from support.stores import make_store
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
 

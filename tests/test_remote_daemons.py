@@ -19,8 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_support import Daemon, external_commit, git, make_store, memory_html, short_socket_dir
 from headd_client import Client
+from support.daemon import Daemon, short_socket_dir
+from support.git import external_commit, git
+from support.memory import memory_html
+from support.stores import make_store
 
 pytestmark = pytest.mark.slow
 
