@@ -173,7 +173,7 @@ def test_doctor_reports_each_piece_and_the_mcp_server(places: tuple[Path, Path, 
 PROMPT = {
     "session_id": "0b6f5d2e-1111-4222-8333-444455556666",
     "transcript_path": "/nonexistent/.claude/projects/-work-shop/0b6f5d2e.jsonl",
-    "cwd": "/work/postgres-orders",
+    "cwd": "/home/dana/postgres-orders",
     "hook_event_name": "UserPromptSubmit",
     "prompt": "Which database is the system of record for orders?",
 }

@@ -15,7 +15,9 @@ from pathlib import Path
 import anyio
 import pytest
 from headd_client.mcp.protocol import handshake_lines
-from mcp_support import (
+from support.daemon import Daemon, short_socket_dir
+from support.git import external_commit, git
+from support.mcp import (
     bridge,
     bridge_args,
     bridge_env,
@@ -25,8 +27,6 @@ from mcp_support import (
     stop_spawned,
     structured,
 )
-from support.daemon import Daemon, short_socket_dir
-from support.git import external_commit, git
 from support.memory import memory_html
 from support.stores import make_store
 
