@@ -132,7 +132,10 @@ def test_plain_git_commit_is_found_by_the_next_search(store: Path, daemon: Daemo
             assert after["hits"][0]["path"] == path
             assert after["sha"] == sha
             status = structured(await client.call_tool("memory_status", {}))
-            assert status["head_sha"] == sha
+            assert status["head_sha"] == sha and status["dirty"] is False
+            (store / path).write_text("edited, not committed\n", encoding="utf-8")
+            edited = structured(await client.call_tool("memory_status", {}))
+            assert edited["dirty"] is True and edited["head_sha"] == sha
 
     run(go)
 
