@@ -5,9 +5,10 @@ hashing embedder or are built by hand."""
 from __future__ import annotations
 
 import numpy as np
-from fixtures.head.corpus import MapView, render_template
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.head_corpus import MapView
+from support.memory import memory_html
 
 from headd.embed.hashing import HashingEmbedder
 from headd.head.search import (
@@ -37,7 +38,9 @@ TIMES = ["2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z", "2026-06-01T00:00:00Z"]
 
 
 def memory(path: str, claim: str, *, title: str = "Note", at: str = TIMES[0]) -> MemoryRecord:
-    return parse_record(path, render_template(title=title, claim=claim, at=at))
+    return parse_record(
+        path, memory_html(content_hash=True, title=title, claim=claim, created=at, updated=at)
+    )
 
 
 def paths(hits: list) -> list[str]:  # type: ignore[type-arg]
