@@ -2,8 +2,8 @@
 
 ``python -m bench.head_bench [--quick] [--sizes 10000,100000] [--out FILE]`` prints one JSON
 document. For each store size (``--quick``: 10,000 only; else 10,000 and 100,000), on a store
-``bench.stores`` writes (SciFact's 5,183 abstracts topped up with generated Zipf memories, cached
-under ``/tmp/headd-bench-stores``):
+``bench.support.stores`` writes (SciFact's 5,183 abstracts topped up with generated Zipf memories, cached
+in the bench cache, ``bench.support.data``):
 
 - ``load``: ``load_head`` of the store's one commit, from git;
 - ``advance``: ``advance_head`` over a chain of one-file edits (a different file each time), with
@@ -44,7 +44,7 @@ from typing import Any
 
 import pygit2
 
-from bench.head_commits import (
+from bench.support.head_commits import (
     STORE_ROOT,
     add_commit,
     archive_commit,
@@ -53,7 +53,7 @@ from bench.head_commits import (
     near_duplicate_path,
     near_duplicates_commit,
 )
-from bench.head_measure import (
+from bench.support.head_measure import (
     Figure,
     latency_summary,
     load_average,
@@ -62,8 +62,8 @@ from bench.head_measure import (
     rss_bytes,
     timed,
 )
-from bench.head_peers import run_bm25s, run_tantivy
-from bench.stores import render, scifact_path, scifact_qrels, scifact_queries
+from bench.support.head_peers import run_bm25s, run_tantivy
+from bench.support.stores import render, scifact_path, scifact_qrels, scifact_queries
 from headd.embed.hashing import HashingEmbedder
 from headd.head import (
     HeadVersion,

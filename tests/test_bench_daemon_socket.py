@@ -1,4 +1,4 @@
-"""``bench.daemon_socket`` end to end on a tiny store: the real daemon, headctl and sockets.
+"""``bench.daemon_bench`` end to end on a tiny store: the real daemon, headctl and sockets.
 
 memhtml is skipped (``--skip-memhtml``: it needs Node and minutes); everything of ours runs as in
 the 10,000-memory benchmark, so a broken step (READY never arriving, a session that does not
@@ -8,19 +8,23 @@ commit, a pickup that never shows in ``status``) fails here rather than in a lon
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import SHARED
 
 REPO = Path(__file__).resolve().parents[1]
+# The benches read SciFact from HEADD_SCIFACT (bench.support.data); default to the test data's.
+os.environ.setdefault("HEADD_SCIFACT", str(SHARED / "data" / "scifact"))
 
 
 @pytest.mark.slow
 def test_daemon_socket_bench_runs_and_judges_every_target(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "bench.daemon_socket", "--n", "40", "--queries", "12"]
+        [sys.executable, "-m", "bench.daemon_bench", "--n", "40", "--queries", "12"]
         + ["--repeat", "2", "--rounds", "1", "--clients", "4", "--skip-memhtml"]
         + ["--cache", str(tmp_path / "cache")],
         cwd=str(REPO),

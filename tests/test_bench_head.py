@@ -2,25 +2,29 @@
 
 The bench is what says whether the head meets issue 3's targets, so its arithmetic (percentiles,
 nDCG, pass/fail) and its commits (one file changed, refs untouched, archive moves as memhtml
-makes them) are tested like any other code, on real git stores built by ``bench.stores``.
+makes them) are tested like any other code, on real git stores built by ``bench.support.stores``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 
 import pygit2
 import pytest
+from conftest import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
+# The benches read SciFact from HEADD_SCIFACT (bench.support.data); default to the test data's.
+os.environ.setdefault("HEADD_SCIFACT", str(SHARED / "data" / "scifact"))
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.head_commits import (  # noqa: E402
+from bench.support.head_commits import (  # noqa: E402
     archive_commit,
     cached_store,
     commit_changes,
@@ -29,7 +33,7 @@ from bench.head_commits import (  # noqa: E402
     near_duplicates_commit,
     read_text,
 )
-from bench.head_measure import (  # noqa: E402
+from bench.support.head_measure import (  # noqa: E402
     Figure,
     latency_summary,
     mean_ndcg,
@@ -38,7 +42,7 @@ from bench.head_measure import (  # noqa: E402
     ratio,
     timed,
 )
-from bench.stores import scifact_docs, scifact_path, scifact_qrels, scifact_queries  # noqa: E402
+from bench.support.stores import scifact_docs, scifact_path, scifact_qrels, scifact_queries  # noqa: E402
 
 # -- statistics ---------------------------------------------------------------------------------
 

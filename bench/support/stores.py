@@ -1,6 +1,6 @@
 """Benchmark stores: SciFact rendered as memory files, topped up with generated memories.
 
-``python -m bench.stores --n 10000 DEST`` writes a git store of ``n`` memories in one commit: the
+``python -m bench.support.stores --n 10000 DEST`` writes a git store of ``n`` memories in one commit: the
 5,183 SciFact abstracts (``resources/scifact/<id>.html``: title, the first sentence as the claim,
 the rest as the body) and then generated memories (``areas/gen/<k>/<i>.html``) whose words follow
 a Zipf law over a fixed vocabulary, so posting lists have the long tail real notes have. Every
@@ -20,24 +20,15 @@ from pathlib import Path
 
 import pygit2
 
-REPO = Path(__file__).resolve().parents[1]
+from bench.support.data import scifact_dir
 
-
-def shared_dir() -> Path:
-    for candidate in (REPO.parent / "shared", Path("/work/shared")):
-        if (candidate / "data").is_dir():
-            return candidate
-    raise RuntimeError("shared data not found")
-
-
-SCIFACT = shared_dir() / "data" / "scifact"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def scifact_docs() -> list[tuple[str, str, str]]:
     """(id, title, text) for every SciFact abstract, in file order."""
     out = []
-    with gzip.open(SCIFACT / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
+    with gzip.open(scifact_dir() / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
         for line in fh:
             row = json.loads(line)
             out.append((str(row["_id"]), row["title"].strip(), row["text"].strip()))
@@ -45,13 +36,13 @@ def scifact_docs() -> list[tuple[str, str, str]]:
 
 
 def scifact_queries() -> list[tuple[str, str]]:
-    with open(SCIFACT / "queries-train.jsonl", encoding="utf-8") as fh:
+    with open(scifact_dir() / "queries-train.jsonl", encoding="utf-8") as fh:
         return [(str(r["_id"]), r["text"]) for r in map(json.loads, fh)]
 
 
 def scifact_qrels() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    with open(SCIFACT / "qrels-train.tsv", encoding="utf-8") as fh:
+    with open(scifact_dir() / "qrels-train.tsv", encoding="utf-8") as fh:
         next(fh)
         for line in fh:
             qid, did, _score = line.split("\t")
