@@ -51,7 +51,7 @@ BASE_MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIM = 384
 #: Longer texts keep their first ``MAX_TOKENS - 2`` word pieces. Not sentence-transformers' 256:
 #: on two cores that embeds 9-10 SciFact-length texts a second against the 25 wanted, and the
-#: model was trained on 128 pieces anyway. On SciFact train (bench/embed_select.py) dense
+#: model was trained on 128 pieces anyway. On SciFact train (bench/embed_bench.py) dense
 #: nDCG@10 is 0.640 / 0.648 / 0.647 / 0.661 at 128 / 160 / 192 / 256 pieces, fused with BM25
 #: 0.685 / 0.691 / 0.688 / 0.696 (BM25 alone 0.667); 160 keeps most of 256's gain at half its
 #: CPU per long text (docs/design/embed.md). ``all-MiniLM-L6-v2-int8`` names the 256 setting.
