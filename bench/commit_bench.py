@@ -10,7 +10,7 @@ the original is never written), then times K sessions of B puts each through ``S
 open, apply, commit (the checkout follows every commit). Prints one JSON line with wall p50/p95
 per phase and the commit's CPU p50/p95 (``time.process_time``: the machine is shared, so CPU is
 the steadier figure); ``--profile`` prints the commits' cProfile to stderr. memhtml's figure to
-compare with: a session commit through their CLI, about 6 s (design brief).
+compare with: a session commit through their CLI takes seconds.
 """
 
 from __future__ import annotations

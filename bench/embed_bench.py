@@ -49,7 +49,7 @@ import numpy.typing as npt
 from bench.support.data import scifact_dir
 
 REPO = Path(__file__).resolve().parents[1]
-#: The head's arm caps and RRF constant (seed 001), so ``rrf`` is what search would rank.
+#: The head's arm caps and RRF constant, so ``rrf`` is what search would rank.
 ARM_LIMIT = 40
 RRF_K = 60
 SPEED_TEXT_CHARS = 1_800

@@ -1,4 +1,4 @@
-"""The head's benchmark (issue 3): load, advance, search, gate and memory, beside bm25s and tantivy.
+"""The head's benchmark: load, advance, search, gate and memory, beside bm25s and tantivy.
 
 ``python -m bench.head_bench [--quick] [--sizes 10000,100000] [--out FILE]`` prints one JSON
 document. For each store size (``--quick``: 10,000 only; else 10,000 and 100,000), on a store
@@ -20,7 +20,7 @@ in the bench cache, ``bench.support.data``):
   nDCG@10 on SciFact's train qrels for our lexical arm, bm25s and tantivy.
 
 Every timing carries its wall and CPU seconds: the machine has two shared cores, so the CPU figure
-is the one to read when the load average (reported at each phase) is high. Targets are issue 3's
+is the one to read when the load average (reported at each phase) is high. Targets are the head's
 for the 2-core machine; ``pass`` judges the wall figure and ``pass_on_cpu`` the CPU figure.
 """
 
@@ -93,7 +93,7 @@ GATE_REPEATS = 3
 VECTOR_QUERIES = 200
 ZIPF_QUERIES = 300
 
-#: Issue 3's targets on the 2-core machine, by store size: (figure, target, unit).
+#: The head's requirements on the 2-core machine, by store size: (figure, target, unit).
 TARGETS: dict[int, dict[str, float]] = {
     10_000: {
         "load_s": 3.0,
