@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pygit2
 
+from bench.support.data import SCIFACT_ENV as SCIFACT_ENV
 from bench.support.data import scifact_dir
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
