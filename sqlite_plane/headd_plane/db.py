@@ -44,7 +44,7 @@ STATE_MIGRATIONS_DIR = PACKAGE_DIR / "state_migrations"
 STATE_SCHEMA = "state"
 
 BUSY_TIMEOUT_S = 5.0
-#: First backoff step and the total time a busy call keeps retrying (seed 000: capped at 20 s).
+#: First backoff step and the total time a busy call keeps retrying (memhtml's: capped at 20 s).
 BUSY_BACKOFF_FIRST_S = 0.015
 BUSY_RETRY_BUDGET_S = 20.0
 
