@@ -10,9 +10,8 @@ not one JSON document, with the exit code, elapsed time, load average and the ta
 plus a ``summary.json``; ``bench/results/`` is ignored by git.
 
 The runner refuses to start, naming what is missing, when a listed bench's module is not in the
-tree or a data set it needs is not named (``HEADD_SCIFACT``, ``HEADD_ANCHOR_CORPUS``: see
-``bench.support.data``); it exits 1 when any bench fails. The tools that need memhtml and Node
-(``bench/peers/``), ``history_bench`` (a notes repository) and ``load_bench`` (a store path) are
+tree or a data set it needs is not named (``HEADD_SCIFACT``: see ``bench.support.data``); it
+exits 1 when any bench fails. The tools that need memhtml and Node (``bench/peers/``), ``history_bench`` (a notes repository) and ``load_bench`` (a store path) are
 not in the list; docs/benchmarks.md says how to run them.
 """
 
@@ -75,7 +74,7 @@ MODULES: tuple[BenchModule, ...] = (
     BenchModule("daemon_plane_bench", ("--n", "1000"), (), needs=SCIFACT),
     BenchModule("coldstart_bench", ("--n", "2000"), (), needs=SCIFACT),
     BenchModule("vector_bench", ("--skip", "scifact", "--skip", "embed"), (), needs=SCIFACT),
-    BenchModule("writer_bench", needs=("HEADD_ANCHOR_CORPUS",)),
+    BenchModule("writer_bench"),
 )
 
 

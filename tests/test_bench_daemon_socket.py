@@ -14,11 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SHARED
+from support.scifact import write_scifact
 
 REPO = Path(__file__).resolve().parents[1]
-# The benches read SciFact from HEADD_SCIFACT (bench.support.data); default to the test data's.
-os.environ.setdefault("HEADD_SCIFACT", str(SHARED / "data" / "scifact"))
 
 
 @pytest.mark.slow
@@ -28,6 +26,7 @@ def test_daemon_socket_bench_runs_and_judges_every_target(tmp_path: Path) -> Non
         + ["--repeat", "2", "--rounds", "1", "--clients", "4", "--skip-memhtml"]
         + ["--cache", str(tmp_path / "cache")],
         cwd=str(REPO),
+        env={**os.environ, "HEADD_SCIFACT": str(write_scifact(tmp_path / "scifact"))},
         capture_output=True,
         text=True,
         timeout=240,

@@ -15,6 +15,7 @@ from bench.support.data import (  # noqa: E402
     ANCHOR_ENV,
     CACHE_ENV,
     SCIFACT_ENV,
+    SHIPPED_ANCHOR,
     DataMissing,
     anchor_dir,
     cache_dir,
@@ -27,6 +28,8 @@ def test_an_unset_variable_stops_the_bench_naming_it(monkeypatch: pytest.MonkeyP
     with pytest.raises(DataMissing, match=SCIFACT_ENV):
         scifact_dir()
     monkeypatch.setenv(ANCHOR_ENV, "")
+    assert anchor_dir() == SHIPPED_ANCHOR  # the copy the tests ship
+    monkeypatch.setenv(ANCHOR_ENV, str(REPO))
     with pytest.raises(DataMissing, match=ANCHOR_ENV):
         anchor_dir()
 

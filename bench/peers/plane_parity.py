@@ -1,8 +1,8 @@
 """Parity and timing of headd's SQLite plane against memhtml 0.15.1 on the anchor corpus.
 
 Needs memhtml 0.15.1 and Node 24 (``bash bench/peers/peers.sh`` installs both into
-``bench/.peers/memhtml``, the default of ``--memhtml``) and the anchor corpus
-(``HEADD_ANCHOR_CORPUS``, see ``bench.support.data``).
+``bench/.peers/memhtml``, the default of ``--memhtml``); the anchor corpus is the shipped copy
+unless ``HEADD_ANCHOR_CORPUS`` names another (``bench.support.data``).
 
 Run: ``python -m bench.peers.plane_parity [--memhtml DIR] [--queries N]``. Each side gets its own
 fresh clone (so a fresh state plane); embeddings are off on both. Prints one JSON document: per

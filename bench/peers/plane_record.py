@@ -3,7 +3,7 @@
 Writes tests/data/plane_memhtml_search.json: for each case, the CLI arguments and the ranked
 paths memhtml returned (embeddings off, a fresh state plane, so salience ranks by updated_at
 and the order does not depend on the clock). Run once where memhtml is installed
-(``bash bench/peers/peers.sh``) and the anchor corpus is named (``HEADD_ANCHOR_CORPUS``)::
+(``bash bench/peers/peers.sh``)::
 
     python -m bench.peers.plane_record [--memhtml DIR]
 """
