@@ -4,7 +4,7 @@ Start, in order: resolve the store and the socket; open the store; take the list
 (inherited from systemd, or bound here after the stale-socket probe, which is what refuses a
 second daemon before any slow work); load the head on the git thread, sending ``STATUS=`` lines
 while it runs; serve; tell systemd ``READY=1``. What no first answer needs waits until
-``AFTER_READY_S`` after READY (issue 5: READY from a snapshot in well under a second): opening the
+``AFTER_READY_S`` after READY (READY within 0.5 s at 10,000 memories from a snapshot): opening the
 SQLite plane, the first vector fill, index update and snapshot write, building the lexical
 buckets a snapshot decode left for first use, importing the search and gate. With ``--log-level
 DEBUG`` each start step logs its wall and CPU time. SIGTERM or SIGINT: ``STOPPING=1``, stop accepting,
@@ -18,7 +18,7 @@ first tip read; a start from the tip's snapshot opens no repository), though the
 still opens the repository before READY; both are imported after READY with the late modules.
 ``--log-level DEBUG`` logs which of them READY found loaded. :func:`main` turns the cyclic
 collector off first, so the ~10^5 objects those imports and the snapshot decode make are not
-walked again and again while they are made (measured: 50-100 ms of CPU of a ~0.6 s start); the
+walked again and again while they are made (a sixth of a start's CPU otherwise); the
 cold start's settle freezes them (``coldstart.py``) and :func:`run` turns it back on.
 """
 
@@ -147,8 +147,8 @@ def make_embedder(
     setting: str, store: Path, environ: Mapping[str, str] = os.environ
 ) -> DocumentEmbedder | None:
     """The embedder ``--embedder`` names (None for off, and for auto without the extra); a
-    local model converts into the store's own ``.memhtml/headd/models`` (the contract keeps all
-    the daemon writes under ``<store>/.memhtml/``), unless ``$HEADD_MODEL_CACHE`` says where."""
+    local model converts into the store's own ``.memhtml/headd/models`` (everything the daemon
+    writes lives under ``<store>/.memhtml/``), unless ``$HEADD_MODEL_CACHE`` says where."""
     from headd.embed.factory import make_embedder as factory
     from headd.embed.quantize import model_cache_for_store
 
@@ -183,8 +183,9 @@ class StartSteps:
         self._last = now
 
 
-#: Modules kept off the way to READY (issue 5): imported after it, in the background, or at the
-#: first call that needs them. ``log_heavy_modules`` says which of them were loaded at READY.
+#: Modules kept off the way to READY (within 0.5 s at 10,000 memories): imported after it, in the
+#: background, or at the first call that needs them. ``log_heavy_modules`` says which of them were
+#: loaded at READY.
 HEAVY_MODULES = ("numpy", "pygit2")
 
 

@@ -77,8 +77,8 @@ MAX_THREADS = 2
 #: one). The quantized model runs one text per call (see :class:`OnnxEmbedder`).
 DEFAULT_BATCH_SIZE = 16
 #: The most padded word pieces per onnxruntime call: long texts run one by one, because on
-#: these CPUs (AVX2, 1 MB L2 per core) a batch of four 192- to 256-piece texts costs 15-30% more
-#: CPU per text than the same texts alone, while short ones still batch up to
+#: these CPUs (AVX2, 1 MB L2 per core) a batch of long texts costs more CPU per text than the same
+#: texts alone, while short ones still batch up to
 #: ``DEFAULT_BATCH_SIZE``.
 #: It also bounds what a query waits behind a background fill: one call of at most this size.
 DEFAULT_BATCH_TOKENS = 256

@@ -1,4 +1,4 @@
-"""Scope: the wire's ``filter`` as a predicate over records (seed 000's ``SearchScope`` semantics).
+"""Scope: the wire's ``filter`` as a predicate over records (memhtml's ``SearchScope`` semantics).
 
 - ``types``: any of; absent or empty means every type except ``task`` (naming ``task`` opts in).
 - ``workspace``: strict equality (a record with no workspace never matches a workspace scope).
@@ -82,7 +82,7 @@ class Scope:
 
     @classmethod
     def from_filter(cls, raw: Mapping[str, Any] | None) -> Scope:
-        """The wire's ``filter`` object (contract section 4); unknown keys are refused."""
+        """The wire's ``filter`` object (docs/protocol.md); unknown keys are refused."""
         if raw is None:
             return cls()
         known = {"types", "workspace", "tags", "entity", "facets", "include_archived", "as_of"}

@@ -185,7 +185,8 @@ def _tree_changes(
 
     Subtrees with equal ids are skipped whole, so a one-file commit reads only the trees on the
     path to that file (a full ``diff_to_tree`` walks every tree of both commits, more than the
-    one-file advance's 5 ms at 10,000 files on its own). A wide level is handed to libgit2, which compares it natively.
+    one-file advance's 5 ms at 10,000 files on its own). A wide level is handed to libgit2, which
+    compares it natively.
     """
     if old.id == new.id:
         return

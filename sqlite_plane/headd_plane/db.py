@@ -5,7 +5,7 @@ One writer connection and any number of read-only readers per store, all in WAL 
 transaction that still meets ``SQLITE_BUSY`` after that wait is retried whole with jittered
 exponential backoff, for up to 20 seconds, because a rolled-back transaction can be replayed
 as is. Any other failure reaches the caller as :class:`StorageFailure` naming only the
-operation: SQL parameters are memory text and never go into an error (contract section 3).
+operation: SQL parameters are memory text and never go into an error (docs/protocol.md, "Errors").
 
 The migration runner applies each pending ``migrations/NNNN_*.sql`` file in filename order,
 each file and its ledger row in one transaction, so a migration is applied whole or not at all.

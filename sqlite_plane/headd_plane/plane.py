@@ -174,7 +174,7 @@ def backfill_report(plane: Plane, dry_run: bool = False) -> dict[str, Any]:
 
 
 def scope_from_filter(filter_: dict[str, Any] | None) -> Scope:
-    """The contract's ``filter`` object as a :class:`Scope`."""
+    """The wire's ``filter`` object (docs/protocol.md) as a :class:`Scope`."""
     from .scope import parse_facet_filters
 
     f = filter_ or {}
