@@ -1,7 +1,8 @@
 """The MCP bridge against memhtml 0.15.1's MCP server, on the same store and queries, in one run.
 
-``python -m bench.mcp_bench --scifact DIR [--n 10000] [--queries 200]`` builds a store of ``n``
-memories (``bench.support.stores``: SciFact abstracts, topped up with generated notes), indexes it for
+``python -m bench.mcp_bench [--scifact DIR] [--n 10000] [--queries 200]`` (SciFact from
+``--scifact`` or ``HEADD_SCIFACT``) builds a store of ``n`` memories (``bench.support.stores``:
+SciFact abstracts, topped up with generated notes), indexes it for
 memhtml (``memhtml index rebuild``), starts ``headd`` on it with ``--embedder off`` (memhtml runs
 with ``MEMHTML_EMBED=off``: both answer lexically) and measures:
 
