@@ -1,7 +1,7 @@
 """Cold start of the real daemon: from git, from the tip's snapshot, from an ancestor's snapshot.
 
 ``python -m bench.coldstart_bench [--n 10000] [--store DIR]`` builds (or reuses) a store of ``n``
-memories (``bench.stores``), then starts the real ``headd`` three times (``--embedder off``,
+memories (``bench.support.stores``), then starts the real ``headd`` three times (``--embedder off``,
 ``--snapshot-interval 0``):
 
 1. with no snapshot: ``load_source: git``; waits for the background snapshot write (its ms, bytes);
@@ -37,7 +37,7 @@ from typing import Any
 import pygit2
 from headd_client.sync_client import Client
 
-from bench.stores import build_store
+from bench.support.stores import build_store
 
 REPO = Path(__file__).resolve().parents[1]
 

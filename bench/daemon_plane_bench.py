@@ -1,7 +1,7 @@
 """The SQLite plane through the daemon: first index, index-plane search, recall, reinforce, and
 how long an external commit takes to reach index.db in the background.
 
-``python -m bench.daemon_plane_bench --n 2000`` builds a store (``bench.stores``, checked out),
+``python -m bench.daemon_plane_bench --n 2000`` builds a store (``bench.support.stores``, checked out),
 starts a real daemon (``--embedder off``), and talks to it over its socket with the sync client.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from headd_client.sync_client import Client
 
-from bench.stores import build_store, scifact_queries
+from bench.support.stores import build_store, scifact_queries
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,9 +1,9 @@
-"""The head's benchmark (issue 3): load, advance, search, gate and memory, beside bm25s and tantivy.
+"""The head's benchmark: load, advance, search, gate and memory, beside bm25s and tantivy.
 
 ``python -m bench.head_bench [--quick] [--sizes 10000,100000] [--out FILE]`` prints one JSON
 document. For each store size (``--quick``: 10,000 only; else 10,000 and 100,000), on a store
-``bench.stores`` writes (SciFact's 5,183 abstracts topped up with generated Zipf memories, cached
-under ``/tmp/headd-bench-stores``):
+``bench.support.stores`` writes (SciFact's 5,183 abstracts topped up with generated Zipf memories, cached
+in the bench cache, ``bench.support.data``):
 
 - ``load``: ``load_head`` of the store's one commit, from git;
 - ``advance``: ``advance_head`` over a chain of one-file edits (a different file each time), with
@@ -20,7 +20,7 @@ under ``/tmp/headd-bench-stores``):
   nDCG@10 on SciFact's train qrels for our lexical arm, bm25s and tantivy.
 
 Every timing carries its wall and CPU seconds: the machine has two shared cores, so the CPU figure
-is the one to read when the load average (reported at each phase) is high. Targets are issue 3's
+is the one to read when the load average (reported at each phase) is high. Targets are the head's
 for the 2-core machine; ``pass`` judges the wall figure and ``pass_on_cpu`` the CPU figure.
 """
 
@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import pygit2
 
-from bench.head_commits import (
+from bench.support.head_commits import (
     STORE_ROOT,
     add_commit,
     archive_commit,
@@ -54,7 +54,7 @@ from bench.head_commits import (
     near_duplicate_path,
     near_duplicates_commit,
 )
-from bench.head_measure import (
+from bench.support.head_measure import (
     Figure,
     latency_summary,
     load_average,
@@ -63,8 +63,8 @@ from bench.head_measure import (
     rss_bytes,
     timed,
 )
-from bench.head_peers import run_bm25s, run_tantivy
-from bench.stores import render, scifact_path, scifact_qrels, scifact_queries
+from bench.support.head_peers import run_bm25s, run_tantivy
+from bench.support.stores import render, scifact_path, scifact_qrels, scifact_queries
 from headd.embed.hashing import HashingEmbedder
 from headd.head.gate import gate_heads
 from headd.head.lexical import indexed_text, tokenize
@@ -86,7 +86,7 @@ GATE_REPEATS = 3
 VECTOR_QUERIES = 200
 ZIPF_QUERIES = 300
 
-#: Issue 3's targets on the 2-core machine, by store size: (figure, target, unit).
+#: The head's requirements on the 2-core machine, by store size: (figure, target, unit).
 TARGETS: dict[int, dict[str, float]] = {
     10_000: {
         "load_s": 3.0,

@@ -1,20 +1,21 @@
 """The MCP bridge against memhtml 0.15.1's MCP server, on the same store and queries, in one run.
 
-``python -m bench.mcp_bench --scifact DIR [--n 10000] [--queries 200]`` (or ``HEADD_SCIFACT=DIR``) builds a store of ``n``
-memories (``bench.stores``: SciFact abstracts, topped up with generated notes), indexes it for
+``python -m bench.mcp_bench [--scifact DIR] [--n 10000] [--queries 200]`` (SciFact from
+``--scifact`` or ``HEADD_SCIFACT``) builds a store of ``n`` memories (``bench.support.stores``:
+SciFact abstracts, topped up with generated notes), indexes it for
 memhtml (``memhtml index rebuild``), starts ``headd`` on it with ``--embedder off`` (memhtml runs
 with ``MEMHTML_EMBED=off``: both answer lexically) and measures:
 
 - ``memory_search`` through ``headctl mcp`` and through ``memhtml serve mcp``: one long-lived
   server each, the same SciFact queries, each timed from the request's write to its answer's read
-  (``bench.mcp_peer.McpServer``); p50/p99 and the ratio;
+  (``bench.peers.memhtml_mcp.McpServer``); p50/p99 and the ratio;
 - spawn to first ``tools/list`` answer: ``headctl mcp`` with the daemon already up, the official
   SDK's own low-level stdio server (one tool, nothing else: the floor of building on the SDK),
   and ``memhtml serve mcp``; wall time and the child's CPU time;
 - the hooks: ``headctl hook prompt-submit`` and ``session-start`` as Claude Code runs them (a
   process per call, payload on stdin), start to exit.
 
-Prints one JSON document on stdout. memhtml comes from ``bash bench/peers.sh``.
+Prints one JSON document on stdout. memhtml comes from ``bash bench/peers/peers.sh``.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from typing import Any
 
 from headd_client.mcp.protocol import handshake_lines
 
-from bench import mcp_peer, stores
-from bench.daemon_measure import summary
+from bench.peers import memhtml_mcp as mcp_peer
+from bench.support import stores
+from bench.support.daemon_measure import summary
+from bench.support.data import SCIFACT_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -154,9 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--scifact", type=Path, help=f"the BEIR SciFact directory (default ${stores.SCIFACT_ENV})"
-    )
+    parser.add_argument("--scifact", type=Path, help="the SciFact directory (else $HEADD_SCIFACT)")
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--spawn-runs", type=int, default=7)
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="where to build the store (default: a temp dir)")
     args = parser.parse_args(argv)
     if args.scifact is not None:
-        os.environ[stores.SCIFACT_ENV] = str(args.scifact)
+        os.environ[SCIFACT_ENV] = str(args.scifact)
     work = args.work or Path(tempfile.mkdtemp(prefix="mcpb-"))
     store = work / "store"
     out: dict[str, Any] = {"n": args.n, "memhtml": mcp_peer.memhtml_version()}

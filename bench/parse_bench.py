@@ -27,21 +27,14 @@ import statistics
 import sys
 import time
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
+from bench.support.data import scifact_dir
 from headd.memfile.parse import parse_memory
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def shared_dir() -> Path:
-    for candidate in (Path(__file__).resolve().parents[1].parent / "shared", Path("/work/shared")):
-        if (candidate / "data").is_dir():
-            return candidate
-    raise SystemExit("shared data not found")
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -164,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="print a cProfile of parse_memory")
     args = parser.parse_args(argv)
 
-    corpus = shared_dir() / "data" / "scifact" / "corpus.jsonl.gz"
+    corpus = scifact_dir() / "corpus.jsonl.gz"
     with gzip.open(corpus, "rt", encoding="utf-8") as fh:
         docs = [json.loads(line) for line in fh]
     if args.limit:

@@ -1,18 +1,20 @@
-"""Run every benchmark of the project that exists; write each one's JSON under ``bench/results/``.
+"""Run every self-contained bench of the project; write each one's JSON under ``bench/results/``.
 
 ``python -m bench.run [--quick] [--only head_bench,parse_bench] [--results DIR]``
 
-Each bench module prints one JSON document on stdout. It runs here as its own process
-(``python -m bench.<name> ...``), one after another, so one bench's memory and caches never
-colour the next one's figures and a crash costs that bench only. A module that is not in the
-tree is skipped, not failed. Results go to ``<results>/<UTC stamp>/<name>.json`` (the bench's
-document, or its raw stdout when that is not JSON, with the exit code, elapsed time, load average
-and the tail of stderr) plus a ``summary.json``; ``bench/results/`` is ignored by git.
+Each bench (``bench/<area>_bench.py``) prints one JSON document on stdout and logs to stderr. It
+runs here as its own process (``python -m bench.<name> ...``), one after another, so one bench's
+memory and caches never colour the next one's figures and a crash costs that bench only. Results
+go to ``<results>/<UTC stamp>/<name>.json`` (the bench's document, or its raw stdout when that is
+not one JSON document, with the exit code, elapsed time, load average and the tail of stderr)
+plus a ``summary.json``; ``bench/results/`` is ignored by git.
 
-Benches that need something from outside the project (``plane_parity``,
-``plane_record_memhtml`` and ``parse_differential``: memhtml 0.15.1 with Node; ``real_history``:
-a notes repository; ``parse_load_head``: a store path) are not in the list; docs/benchmarks.md
-says how to run them.
+The runner refuses to start, naming what is missing, when a listed bench's module is not in the
+tree or a data set it needs is not named (``HEADD_SCIFACT``: see ``bench.support.data``); it
+exits 1 when any bench fails. The tools that need memhtml and Node (``bench/peers/``, and
+``mcp_bench``), ``history_bench`` (a notes repository) and ``load_bench`` (a store path) are not
+in the list;
+docs/benchmarks.md says how to run them.
 """
 
 from __future__ import annotations
@@ -47,50 +49,65 @@ class BenchModule:
     quick_env: Mapping[str, str] = field(default_factory=dict)
     full_env: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = 3_600
+    #: Environment variables naming the data sets the bench reads.
+    needs: tuple[str, ...] = ()
+
+
+class RunRefused(SystemExit):
+    """A listed bench cannot run: its module is not in the tree, or its data is not named."""
+
+
+SCIFACT = ("HEADD_SCIFACT",)
 
 
 #: Every self-contained bench of the project, in the order they run.
 MODULES: tuple[BenchModule, ...] = (
-    BenchModule("head_bench", ("--quick",), ()),
-    BenchModule("parse_bench", ("--repeat", "1"), ()),
-    BenchModule("daemon_socket", ("--queries", "100"), ()),
-    BenchModule("commit_latency", ("--commits", "10"), ()),
+    BenchModule("head_bench", ("--quick",), (), needs=SCIFACT),
+    BenchModule("parse_bench", ("--repeat", "1"), (), needs=SCIFACT),
+    BenchModule("daemon_bench", ("--queries", "100"), (), needs=SCIFACT),
+    BenchModule("commit_bench", ("--commits", "10"), ()),
     BenchModule(
         "traces_bench",
         quick_env={"HEADD_BENCH_TRACES_MB": "50", "HEADD_BENCH_TRACES_FILES": "1000"},
         full_env={"HEADD_BENCH_FULL": "1"},
     ),
-    BenchModule("embed_select", ("--limit-docs", "300", "--skip-cold-load"), ()),
-    BenchModule("plane_scale", ("--docs", "1000", "--queries", "100"), ()),
-    BenchModule("daemon_plane_bench", ("--n", "1000"), ()),
-    BenchModule("coldstart_bench", ("--n", "2000"), ()),
-    BenchModule("vector_bench", ("--skip", "scifact", "--skip", "embed"), ()),
+    BenchModule("embed_bench", ("--limit-docs", "300", "--skip-cold-load"), (), needs=SCIFACT),
+    BenchModule("plane_bench", ("--docs", "1000", "--queries", "100"), (), needs=SCIFACT),
+    BenchModule("daemon_plane_bench", ("--n", "1000"), (), needs=SCIFACT),
+    BenchModule("coldstart_bench", ("--n", "2000"), (), needs=SCIFACT),
+    BenchModule("vector_bench", ("--skip", "scifact", "--skip", "embed"), (), needs=SCIFACT),
+    BenchModule("writer_bench"),
+    BenchModule("remote_bench", ("--samples", "3", "--burst", "20", "--pushes", "3"), ()),
 )
 
 
 def parse_output(stdout: str) -> Any | None:
-    """The JSON document a bench printed: the whole of stdout, else the last line or trailing
-    block that parses (some benches log a line or two before their document). None if none."""
-    text = stdout.strip()
-    if not text:
-        return None
+    """The JSON document a bench printed: the whole of stdout, or None when stdout is anything
+    else (a bench logs to stderr, so a line on stdout beside the document is a bench's bug)."""
     try:
-        return json.loads(text)
+        return json.loads(stdout)
     except ValueError:
-        pass
-    lines = text.splitlines()
-    for start in range(len(lines) - 1, -1, -1):
-        if lines[start].lstrip().startswith(("{", "[")):
-            try:
-                return json.loads("\n".join(lines[start:]))
-            except ValueError:
-                continue
-    return None
+        return None
 
 
 def exists(package: str, name: str, cwd: Path) -> bool:
     """Whether the bench's source file is in the tree under ``cwd`` (nothing is imported)."""
     return (cwd / package.replace(".", "/") / f"{name}.py").is_file()
+
+
+def check_runnable(
+    modules: Sequence[BenchModule], *, package: str, cwd: Path, env: Mapping[str, str]
+) -> None:
+    """Raise :class:`RunRefused` naming every listed bench that is not in the tree and every
+    data-set variable a listed bench needs that ``env`` does not set; before anything runs."""
+    problems = [
+        f"{b.name}: no {package}/{b.name}.py" for b in modules if not exists(package, b.name, cwd)
+    ]
+    problems += [
+        f"{b.name}: {var} is not set" for b in modules for var in b.needs if not env.get(var)
+    ]
+    if problems:
+        raise RunRefused("bench.run refuses to start:\n  " + "\n  ".join(problems))
 
 
 def run_one(
@@ -144,16 +161,14 @@ def run_all(
     cwd: Path = REPO,
     now: datetime | None = None,
 ) -> tuple[Path, dict[str, Any]]:
-    """Run ``modules`` in order into ``results/<stamp>/``; the directory and the summary."""
+    """Run ``modules`` in order into ``results/<stamp>/``; the directory and the summary.
+    Raises :class:`RunRefused` before running anything when one of them cannot run."""
+    check_runnable(modules, package=package, cwd=cwd, env=os.environ)
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     out_dir = results / stamp
     out_dir.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"at": stamp, "quick": quick, "benches": {}}
     for bench in modules:
-        if not exists(package, bench.name, cwd):
-            log.info("skip %s: not in the tree", bench.name)
-            summary["benches"][bench.name] = {"status": "missing"}
-            continue
         log.info("run %s", bench.name)
         record = run_one(bench, quick=quick, package=package, cwd=cwd)
         (out_dir / f"{bench.name}.json").write_text(json.dumps(record, indent=2) + "\n")
@@ -183,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out_dir, summary = run_all(modules, args.results, quick=args.quick)
     summary["results"] = str(out_dir)
     print(json.dumps(summary, indent=2))
-    return 0 if all(b["status"] != "failed" for b in summary["benches"].values()) else 1
+    return 0 if all(b["status"] == "ok" for b in summary["benches"].values()) else 1
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 ``python -m bench.vector_bench [--scifact DIR] [--socket PATH] [--big DIR] [--out FILE]``
 
 - ``scifact``: a daemon (``--embedder auto``, the local MiniLM model) on the SciFact store of
-  ``bench.stores.build_store(dest, 5183)``, or the one already answering on ``--socket``. Its
+  ``bench.support.stores.build_store(dest, 5183)``, or the one already answering on ``--socket``. Its
   persisted cache (``head_vectors`` in index.db) carries the vectors between runs, so only the
   first run pays the ~5k embeddings. Measured: the fill rate of ``vectors.fill`` batches, searches
   answered while the background fill runs (degraded, at lexical speed), then nDCG@10 over the
@@ -38,7 +38,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.stores import build_store, scifact_path, scifact_qrels, scifact_queries
+from bench.support.data import cache_dir
+from bench.support.stores import build_store, scifact_path, scifact_qrels, scifact_queries
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -203,7 +204,7 @@ def fill_rate(count: int) -> dict[str, Any]:
     The texts are exactly what the daemon's fill embeds (``vector_text_of`` over the records of
     SciFact memories), in calls of 16 and 64 texts, on the embedder's two threads.
     """
-    from bench.stores import store_files
+    from bench.support.stores import store_files
     from headd.embed.onnx_minilm import OnnxEmbedder
     from headd.head.vectors import vector_text_of
     from headd.memfile.parse import parse_memory
@@ -319,12 +320,12 @@ def at_10k(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--scifact", type=Path, default=Path("/tmp/vecbench/scifact"))
+    parser.add_argument("--scifact", type=Path, default=cache_dir("vecbench") / "scifact")
     parser.add_argument("--socket", type=Path, default=None, help="attach to a running daemon")
-    parser.add_argument("--big", type=Path, default=Path("/tmp/vecbench/n10000"))
+    parser.add_argument("--big", type=Path, default=cache_dir("vecbench") / "n10000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--wait-fill", type=float, default=0.0, help="seconds to wait for 95%%")
-    parser.add_argument("--big-real", type=Path, default=Path("/tmp/vecbench/n10000-real"))
+    parser.add_argument("--big-real", type=Path, default=cache_dir("vecbench") / "n10000-real")
     parser.add_argument("--wait-fill-10k", type=float, default=900.0)
     parser.add_argument("--fill-texts", type=int, default=240)
     parser.add_argument(

@@ -37,7 +37,7 @@ side does not know still becomes a ``HeaddError`` whose ``code`` is the one sent
 carry no wire code of their own: the wire names the leaf, and a caller that only cares whether to
 retry catches ``Conflict``.
 
-Messages never carry memory text or SQL parameters (contract section 3): a message names the
+Messages never carry memory text or SQL parameters (docs/protocol.md, "Errors"): a message names the
 path, the operation or the rule, and ``details`` carries structured facts a client can act on.
 """
 

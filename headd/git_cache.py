@@ -1,9 +1,10 @@
 """libgit2's object cache, sized so a large folder's tree is parsed once, not on every lookup.
 
 libgit2 caches a parsed tree only up to 4 KiB of raw size by default, so a bucket directory of
-thousands of files (a 5,000-entry tree is ~250 KiB) was re-read and re-parsed on every lookup:
-~1.4 ms each, several per one-file advance, plane update or tree walk, more than the rest of a
-one-file advance together. Trees up to :data:`TREE_CACHE_LIMIT_BYTES` stay cached. The setting
+thousands of files (a 5,000-entry tree is ~250 KiB) would be re-read and re-parsed on every
+lookup, several times per one-file advance, plane update or tree walk: more than the rest of a
+one-file advance together, which must stay within 5 ms at 10,000 memories. Trees up to
+:data:`TREE_CACHE_LIMIT_BYTES` stay cached. The setting
 is process-wide and stays within libgit2's overall cache budget (256 MiB by default); every
 reader of trees (the head's load and advance, the plane's git source) calls
 :func:`cache_large_trees` first, which is idempotent and costs one C call.

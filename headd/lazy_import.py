@@ -1,8 +1,7 @@
 """A module imported at its first use, for the heavy libraries a daemon's start does not need.
 
-Why: numpy costs 110-160 ms of CPU to import on these machines, more than a quarter of a cold
-start from a snapshot (issue 5: READY ≤ 0.5 s at 10,000 records), and nothing before READY calls
-it. A module that uses numpy only inside functions binds ``np`` to a :class:`LazyModule` instead
+Why: importing numpy is more than a quarter of a cold start from a snapshot, which must reach
+READY within 0.5 s at 10,000 records, and nothing before READY calls it. A module that uses numpy only inside functions binds ``np`` to a :class:`LazyModule` instead
 of importing it: the first attribute read imports the real module and rebinds the caller's global
 to it, so every later use is an ordinary global lookup of the real module (no proxy left on a
 hot path). The daemon imports numpy on a worker thread right after READY, so the first search

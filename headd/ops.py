@@ -2,7 +2,7 @@
 
 One definition serves the wire (``session.apply`` decodes a list of ``Op``), the overlay
 (``headd.head.overlay`` matches on them) and the session log (encoded as JSON lines). The tag
-field is ``op``, as in the contract (section 4).
+field is ``op``, as on the wire (docs/protocol.md, "Overlay ops").
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ because that is immutable, cheap to build (the parser makes thousands a second),
 value (a version built by advancing must equal one loaded from scratch) and encodes to JSON
 without a copy.
 
-Field names follow the wire contract (``shared/spec/contract.md`` section 4) where it names them,
+Field names follow the wire (docs/protocol.md, "Methods") where it names them,
 and the ``files`` columns of memhtml's ``index.db`` for the derived ones (``fts_text``,
 ``disclosure_text``, ``word_count``, ``para``, ``origin_path``).
 """
@@ -107,7 +107,7 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     warnings: tuple[str, ...] = ()
 
 
-#: The fields of a record on the wire (contract section 4), in order. ``html`` and the SQLite
+#: The fields of a record on the wire (docs/protocol.md), in order. ``html`` and the SQLite
 #: projection's helpers stay inside the process.
 WIRE_FIELDS: tuple[str, ...] = (
     "path",
@@ -148,7 +148,7 @@ WIRE_FIELDS: tuple[str, ...] = (
 
 
 def record_to_wire(record: MemoryRecord) -> dict[str, object]:
-    """The record as the contract puts it on the wire: named fields, lists for tuples."""
+    """The record as the wire carries it: named fields, lists for tuples."""
     out: dict[str, object] = {}
     for name in WIRE_FIELDS:
         value = getattr(record, name)

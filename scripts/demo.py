@@ -1,9 +1,9 @@
 """The Quickstart's main job, end to end on the bundled demo store.
 
 Builds a git store from ``demo/store/`` in a temporary directory, starts the real daemon on its
-socket, and then talks to it exactly as an agent would (newline-delimited JSON-RPC 2.0, contract
-section 2): status, a session that writes one memory and commits it, a search that finds it, the
-head gate between the first commit and the new one (through ``headctl gate``), and a clean stop.
+socket, and then talks to it exactly as an agent would (newline-delimited JSON-RPC 2.0,
+docs/protocol.md): status, a session that writes one memory and commits it, a search that finds it,
+the head gate between the first commit and the new one (through ``headctl gate``), and a clean stop.
 Exits non-zero if any step does not do what it should.
 """
 

@@ -1,4 +1,4 @@
-"""``bench.mcp_peer``: the MCP stdio client, against a real subprocess speaking newline JSON-RPC.
+"""``bench.peers.memhtml_mcp``: the MCP stdio client, against a real subprocess speaking newline JSON-RPC.
 
 The server here is a tiny Python script standing in for ``memhtml serve mcp`` (which needs Node
 and an indexed store): it checks the handshake order, interleaves a notification before each
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.mcp_peer import McpServer, mcp_search_latencies, pick_search_tool  # noqa: E402
+from bench.peers.memhtml_mcp import McpServer, mcp_search_latencies, pick_search_tool  # noqa: E402
 
 FAKE_SERVER = r"""
 import json, sys

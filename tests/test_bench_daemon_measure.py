@@ -1,4 +1,4 @@
-"""``bench.daemon_measure``: the percentile, ratio and target arithmetic that decides pass/fail."""
+"""``bench.support.daemon_measure``: the percentile, ratio and target arithmetic that decides pass/fail."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.daemon_measure import TARGETS, percentile, ratio, summary, verdicts  # noqa: E402
+from bench.support.daemon_measure import TARGETS, percentile, ratio, summary, verdicts  # noqa: E402
 
 
 def test_percentile_is_nearest_rank() -> None:

@@ -1,4 +1,4 @@
-"""``bench.daemon_socket`` end to end on a tiny store: the real daemon, headctl and sockets.
+"""``bench.daemon_bench`` end to end on a tiny store: the real daemon, headctl and sockets.
 
 memhtml is skipped (``--skip-memhtml``: it needs Node and minutes); everything of ours runs as in
 the 10,000-memory benchmark, so a broken step (READY never arriving, a session that does not
@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 def test_daemon_socket_bench_runs_and_judges_every_target(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "bench.daemon_socket", "--n", "40", "--queries", "12"]
+        [sys.executable, "-m", "bench.daemon_bench", "--n", "40", "--queries", "12"]
         + ["--repeat", "2", "--rounds", "1", "--clients", "4", "--skip-memhtml"]
         + ["--cache", str(tmp_path / "cache")],
         cwd=str(REPO),

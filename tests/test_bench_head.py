@@ -2,7 +2,7 @@
 
 The bench is what says whether the head meets issue 3's targets, so its arithmetic (percentiles,
 nDCG, pass/fail) and its commits (one file changed, refs untouched, archive moves as memhtml
-makes them) are tested like any other code, on real git stores built by ``bench.stores``.
+makes them) are tested like any other code, on real git stores built by ``bench.support.stores``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.head_commits import (  # noqa: E402
+from bench.support.head_commits import (  # noqa: E402
     archive_commit,
     cached_store,
     commit_changes,
@@ -31,7 +31,7 @@ from bench.head_commits import (  # noqa: E402
     near_duplicates_commit,
     read_text,
 )
-from bench.head_measure import (  # noqa: E402
+from bench.support.head_measure import (  # noqa: E402
     Figure,
     latency_summary,
     mean_ndcg,
@@ -40,7 +40,7 @@ from bench.head_measure import (  # noqa: E402
     ratio,
     timed,
 )
-from bench.stores import (  # noqa: E402
+from bench.support.stores import (  # noqa: E402
     SCIFACT_ENV,
     scifact_docs,
     scifact_path,

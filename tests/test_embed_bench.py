@@ -1,8 +1,7 @@
-"""The measuring tools of bench/embed_select.py: nDCG, recall, fusion and top-k."""
+"""The measuring tools of bench/embed_bench.py: nDCG, recall, fusion and top-k."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import sys
 from pathlib import Path
@@ -12,25 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
-def _load_bench():
-    """bench/ is scripts, not an installed package: load the module from its file."""
-    path = Path(__file__).resolve().parents[1] / "bench" / "embed_select.py"
-    spec = importlib.util.spec_from_file_location("embed_select_under_test", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-_bench = _load_bench()
-ndcg_at_k, recall_at_k, rrf_fuse, top_k = (
-    _bench.ndcg_at_k,
-    _bench.recall_at_k,
-    _bench.rrf_fuse,
-    _bench.top_k,
-)
+from bench.embed_bench import ndcg_at_k, recall_at_k, rrf_fuse, top_k  # noqa: E402
 
 
 def test_ndcg_is_one_for_a_perfect_ranking_and_zero_for_a_miss() -> None:

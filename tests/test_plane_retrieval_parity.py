@@ -1,6 +1,6 @@
 """With embeddings off and a fresh state plane, our search returns memhtml 0.15.1's paths, in
 its order, for every recorded case (tests/data/plane_memhtml_search.json, recorded from the
-real tool by bench/plane_record_memhtml.py)."""
+real tool by bench/peers/plane_record.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``headctl``: a thin command line over the client library (contract section 5).
+"""``headctl``: a thin command line over the client library (docs/protocol.md, ``headctl``).
 
 ``headctl [--store PATH] [--socket PATH] [--json] COMMAND …``. Each command is one method call;
 output is human-readable, or one JSON document with ``--json``. Exit 0 on success, 1 on a runtime

@@ -3,8 +3,8 @@
 A version's persistent maps are pyrsistent vectors whose traversal visits every slot: at 10,000
 memories the token map's vector has ~110,000, and an advance or a session overlay makes new
 ones. While they sit in the collector's young generations, every young collection walks them
-again: measured in the daemon, a generation-0 pass of 200-300 ms every four or five commits and a
-generation-1 pass of ~0.6 s, which were the commit's p99 and most of its CPU. Versions hold no
+again, and those passes would be most of a session commit's CPU and all of its tail (the commit
+must stay within 50 ms at 10,000 memories; docs/design.md gives the measurement). Versions hold no
 cycles (records, maps and arrays are acyclic, the follower cuts parent pointers), so the
 collector has nothing to find in them: the daemon moves everything alive into the permanent
 generation (``gc.freeze``, O(1)) as soon as a new version exists. Reference counting still frees

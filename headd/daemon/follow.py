@@ -1,10 +1,11 @@
 """Following the branch: the version the daemon answers from, kept at the ref's tip.
 
-Every request calls ``current()``: it reads the ref (one libgit2 lookup, ~20 µs) and, when the ref
-moved, advances before answering. Advances are serialized by one asyncio lock, and the ref is
-read again inside it, so two requests that both saw the move cause one advance, and a waiter never
-moves the version back to a tip it saw before it waited. A background task does the same every
-``poll_interval`` seconds, so an external ``git commit`` is usually picked up before anyone asks.
+Every request calls ``current()``: it reads the ref (one libgit2 lookup, far below a search's cost)
+and, when the ref moved, advances before answering. Advances are serialized by one asyncio lock, and
+the ref is read again inside it, so two requests that both saw the move cause one advance, and a
+waiter never moves the version back to a tip it saw before it waited. A background task does the
+same every ``poll_interval`` seconds, so an external ``git commit`` is usually picked up before
+anyone asks.
 
 Older versions (``at``) come from a small LRU: the versions the follower advanced past, plus any
 commit loaded on demand by advancing from the current version (a tree diff has no direction, so

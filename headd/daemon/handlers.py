@@ -1,4 +1,4 @@
-"""The methods themselves: one ``case`` per typed request, answering in the contract's shapes.
+"""The methods themselves: one ``case`` per typed request, answering in docs/protocol.md's shapes.
 
 ``Service.dispatch`` is what ``json_rpc`` calls: it decodes the params into their Struct
 (``methods.decode_request``) and matches on the type. Every read first asks the follower for the
@@ -380,7 +380,7 @@ class Service:
             moment = datetime.fromisoformat(now)
         except ValueError:
             raise InvalidParams("now must be an ISO-8601 instant", {"field": "now"}) from None
-        if moment.tzinfo is None:  # times on the wire are UTC (contract section 4)
+        if moment.tzinfo is None:  # times on the wire are UTC (docs/protocol.md)
             moment = moment.replace(tzinfo=UTC)
         return moment.timestamp()
 

@@ -5,7 +5,7 @@ This layer knows nothing about memories. It turns one line into calls of a ``Dis
 every message on the line was a notification. Params stay as ``msgspec.Raw`` here so the method
 layer (``methods.py``) decodes each straight into its own typed Struct.
 
-Failure mapping, which is the contract's section 3:
+Failure mapping, as docs/protocol.md ("Errors") states it:
 - a line that is not JSON is -32700, an envelope that is not a request is -32600, and so is a
   line nested deeper than ``headd.wire.nesting.MAX_DEPTH`` (refused before it is decoded);
 - ``RpcError`` subclasses carry their own standard code;

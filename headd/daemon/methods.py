@@ -3,8 +3,8 @@
 ``decode_request`` turns a method name and its raw params into one of these values, so the
 handlers ``match`` on a type instead of poking at dicts, and a malformed params object is refused
 here with -32602 naming the offending field. Adding a method is one Struct, one entry in
-``METHODS`` and one ``case`` in ``handlers.py``. Field names and defaults are the contract's
-(section 4); unknown fields are refused, as a command line refuses an unknown flag.
+``METHODS`` and one ``case`` in ``handlers.py``. Field names and defaults are those of
+docs/protocol.md, "Methods"; unknown fields are refused, as a command line refuses an unknown flag.
 
 Every memory path a request carries (``read``/``resolve``'s ``path``, ``inbound``'s ``href``,
 ``reinforce``'s ``paths``, each op's ``path``, ``to`` and ``href``) is held to the one rule of
@@ -112,7 +112,7 @@ class SessionApply(_Params):
 
 
 class SessionCommit(_Params):
-    """``session_id``/``prompt_id``/``turn`` are the transcript provenance of the writes (issue 6):
+    """``session_id``/``prompt_id``/``turn`` are the transcript provenance of the writes:
     stamped into each written file's head, the commit's trailers and ``memory_session_links``."""
 
     session: str

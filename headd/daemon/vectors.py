@@ -1,6 +1,6 @@
 """The vector arm as the daemon runs it: one embedder, a cache persisted in index.db, a fill.
 
-Searches never wait for vectors (contract section 1): after a load or an advance the daemon
+Searches never wait for vectors: after a load or an advance the daemon
 schedules a fill on its embed thread (``fill_vectors`` embeds only the content hashes the cache
 lacks, one batch at a time), and a search uses whatever cache is held right now. The arm runs
 only once the cache covers ``MIN_COVERAGE`` of the version's active records, because a
@@ -239,7 +239,7 @@ class VectorService:
         return SearchVectors(self.matrix_for(view, cache), vector, coverage)
 
     def status(self, view: IndexedView) -> dict[str, Any]:
-        """The contract's ``status.vectors``."""
+        """``status.vectors`` (docs/protocol.md, ``status``)."""
         return {
             "space": self.space,
             "entries": 0 if self.cache is None else len(self.cache),

@@ -1,10 +1,10 @@
 """``--embedder auto|off|hash|NAME`` (also ``$HEADD_EMBEDDER``) to an embedder or None.
 
-The contract's semantics: ``auto`` (the default) is the local model when the optional ``embed``
-extra is installed and no embedder otherwise, so a plain install runs lexical-only and says
-``degraded``; ``off`` is no embedder; ``hash`` is the deterministic test embedder; any other name
-must be a local model we know, and a known model that is not installed is an error rather than a
-silent fallback, since the operator asked for it by name.
+The semantics (docs/protocol.md, ``headd``): ``auto`` (the default) is the local model when the
+optional ``embed`` extra is installed and no embedder otherwise, so a plain install runs
+lexical-only and says ``degraded``; ``off`` is no embedder; ``hash`` is the deterministic test
+embedder; any other name must be a local model we know, and a known model that is not installed is
+an error rather than a silent fallback, since the operator asked for it by name.
 
 "Installed" is decided by whether the packages can be found, without importing them: importing
 onnxruntime alone takes about half a second, which a daemon's start should not pay for a model it

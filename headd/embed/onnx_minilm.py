@@ -51,7 +51,7 @@ BASE_MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIM = 384
 #: Longer texts keep their first ``MAX_TOKENS - 2`` word pieces. Not sentence-transformers' 256:
 #: on two cores that embeds 9-10 SciFact-length texts a second against the 25 wanted, and the
-#: model was trained on 128 pieces anyway. On SciFact train (bench/embed_select.py) dense
+#: model was trained on 128 pieces anyway. On SciFact train (bench/embed_bench.py) dense
 #: nDCG@10 is 0.640 / 0.648 / 0.647 / 0.661 at 128 / 160 / 192 / 256 pieces, fused with BM25
 #: 0.685 / 0.691 / 0.688 / 0.696 (BM25 alone 0.667); 160 keeps most of 256's gain at half its
 #: CPU per long text (docs/design/embed.md). ``all-MiniLM-L6-v2-int8`` names the 256 setting.
@@ -77,8 +77,8 @@ MAX_THREADS = 2
 #: one). The quantized model runs one text per call (see :class:`OnnxEmbedder`).
 DEFAULT_BATCH_SIZE = 16
 #: The most padded word pieces per onnxruntime call: long texts run one by one, because on
-#: these CPUs (AVX2, 1 MB L2 per core) a batch of four 192- to 256-piece texts costs 15-30% more
-#: CPU per text than the same texts alone, while short ones still batch up to
+#: these CPUs (AVX2, 1 MB L2 per core) a batch of long texts costs more CPU per text than the same
+#: texts alone, while short ones still batch up to
 #: ``DEFAULT_BATCH_SIZE``.
 #: It also bounds what a query waits behind a background fill: one call of at most this size.
 DEFAULT_BATCH_TOKENS = 256

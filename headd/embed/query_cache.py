@@ -1,6 +1,6 @@
 """Query vectors remembered by query text, least recently used first out.
 
-Why: search itself never embeds (seed 001), so the caller embeds the query first, and an agent
+Why: search itself never embeds, so the caller embeds the query first, and an agent
 repeats queries (retries, paging, the same recall each turn). One model call costs tens of
 milliseconds on two cores; a dict look-up costs nothing. Documents never go through here: their
 vectors are keyed by content hash in the vector cache.

@@ -18,7 +18,7 @@ it matches special-token literals such as ``[MASK]`` in the raw text, while here
 plain text and ``[MASK]`` typed by a user is tokenized as the characters it is; and character
 classes come from this Python's Unicode tables (14.0 on 3.11), so a code point assigned only in a
 later Unicode version is dropped here as unassigned where the reference makes it ``[UNK]``.
-Otherwise the ids are identical: ``bench/embed_select.py --check-tokenizer`` compares the two on
+Otherwise the ids are identical: ``bench/embed_bench.py --check-tokenizer`` compares the two on
 every SciFact abstract and query, and the tests compare them on generated text.
 
 Everything here is pure except :func:`load_tokenizer_json`, which only reads the file.

@@ -1,4 +1,4 @@
-"""The head: the corpus as a value (seed 001).
+"""The head: the corpus as a value.
 
 One immutable :class:`~headd.head.version.HeadVersion` per commit, advanced by the paths two
 commits differ on, overlaid with a session's pending ops (``overlay.py``), searched by

@@ -69,7 +69,7 @@ class HeadGateResult(msgspec.Struct, frozen=True):
 
 
 class HeadGateReport(msgspec.Struct, frozen=True):
-    """The report, field for field the contract's section 6 (snake_case)."""
+    """The report, field for field the ``gate`` answer of docs/protocol.md (snake_case)."""
 
     mode: str
     base: str | None

@@ -11,8 +11,8 @@ instead of tokenizing every record.
 
 The workers are plain subprocesses (``sys.executable -m headd.head.parse_worker``), not a
 ``multiprocessing`` pool: a spawned pool worker re-imports the parent's ``__main__`` and this
-module's numpy and index imports, ~0.55 s of CPU each before the first parse, against ~0.2 s for a
-worker that imports the parser and pygit2 only. Subprocesses are started by fork and exec, never a
+module's numpy and index imports before its first parse, about three times what a worker that
+imports the parser and pygit2 only costs to start. Subprocesses are started by fork and exec, never a
 bare fork: the daemon runs threads and an event loop.
 
 Any failure to run the workers (no processes allowed, a worker dying) stops the runs early and
@@ -47,17 +47,16 @@ from headd.record import MemoryRecord
 
 log = logging.getLogger(__name__)
 
-#: Below this many candidates the pool's start-up (≈0.2 s of CPU a worker) costs more than it saves.
+#: Below this many candidates the workers' start-up costs more than it saves.
 PARALLEL_THRESHOLD: Final = 3000
 MAX_WORKERS: Final = 4
-#: The pool needs this many usable CPUs to pay. While ``load_head`` folded only once every file
-#: was parsed, two CPUs bought nothing measurable (and 25-40 % more CPU); now the parent folds
-#: each run as it arrives and the workers tokenize, the parent's share of a 10,000-file load is
-#: ~0.8 s of CPU against ~4.5 s inline, for ~15 % more CPU in all, so two CPUs pay.
+#: The pool needs this many usable CPUs to pay. The parent folds each run as it arrives and the
+#: workers tokenize, so the parent's share of a load is a fifth of an inline load's CPU for a
+#: little more CPU in all: two CPUs pay (docs/design/head.md, "Parallel load").
 MIN_POOL_CPUS: Final = 2
 #: Runs per worker: enough that the parent folds early runs while later ones are parsed, and
 #: small enough that the workers end close together (a worker takes the next run when it is free,
-#: so they end at most one run apart: ~0.15 s at 8 a worker for 10,000 files, ~0.3 s at 4).
+#: so they end at most one run apart; 8 a worker halves that gap against 4).
 RUNS_PER_WORKER: Final = 8
 
 

@@ -3,7 +3,7 @@
 Started as ``python -m headd.head.parse_worker CLAIMS_FD``. It imports pygit2, msgspec, the
 parser and the pure-Python tokenizer, and nothing else: not numpy, not the indexes, not the
 parent's ``__main__`` (which a ``multiprocessing`` spawn child re-imports, the whole daemon for
-``headd``), so it starts in ~0.2 s of CPU where a spawned pool worker took ~0.55 s.
+``headd``), so it starts in a third of the CPU a spawned pool worker needs.
 
 The protocol, all binary:
 
@@ -64,7 +64,7 @@ class Job(msgspec.Struct, frozen=True, array_like=True):
     starts: list[int]
     runs: list[list[tuple[str, str]]]
     #: Whether to tokenize for the head's lexical index; the plane's rebuild has no use for the
-    #: tokens (~1.4 s of CPU at 10,000 files) and asks for none.
+    #: tokens (a large share of a worker's CPU) and asks for none.
     tokens: bool = True
 
 

@@ -1,4 +1,4 @@
-"""Scope: the wire's ``filter`` as a predicate over records (seed 000's ``SearchScope`` semantics).
+"""Scope: the wire's ``filter`` as a predicate over records (memhtml's ``SearchScope`` semantics).
 
 - ``types``: any of; absent or empty means every type except ``task`` (naming ``task`` opts in).
 - ``workspace``: strict equality (a record with no workspace never matches a workspace scope).

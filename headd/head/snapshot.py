@@ -250,8 +250,8 @@ PARALLEL_CRC_BYTES: Final = 1 << 20
 class _Crc32:
     """``zlib.crc32`` of a buffer, computed on a thread beside the msgpack decode when it is large.
 
-    zlib releases the GIL while it checksums a large buffer, so on a second core the 30-40 ms
-    it takes over a 70 MB body (10,000 records) overlap the decode instead of preceding it.
+    zlib releases the GIL while it checksums a large buffer, so on a second core the checksum of
+    a large body overlaps the decode instead of preceding it.
     ``value`` joins the thread: call it before the buffer is released.
     """
 

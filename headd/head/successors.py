@@ -1,6 +1,6 @@
 """Where a memory lives now: follow an archive move, then ``supersedes`` links forward.
 
-``resolve`` answers the contract's ``resolve`` method over any view (a version or a session's
+``resolve`` answers the ``resolve`` method over any view (a version or a session's
 overlay): a path the view no longer holds is looked for as an archived copy
 (``archive/<YYYY>/<path>`` whose ``origin_path`` is that path, the newest when there are several);
 from there, each step goes to a memory that names the current one (or the path it was archived

@@ -2,7 +2,7 @@
 
 Pure Python over the standard library on purpose: a load's parse workers
 (``headd.head.parse_worker``) tokenize and code every record, and a worker that imported numpy
-or the index (``lexical.py``) would pay ~0.3 s more to start. ``lexical.py`` re-exports all of it.
+or the index (``lexical.py``) would start several times slower. ``lexical.py`` re-exports all of it.
 """
 
 from __future__ import annotations

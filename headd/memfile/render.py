@@ -539,8 +539,8 @@ def fields_from_write(
 
 
 def fields_from_write_op(op: Write, now: datetime) -> MemoryFields:
-    """Fields for the wire's ``{op: "write"}`` (contract section 4), as memhtml's doors build
-    them: see :func:`fields_from_write`. Place it with
+    """Fields for the wire's ``{op: "write"}`` (docs/protocol.md, "Overlay ops"), as memhtml's
+    doors build them: see :func:`fields_from_write`. Place it with
     ``placement.choose_path(title=…, memory_type=…, entities=…, tags=…, workspace=…,
     path=op.path, taken=…, now=now)``."""
     return fields_from_write(

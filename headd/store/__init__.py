@@ -7,7 +7,7 @@ from ``results.py``. Modules, one concept each:
 - ``session_log``: those events as durable JSON lines under ``.memhtml/headd/sessions/``.
 - ``validate``: judging ops against one version (pure, given the overlay).
 - ``resolve``: ``write`` → ``put`` and archive defaults, before anything is judged.
-- ``commit``: the commit path, in the design brief's order.
+- ``commit``: the commit path, in the order docs/design/store.md gives.
 - ``recovery``: settling a commit interrupted after its intent.
 - ``git_io``: the pygit2 writes, the ref compare-and-swap and the checkout.
 - ``versions``: the default source of versions (the daemon passes its own).

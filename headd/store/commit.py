@@ -1,6 +1,6 @@
 """The commit path: judge a session's ops, then land them with a compare-and-swap, or say why not.
 
-Order (design brief, "Sessions and the commit path"):
+Order (docs/design/store.md, "The commit path"):
 
 1. Judge every op against the session's base, the version the commit is judged on
    (``validate.judge``). Any violation answers ``refused`` and writes nothing.
@@ -57,7 +57,7 @@ HEADD_SESSION_TRAILER = "Headd-Session"
 
 
 class Provenance(msgspec.Struct, frozen=True):
-    """The transcript a session commit's writes came from (issue 6): the agent's session id,
+    """The transcript a session commit's writes came from: the agent's session id,
     and optionally the prompt and the turn. Stamped into every written file's head as
     ``memhtml-session``/``memhtml-prompt``/``memhtml-turn`` and into the commit's trailers."""
 

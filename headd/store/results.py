@@ -1,6 +1,6 @@
 """What the session methods answer: plain msgspec Structs the daemon encodes as they are.
 
-Field names follow contract.md section 4 (``session.*``). Optional fields default to None and the
+Field names follow docs/protocol.md (``session.*``). Optional fields default to None and the
 daemon drops nulls it does not want; ``outcome`` is one of ``committed``, ``rebase-needed``,
 ``refused``.
 """

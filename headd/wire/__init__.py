@@ -1,6 +1,6 @@
 """What the daemon and its clients share about the wire; both import it, it imports neither.
 
-- ``framing``: a byte stream split into lines under the contract's line limit (sans-I/O).
+- ``framing``: a byte stream split into lines under the protocol's line limit (sans-I/O).
 - ``nesting``: how deep a line nests, bounded before any decoder recurses into it.
 - ``socket_path``: where the store and the socket are; binding, probing and peer credentials.
 - ``filter``: the one parse of a search's ``filter`` that both planes' scopes compile from.

@@ -1,6 +1,6 @@
 """The wire's ``filter`` object, parsed once, for both scopes to compile from.
 
-A search or recall may narrow what every arm ranks with ``filter`` (contract section 4):
+A search or recall may narrow what every arm ranks with ``filter`` (docs/protocol.md, "Methods"):
 ``{types?, workspace?, tags?, entity?, facets?: ["name=value"], include_archived?, as_of?}``.
 This module is its one parse: ``Filter`` is the typed value (unknown keys and wrong types are
 refused with -32602, as for any params), ``filter_from`` turns a decoded JSON object into one, and

@@ -3,7 +3,7 @@
 The framer is sans-I/O: it is fed whatever bytes a read returned and hands back whole lines, so
 the same code serves the daemon's read loop and the tests (which split input at random points and
 expect the same lines). A line longer than the limit is reported once as ``Oversized`` and the
-framer then refuses further input: the contract answers it with an error and closes the
+framer then refuses further input: the daemon answers it with an error and closes the
 connection, because after an overrun nothing says where the next message starts.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DEFAULT_LINE_LIMIT = 8 * 1024 * 1024
-"""8 MiB, the contract's default line limit (contract section 2)."""
+"""8 MiB, the protocol's default line limit (docs/protocol.md, "Framing")."""
 
 
 @dataclass(frozen=True, slots=True)

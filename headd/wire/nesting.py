@@ -3,7 +3,7 @@
 msgspec's decoder recurses once per array or object level and raises ``RecursionError`` near
 Python's recursion limit (a line of ``[`` * 1000 is enough), which no ``DecodeError`` handler
 catches. A line nested deeper than ``MAX_DEPTH`` is answered as an invalid request instead; no
-message of the contract nests deeper than a handful of levels.
+message of the protocol nests deeper than a handful of levels.
 
 The check costs two ``bytes.count`` passes on an ordinary line: only a line holding more opening
 brackets than ``MAX_DEPTH`` is looked at closer. Then string contents are cut out (brackets inside

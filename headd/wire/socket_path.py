@@ -1,8 +1,9 @@
 """Where the store and the socket are, and how the listening socket is made safely.
 
-Resolution is the contract's (section 1), shared by the daemon, the client library and headctl:
-store ``--store`` → ``$MEMHTML_ROOT`` → ``~/memhtml``; socket ``--socket`` → ``$HEADD_SOCKET`` →
-``<store>/.memhtml/head.sock``. The resolvers are pure over an ``environ`` mapping.
+Resolution is docs/protocol.md's ("Store, socket, daemon"), shared by the daemon, the client library
+and headctl: store ``--store`` → ``$MEMHTML_ROOT`` → ``~/memhtml``; socket ``--socket`` →
+``$HEADD_SOCKET`` → ``<store>/.memhtml/head.sock``. The resolvers are pure over an ``environ``
+mapping.
 
 Binding follows the rules memhtml's head server settled on: refuse a path ``sun_path`` cannot hold
 (107 bytes), probe an existing file first (a live daemon → refuse; connection refused → a stale

@@ -5,7 +5,7 @@ One writer connection and any number of read-only readers per store, all in WAL 
 transaction that still meets ``SQLITE_BUSY`` after that wait is retried whole with jittered
 exponential backoff, for up to 20 seconds, because a rolled-back transaction can be replayed
 as is. Any other failure reaches the caller as :class:`StorageFailure` naming only the
-operation: SQL parameters are memory text and never go into an error (contract section 3).
+operation: SQL parameters are memory text and never go into an error (docs/protocol.md, "Errors").
 
 The migration runner applies each pending ``migrations/NNNN_*.sql`` file in filename order,
 each file and its ledger row in one transaction, so a migration is applied whole or not at all.
@@ -44,7 +44,7 @@ STATE_MIGRATIONS_DIR = PACKAGE_DIR / "state_migrations"
 STATE_SCHEMA = "state"
 
 BUSY_TIMEOUT_S = 5.0
-#: First backoff step and the total time a busy call keeps retrying (seed 000: capped at 20 s).
+#: First backoff step and the total time a busy call keeps retrying (memhtml's: capped at 20 s).
 BUSY_BACKOFF_FIRST_S = 0.015
 BUSY_RETRY_BUDGET_S = 20.0
 

@@ -1,7 +1,7 @@
 """Which work-tree paths may have changed since the last look: Linux inotify, through ctypes.
 
-A full ``git status`` lstat()s every tracked file (10,000 x ~5 us of system time, ~57 ms of a
-~64 ms one-file update at 10^4 memories). A long-lived process can instead be told by the
+A full ``git status`` lstat()s every tracked file, which alone takes most of the 50 ms a
+one-file index update may take at 10,000 memories. A long-lived process can instead be told by the
 kernel which paths were touched, and ask git about those only. :class:`DirtyWatch` holds one
 inotify descriptor with a watch on every directory of the work tree (never inside ``.git``,
 whose own directory is watched alone, for its ``index`` and ``config``) and collects, between two

@@ -131,8 +131,8 @@ def _foreign_keys_off(conn: sqlite3.Connection) -> Iterator[None]:
     first, and inserts rows that satisfy every reference by construction (a chunk names its own
     file, a kept vector is filtered on its chunk), so the checks find nothing; but with them on,
     emptying ``files`` probes five child tables per row and every child row inserted probes
-    ``files``: the bulk load over an existing 10,000-file index took 1.1-1.3 s of CPU with them,
-    0.6 s without (``DELETE FROM files`` alone 0.5 -> 0.2 s).
+    ``files``, which doubles the bulk load's CPU over an existing index (the rebuild must be at
+    least 3× faster than memhtml's at 10,000 files).
     """
     was_on = bool(conn.execute("PRAGMA foreign_keys").fetchone()[0])
     if was_on:
@@ -259,12 +259,10 @@ class Indexer:
             return self.workers
         from headd.head.parallel_parse import default_workers
 
-        # The pool was once used only with a CPU to spare (one-minute load average below the
-        # CPUs minus one): spawned workers cost ~0.45 s of CPU each to start and tokenized for the
-        # head. Plain workers that skip the tokens cost ~0.18 s, and a 10k rebuild with one core
-        # busy elsewhere measured 3.6-5.1 s pooled against 5.3 s inline (3.2 against 4.5 s
-        # idle), so the pool is taken as ``load_head`` takes it; a lagging load average had
-        # also kept it off right after any other busy process.
+        # The pool is taken as ``load_head`` takes it, whenever two CPUs exist, not gated on the
+        # load average: plain workers that skip the tokens start cheaply, a pooled rebuild beats
+        # an inline one even with one core busy elsewhere, and a lagging load average would keep
+        # the pool off right after any other busy process (docs/design/plane_index.md).
         return default_workers(candidates)
 
     def _parsed_tree(

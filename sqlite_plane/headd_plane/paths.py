@@ -2,7 +2,7 @@
 
 The daemon names ``index.db`` and ``state.db`` in its first ``status`` answer and in its vector
 store, before it opens the plane; importing ``headd_plane.plane`` for that would load the
-indexer, retrieval and recall (~0.1 s) on the way to READY.
+indexer, retrieval and recall on the way to READY (within 0.5 s at 10,000 memories).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One parsed memory file projected onto its ``index.db`` rows (seed 000 ``projectFile``).
+"""One parsed memory file projected onto its ``index.db`` rows (memhtml's ``projectFile``).
 
 Pure: a :class:`headd.record.MemoryRecord` in, a :class:`FileProjection` out (the file's chunks
 and the list of writes), no I/O and no clock (``indexed_at`` is passed in). ``rebuild`` and

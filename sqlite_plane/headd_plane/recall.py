@@ -48,7 +48,7 @@ class RecallPack:
     vector_coverage: float
 
     def to_wire(self) -> dict[str, Any]:
-        """The contract's ``{entries, index_lines, spent, truncated}``, plus the two folds."""
+        """The wire's ``{entries, index_lines, spent, truncated}``, plus the two folds."""
         return {
             "entries": self.arcs.disclosed + self.memories.disclosed,
             "index_lines": self.arcs.index_lines + self.memories.index_lines,

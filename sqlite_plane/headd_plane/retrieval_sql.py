@@ -1,4 +1,4 @@
-"""The four ranking arms and their fold into ONE reciprocal-rank-fusion statement (seed 000).
+"""The four ranking arms and their fold into ONE reciprocal-rank-fusion statement (memhtml's).
 
 Arms are data: each returns ``(path, rank)`` with a 1-based rank over at most ``?2`` candidates,
 and the fold sums ``weight / (rank + 60)`` per path, ties broken by path. Placeholders are

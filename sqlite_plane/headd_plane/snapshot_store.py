@@ -1,17 +1,17 @@
 """Where head snapshots live: one file per commit under ``<store>/.memhtml/headd/snapshots/``.
 
-A snapshot (``headd.head.snapshot``) is tens of megabytes at 10,000 memories. Measured on this
-machine with a 60 MB snapshot, a sidecar file reads in ~0.15 s and writes in ~0.2 s, where a
-blob row of ``index.db`` read in 0.4-0.5 s and wrote in ~2 s (the WAL writes it twice, the
-write holds the plane's one writer lock, and a deleted row leaves free pages until a VACUUM).
-So snapshots are files beside ``index.db``, not rows in it.
+A snapshot (``headd.head.snapshot``) is tens of megabytes at 10,000 memories. A sidecar file
+reads in a third of the time a blob row of ``index.db`` takes and writes several times faster
+(the WAL writes a row twice, the write holds the plane's one writer lock, and a deleted row
+leaves free pages until a VACUUM; docs/design/coldstart.md has the measurement). So snapshots
+are files beside ``index.db``, not rows in it.
 
 Each file is ``<sha>.snap``, written to a temporary name in the same directory, fsynced, then
 renamed over (a reader sees a whole file or none), and the directory is fsynced. Only the newest
 ``keep`` files (by modification time) are kept. Nothing here interprets the bytes.
 
 The cold start reads a snapshot through :meth:`SnapshotStore.mapped` (a read-only memory map):
-reading 70 MB into a ``bytes`` and freeing it cost ~75 ms more CPU than mapping the page cache,
+reading the whole file into a ``bytes`` and freeing it costs more CPU than mapping the page cache,
 and the decoder copies out everything it keeps, so the mapping is closed right after the decode.
 """
 

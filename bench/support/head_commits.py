@@ -1,6 +1,6 @@
 """Git side of the head benchmark: cached stores and the commits the bench advances over.
 
-Stores are built once per size under ``/tmp/headd-bench-stores/n<N>`` by ``bench.stores`` (built
+Stores are built once per size under ``headd-bench-stores/n<N>`` of the bench cache (``bench.support.data.cache_dir``) by ``bench.support.stores`` (built
 into a temporary directory and renamed, so an interrupted build is never taken for a cached one).
 Every commit the bench makes is written with no reference update (``create_commit(None, ...)``):
 the cached store's ``main`` never moves, so every run starts from the same commit.
@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pygit2
 
-from bench.stores import build_store
+from bench.support.data import cache_dir
+from bench.support.stores import build_store
 from headd.memfile.archive import archive_path, archive_stamps
 
-STORE_ROOT = Path(os.environ.get("HEADD_BENCH_STORES", "/tmp/headd-bench-stores"))
+STORE_ROOT = cache_dir("headd-bench-stores")
 SIG = pygit2.Signature("bench", "bench@headd.local", 1_764_489_600, 0)
 
 

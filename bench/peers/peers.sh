@@ -3,7 +3,7 @@
 # bm25s and tantivy into .venv (the `bench` extra), memhtml 0.15.1 with its Node 24 into
 # bench/.peers/memhtml. Prints the memhtml command line to use.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bash scripts/setup.sh
 .venv/bin/python -m pip install -q -e ".[bench]" 2>&1 | grep -v '^WARNING: Location' || true
 peer=bench/.peers/memhtml

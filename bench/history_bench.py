@@ -13,7 +13,7 @@ at every commit, compared with a version built from scratch at that commit:
   the same, the parse is a pure function of the blob);
 - every ``--full-every`` commits, against ``load_head`` itself.
 
-``python -m bench.real_history SOURCE_REPO WORK_DIR`` prints one JSON summary and exits 1 on the
+``python -m bench.history_bench SOURCE_REPO WORK_DIR`` prints one JSON summary and exits 1 on the
 first inequality, naming the commit. The source repository is not part of this project: bring one
 with the search tool's fetch (we used jbranchaud/til, 2,351 first-parent commits).
 """
@@ -31,7 +31,7 @@ from typing import Any
 
 import pygit2
 
-from bench.stores import write_tree
+from bench.support.stores import write_tree
 
 _FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
 _SENTENCE = re.compile(r"^(.+?[.!?])(?:\s+(.*))?$", re.S)

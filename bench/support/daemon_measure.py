@@ -1,6 +1,6 @@
 """Pure helpers of the daemon benchmark: percentiles, targets and the pass/fail verdicts.
 
-Kept apart from the I/O (``bench.daemon_socket``) so the arithmetic that decides "pass" is tested
+Kept apart from the I/O (``bench.daemon_bench``) so the arithmetic that decides "pass" is tested
 on its own (``tests/test_bench_daemon_measure.py``).
 """
 

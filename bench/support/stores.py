@@ -1,6 +1,6 @@
 """Benchmark stores: SciFact rendered as memory files, topped up with generated memories.
 
-``python -m bench.stores --n 10000 DEST`` writes a git store of ``n`` memories in one commit: the
+``python -m bench.support.stores --n 10000 DEST`` writes a git store of ``n`` memories in one commit: the
 5,183 SciFact abstracts (``resources/scifact/<id>.html``: title, the first sentence as the claim,
 the rest as the body) and then generated memories (``areas/gen/<k>/<i>.html``) whose words follow
 a Zipf law over a fixed vocabulary, so posting lists have the long tail real notes have. Every
@@ -13,7 +13,6 @@ import argparse
 import gzip
 import html
 import json
-import os
 import random
 import re
 from collections.abc import Iterator, Mapping
@@ -21,21 +20,8 @@ from pathlib import Path
 
 import pygit2
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-#: The SciFact directory (``corpus.jsonl.gz``, ``queries-train.jsonl``, ``qrels-train.tsv``):
-#: SciFact's licence keeps it out of the repository, so the benches read it where this names it.
-SCIFACT_ENV = "HEADD_SCIFACT"
-
-
-def scifact_dir() -> Path:
-    """SciFact's directory, from ``HEADD_SCIFACT``; a clear stop when it is not set."""
-    value = os.environ.get(SCIFACT_ENV)
-    if not value or not (Path(value) / "corpus.jsonl.gz").is_file():
-        raise SystemExit(f"set {SCIFACT_ENV} to the directory holding SciFact's corpus.jsonl.gz")
-    return Path(value)
-
+from bench.support.data import SCIFACT_ENV as SCIFACT_ENV
+from bench.support.data import scifact_dir
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 

@@ -1,6 +1,6 @@
 """``load_head`` of a benchmark store, serial and pooled, as CPU and wall time.
 
-Usage: ``python -m bench.parse_load_head /tmp/s10k [--workers 1 2] [--repeat 3]``. Prints one JSON
+Usage: ``python -m bench.load_bench STORE [--workers 1 2] [--repeat 3]``. Prints one JSON
 document. The serial pass's CPU time is what one core costs (the parse dominates it); the pooled
 pass is measured in wall time, since its work happens in child processes.
 """

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.head_measure import Timed, latency_summary
+from bench.support.head_measure import Timed, latency_summary
 
 TOP_K = 10
 

@@ -1,16 +1,16 @@
 """Commit latency of the session path on a real store.
 
-Usage: python -m bench.commit_latency [--files N | --store PATH] [--commits K] [--batch B]
+Usage: python -m bench.commit_bench [--files N | --store PATH] [--commits K] [--batch B]
                                       [--profile]
 
 Builds a store of N memory files (rendered by the project's writer) with the branch checked out,
-or copies the store at PATH with its checkout (e.g. ``/tmp/headd-daemon-bench/n10000/pristine``;
+or copies the store at PATH with its checkout (e.g. the daemon bench's cached ``headd-daemon-bench/n10000/pristine``;
 the copy's stat cache is refreshed with ``git update-index --refresh``, as a used store's is;
 the original is never written), then times K sessions of B puts each through ``SessionManager``:
 open, apply, commit (the checkout follows every commit). Prints one JSON line with wall p50/p95
 per phase and the commit's CPU p50/p95 (``time.process_time``: the machine is shared, so CPU is
 the steadier figure); ``--profile`` prints the commits' cProfile to stderr. memhtml's figure to
-compare with: a session commit through their CLI, about 6 s (design brief).
+compare with: a session commit through their CLI takes seconds.
 """
 
 from __future__ import annotations
