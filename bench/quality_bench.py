@@ -19,7 +19,7 @@ Data sets, each ranked by every system in the same run:
   with no evidence is dropped.
 - ``locomo-session``: one memory per session (title: the session and its date; claim: its first
   turn; body: every turn as ``speaker: text``), relevance the sessions holding evidence.
-- ``scifact``: the BEIR corpus as memories (``bench.stores.scifact_memory``), the train queries.
+- ``scifact``: the BEIR corpus as memories (``bench.support.stores.scifact_memory``), the train queries.
 
 Systems: ``lexical`` (the seed's exact search: BM25 arm alone), ``seed-default`` (the seed's
 fusion, RRF at 60 with equal weights, over article vectors alone: the default as the seed
@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.quality_metrics import metric_names, query_scores, summarize
+from bench.support.quality_metrics import metric_names, query_scores, summarize
 from headd.head.search import HYBRID, SEED_EXACT, search_head
 from headd.head.vectors import VectorCache, VectorSpace, VersionMatrix, fill_vectors
 from headd.head.version import parse_record, version_from_records
@@ -92,7 +92,7 @@ class DataSet:
 
 
 def _render(title: str, claim: str, body: str, at: str) -> str:
-    from bench.stores import render
+    from bench.support.stores import render
 
     return render(title, claim, body, memory_type="episodic", created=at)
 
@@ -184,7 +184,7 @@ def load_locomo(root: Path) -> tuple[DataSet, DataSet]:
 
 
 def load_scifact(root: Path) -> DataSet:
-    from bench.stores import scifact_memory
+    from bench.support.stores import scifact_memory
 
     memories: dict[str, str] = {}
     plain: dict[str, str] = {}

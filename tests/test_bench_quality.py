@@ -22,7 +22,7 @@ from bench.quality_bench import (  # noqa: E402
     prepare,
     run_dataset,
 )
-from bench.quality_metrics import metric_names, ndcg_at, query_scores, recall_at, summarize  # noqa: E402
+from bench.support.quality_metrics import metric_names, ndcg_at, query_scores, recall_at, summarize  # noqa: E402
 from headd.embed.hashing import HashingEmbedder  # noqa: E402
 
 
