@@ -472,9 +472,9 @@ class Service:
         def commit() -> Any:
             thread_started = time.thread_time()
             try:
-                if provenance is None:
-                    return registry.commit(session_id, message)
-                return registry.commit(session_id, message, provenance=provenance)
+                return registry.commit(
+                    session_id, message, provenance=provenance, rebase=request.rebase
+                )
             finally:
                 cpu.append(time.thread_time() - thread_started)
 

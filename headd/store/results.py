@@ -13,6 +13,11 @@ COMMITTED = "committed"
 REBASE_NEEDED = "rebase-needed"
 REFUSED = "refused"
 
+#: ``session.commit``'s ``rebase``: move a stale base onto the tip when nothing conflicts, or not.
+REBASE_AUTO = "auto"
+REBASE_NEVER = "never"
+REBASE_MODES = (REBASE_AUTO, REBASE_NEVER)
+
 
 class Violation(msgspec.Struct, frozen=True, omit_defaults=True):
     """One reason a batch cannot land.
