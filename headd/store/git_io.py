@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
+LINK_MODE = pygit2.enums.FileMode.LINK
 DEFAULT_NAME = "headd"
 DEFAULT_EMAIL = "headd@localhost"
 
@@ -123,6 +125,55 @@ def read_text(repo: pygit2.Repository, sha: str, path: str) -> str | None:
     return bytes(repo[blob].read_raw()).decode("utf-8")
 
 
+def _prefixes(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def tree_symlink(repo: pygit2.Repository, sha: str, path: str) -> str | None:
+    """The first component of ``path`` (``path`` itself included) that a commit's tree holds
+    as a symbolic link, or None. A write there would go through the link, or replace it."""
+    tree: pygit2.Tree = _tree_of(repo, sha)
+    for prefix in _prefixes(path):
+        name = prefix.rsplit("/", 1)[-1]
+        try:
+            entry = tree[name]
+        except KeyError:
+            return None
+        if entry.filemode == LINK_MODE:
+            return prefix
+        if entry.filemode != TREE_MODE:
+            return None
+        tree = entry.peel(pygit2.Tree)
+    return None
+
+
+def worktree_symlink(root: str | os.PathLike[str], path: str) -> str | None:
+    """The first component of ``path`` (``path`` itself included) that is a symbolic link in
+    the work tree at ``root`` (committed or not), or None; never follows one to look."""
+    for prefix in _prefixes(path):
+        try:
+            mode = os.lstat(os.path.join(root, prefix)).st_mode
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return prefix  # unreadable: treat as unsafe to write through
+        if stat.S_ISLNK(mode):
+            return prefix
+        if not stat.S_ISDIR(mode):
+            return None
+    return None
+
+
+def symlink_on(repo: pygit2.Repository, sha: str, path: str, *, worktree: bool) -> str | None:
+    """A symbolic link a write of ``path`` on commit ``sha`` would meet: in the commit's tree,
+    or (``worktree``: the checkout follows the commit) in the work tree; None when none."""
+    found = tree_symlink(repo, sha, path)
+    if found is None and worktree and repo.workdir:
+        found = worktree_symlink(repo.workdir, path)
+    return found
+
+
 def signature(repo: pygit2.Repository, when: datetime) -> pygit2.Signature:
     """Author and committer: the store's git config identity, else ``headd``; time is ``when``."""
     config = repo.config
@@ -159,6 +210,8 @@ def _edited_tree(
     builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
     for name, sub in edits.dirs.items():
         entry: pygit2.Object | None = builder.get(name)
+        if entry is not None and entry.filemode == LINK_MODE:
+            raise GitFailure(f"writing under {name!r}: it is a symbolic link", {"path": name})
         if entry is not None and entry.filemode != TREE_MODE:
             if _only_removes(sub):
                 continue  # nothing to remove under a file
@@ -178,6 +231,8 @@ def _edited_tree(
             continue
         if entry is not None and entry.filemode == TREE_MODE:
             raise GitFailure(f"writing {name!r}: a directory of that name exists")
+        if entry is not None and entry.filemode == LINK_MODE:
+            raise GitFailure(f"writing {name!r}: it is a symbolic link", {"path": name})
         builder.insert(name, blob, BLOB_MODE)
     if len(builder) == 0:
         return None
@@ -301,6 +356,11 @@ def dirty_paths(repo: pygit2.Repository, base: str, paths: Iterable[str]) -> lis
 
 
 def _write_file(repo: pygit2.Repository, path: str, blob: str | None) -> None:
+    """Write (or remove, ``blob=None``) one work-tree file, never through a symbolic link: a
+    link at ``path`` or at any directory above it refuses the write (``GitFailure``)."""
+    link = worktree_symlink(repo.workdir, path)
+    if link is not None:
+        raise GitFailure(f"{link} is a symbolic link: not writing through it", {"path": link})
     full = Path(repo.workdir) / path
     if blob is None:
         if full.exists() or full.is_symlink():
@@ -357,6 +417,9 @@ def move_worktree(repo: pygit2.Repository, old: str, new: str, paths: Iterable[s
             else:
                 index.add(path)
         index.write()
+    except GitFailure:
+        _forget_unsaved(index)
+        raise
     except (pygit2.GitError, OSError) as exc:
         _forget_unsaved(index)
         raise GitFailure(f"moving the working tree failed: {exc}") from exc

@@ -36,7 +36,7 @@ from headd.errors import (
 )
 from headd.ops import Op
 from headd.store import git_io, ports, recovery
-from headd.store.commit import Provenance, commit_session, iso
+from headd.store.commit import Provenance, commit_session, iso, symlink_violations
 from headd.store.ports import Overlay, VersionSource, View
 from headd.store.resolve import resolve_ops
 from headd.store.results import (
@@ -364,6 +364,11 @@ class SessionManager:
                             kind="format", path=path, op=first + offset, reasons=tuple(reasons)
                         )
                     )
+            violations.extend(
+                symlink_violations(
+                    self._repo(), state.base, state.ref, zip(positions, good, strict=True)
+                )
+            )
             verdict = judge(view, good, self.overlay, total=first + len(ops), cap=self.cap)
             # judge numbers ops by their place in ``good``; report them by their place in the log.
             for v in verdict.violations:

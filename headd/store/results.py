@@ -25,7 +25,8 @@ class Violation(msgspec.Struct, frozen=True, omit_defaults=True):
     ``kind`` is one of: ``format`` (the file or the op does not hold; ``reasons`` lists every
     one), ``duplicate`` (the content hash is active at ``existing``), ``claim-edit`` (a put over
     an active path with another content hash), ``reserved-path``, ``batch-cap``
-    (``count`` > ``cap``), ``worktree-dirty`` (the checkout holds uncommitted edits at ``paths``).
+    (``count`` > ``cap``), ``worktree-dirty`` (the checkout holds uncommitted edits at ``paths``),
+    ``symlink`` (the op would write through or over the symbolic link at ``paths``).
     ``op`` is the op's index in the session log (or in the ``apply`` batch), when one op is to
     blame.
     """
