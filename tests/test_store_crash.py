@@ -38,7 +38,13 @@ print(result.outcome)
 """
 
 BETA = memory("Beta", "Beta is the second letter of the Greek alphabet.")
-LANDS = {"validated": False, "objects": False, "intent": False, "worktree": False}
+LANDS = {
+    "validated": False,
+    "objects": False,
+    "intent": False,
+    "tempfile": False,
+    "worktree": False,
+}
 
 
 def run_child(store: Path, session: str, step: str) -> subprocess.CompletedProcess[str]:
@@ -77,7 +83,7 @@ def test_a_commit_killed_at_each_step_is_settled(tmp_path: Path, step: str) -> N
     assert "missing" not in git(store, "fsck", "--no-dangling")
 
     restarted = SessionManager(store, clock=TickingClock(NOW.replace(hour=11)))
-    interrupted = step in ("intent", "worktree", "swapped")
+    interrupted = step in ("intent", "tempfile", "worktree", "swapped")
     assert len(restarted.recovered) == (1 if interrupted else 0)
     if interrupted:
         settlement = restarted.recovered[0]

@@ -23,12 +23,16 @@ from pathlib import Path
 import pygit2
 
 from headd.errors import GitFailure
+from headd.store import disk
+from headd.store.crashpoints import crash_point
 
 log = logging.getLogger(__name__)
 
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
 LINK_MODE = pygit2.enums.FileMode.LINK
+#: The suffix of the file a work-tree write goes through before its rename into place.
+TEMP_SUFFIX = ".headd-tmp"
 DEFAULT_NAME = "headd"
 DEFAULT_EMAIL = "headd@localhost"
 
@@ -273,7 +277,7 @@ def write_commit(
             tree = repo.TreeBuilder().write()
         commit = repo.create_commit(None, who, who, message, tree, [pygit2.Oid(hex=parent)])
     except pygit2.GitError as exc:
-        raise GitFailure(f"writing the commit failed: {exc}") from exc
+        raise disk.git_failure("writing the commit failed", exc) from exc
     return str(commit)
 
 
@@ -305,8 +309,9 @@ def swap_ref(
                 return False
             raise
         return True
-    except pygit2.GitError as exc:
-        raise GitFailure(f"moving {ref} failed: {exc}") from exc
+    except (pygit2.GitError, OSError) as exc:
+        # A stale or held ``<ref>.lock`` reaches here as an OSError from libgit2.
+        raise disk.git_failure(f"moving {ref} failed", exc, {"ref": ref}) from exc
 
 
 def _lookup(repo: pygit2.Repository, ref: str) -> pygit2.Reference | None:
@@ -375,9 +380,31 @@ def _write_file(repo: pygit2.Repository, path: str, blob: str | None) -> None:
             parent = parent.parent
         return
     full.parent.mkdir(parents=True, exist_ok=True)
-    tmp = full.with_name(full.name + ".headd-tmp")
+    tmp = full.with_name(full.name + TEMP_SUFFIX)
     tmp.write_bytes(bytes(repo[blob].read_raw()))
+    crash_point("tempfile")
     os.replace(tmp, full)
+
+
+def remove_temporaries(repo: pygit2.Repository, paths: Iterable[str]) -> list[str]:
+    """Delete the ``<path>.headd-tmp`` files a process killed inside ``_write_file`` left
+    beside ``paths`` (regular files only, never through a link); answer the ones removed."""
+    removed = []
+    for path in paths:
+        temp = path + TEMP_SUFFIX
+        if worktree_symlink(repo.workdir, temp) is not None:
+            continue
+        full = Path(repo.workdir) / temp
+        try:
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                continue
+            full.unlink()
+        except OSError:
+            continue
+        removed.append(temp)
+    if removed:
+        log.warning("removed %d temporary file(s) a killed commit left", len(removed))
+    return removed
 
 
 def _forget_unsaved(index: pygit2.Index) -> None:
@@ -422,7 +449,7 @@ def move_worktree(repo: pygit2.Repository, old: str, new: str, paths: Iterable[s
         raise
     except (pygit2.GitError, OSError) as exc:
         _forget_unsaved(index)
-        raise GitFailure(f"moving the working tree failed: {exc}") from exc
+        raise disk.git_failure("moving the working tree failed", exc) from exc
     if skipped:
         log.warning("working tree: left %d path(s) with local edits alone", len(skipped))
     return skipped

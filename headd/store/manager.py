@@ -14,6 +14,7 @@ was answered; at start, every session whose log ends in a commit intent is settl
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import uuid
@@ -35,7 +36,7 @@ from headd.errors import (
     WriteConflict,
 )
 from headd.ops import Op
-from headd.store import git_io, ports, recovery
+from headd.store import git_io, locks, ports, recovery
 from headd.store.commit import Provenance, commit_session, iso, symlink_violations
 from headd.store.ports import Overlay, VersionSource, View
 from headd.store.resolve import resolve_ops
@@ -132,8 +133,26 @@ class SessionManager:
         self._thread_repos = threading.local()
         if not repo.is_bare:
             git_io.ensure_excluded(repo, "/.memhtml/headd/")
+        #: Held while the manager lives: only its holder may recover git's stale locks.
+        self._store_lock = locks.StoreLock(repo.path)
+        with contextlib.suppress(GitFailure):
+            self._recover_locks()  # a live holder's lock: settling below will say so
         #: What the start settled: one entry per interrupted commit found in the logs.
         self.recovered: tuple[Settlement, ...] = self._load()
+
+    def _recover_locks(self) -> None:
+        """Remove git lock files a killed process left (the rule in ``locks``): at start,
+        before settling, and before each commit, so a crash never leaves the store stuck. A
+        lock somebody alive holds refuses the call (``ERR_GIT`` naming it) before anything is
+        written, so a busy git never leaves a half-done commit to settle."""
+        repo = self._commit_repo
+        workdir = Path(repo.workdir) if repo.workdir else None
+        left = locks.recover(self._store_lock, Path(repo.path), workdir, self.ref)
+        if left:
+            raise GitFailure(
+                f"{left[0]} is held by another git process; nothing was written, try again",
+                {"lock": str(left[0])},
+            )
 
     def _repo(self) -> pygit2.Repository:
         """This thread's repository for reads (see ``_thread_repos``)."""
@@ -210,6 +229,7 @@ class SessionManager:
     def _settle(self, session_id: str) -> Settlement:
         """Settle the session's pending commit (held by the caller or at start)."""
         with self._commit_lock:
+            self._recover_locks()
             state = self._states[session_id]
             assert state.pending is not None
             event = recovery.settle(self._commit_repo, state.pending, iso(self.clock()))
@@ -486,6 +506,7 @@ class SessionManager:
                     outcome=COMMITTED, sha=state.base, paths=(), recovered=recovered
                 )
             with self._commit_lock:
+                self._recover_locks()
                 dropped: tuple[Deduped, ...] = ()
                 if rebase == REBASE_AUTO:
                     moved = self._rebase_at_tip(session, state)
