@@ -277,7 +277,7 @@ def write_commit(
             tree = repo.TreeBuilder().write()
         commit = repo.create_commit(None, who, who, message, tree, [pygit2.Oid(hex=parent)])
     except pygit2.GitError as exc:
-        raise disk.git_failure("writing the commit failed", exc) from exc
+        raise disk.git_failure("writing the commit failed", exc, where=repo.path) from exc
     return str(commit)
 
 
@@ -311,7 +311,7 @@ def swap_ref(
         return True
     except (pygit2.GitError, OSError) as exc:
         # A stale or held ``<ref>.lock`` reaches here as an OSError from libgit2.
-        raise disk.git_failure(f"moving {ref} failed", exc, {"ref": ref}) from exc
+        raise disk.git_failure(f"moving {ref} failed", exc, {"ref": ref}, where=repo.path) from exc
 
 
 def _lookup(repo: pygit2.Repository, ref: str) -> pygit2.Reference | None:
@@ -449,7 +449,7 @@ def move_worktree(repo: pygit2.Repository, old: str, new: str, paths: Iterable[s
         raise
     except (pygit2.GitError, OSError) as exc:
         _forget_unsaved(index)
-        raise disk.git_failure("moving the working tree failed", exc) from exc
+        raise disk.git_failure("moving the working tree failed", exc, where=repo.workdir) from exc
     if skipped:
         log.warning("working tree: left %d path(s) with local edits alone", len(skipped))
     return skipped
