@@ -241,6 +241,9 @@ async def run(
 
     steps = steps or StartSteps()
     steps.mark("loop running")
+    from headd.store.own_dirs import check_own_dirs
+
+    check_own_dirs(config.store)  # before anything is written under .memhtml/
     loop = asyncio.get_running_loop()
     if stop is None:
         stop = asyncio.Event()
