@@ -25,6 +25,7 @@ import pygit2
 from headd.errors import GitFailure
 from headd.store import disk
 from headd.store.crashpoints import crash_point
+from headd.symlinks import prefixes, worktree_symlink
 
 log = logging.getLogger(__name__)
 
@@ -129,16 +130,11 @@ def read_text(repo: pygit2.Repository, sha: str, path: str) -> str | None:
     return bytes(repo[blob].read_raw()).decode("utf-8")
 
 
-def _prefixes(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
 def tree_symlink(repo: pygit2.Repository, sha: str, path: str) -> str | None:
     """The first component of ``path`` (``path`` itself included) that a commit's tree holds
     as a symbolic link, or None. A write there would go through the link, or replace it."""
     tree: pygit2.Tree = _tree_of(repo, sha)
-    for prefix in _prefixes(path):
+    for prefix in prefixes(path):
         name = prefix.rsplit("/", 1)[-1]
         try:
             entry = tree[name]
@@ -149,23 +145,6 @@ def tree_symlink(repo: pygit2.Repository, sha: str, path: str) -> str | None:
         if entry.filemode != TREE_MODE:
             return None
         tree = entry.peel(pygit2.Tree)
-    return None
-
-
-def worktree_symlink(root: str | os.PathLike[str], path: str) -> str | None:
-    """The first component of ``path`` (``path`` itself included) that is a symbolic link in
-    the work tree at ``root`` (committed or not), or None; never follows one to look."""
-    for prefix in _prefixes(path):
-        try:
-            mode = os.lstat(os.path.join(root, prefix)).st_mode
-        except FileNotFoundError:
-            return None
-        except OSError:
-            return prefix  # unreadable: treat as unsafe to write through
-        if stat.S_ISLNK(mode):
-            return prefix
-        if not stat.S_ISDIR(mode):
-            return None
     return None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from headd.errors import StorageFailure
-from headd.store.git_io import worktree_symlink
+from headd.symlinks import worktree_symlink
 
 #: The directories under the store the daemon and the plane write in.
 OWN_DIRS = (
