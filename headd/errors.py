@@ -17,7 +17,8 @@ The tree::
     ├── DiscriminationFailed        ERR_DISCRIMINATION_FAILED (the head gate refused)
     ├── SessionNotFound             ERR_SESSION_NOT_FOUND
     ├── SessionLocked               ERR_SESSION_LOCKED
-    └── DaemonRunning               ERR_DAEMON_RUNNING (a second daemon on one store)
+    ├── DaemonRunning               ERR_DAEMON_RUNNING (a second daemon on one store)
+    └── ShuttingDown                ERR_SHUTTING_DOWN (a long call cut short by the daemon's stop)
 
     RpcError                        the JSON-RPC standard codes, never a domain failure
     ├── ParseError                  -32700
@@ -127,6 +128,13 @@ class DaemonRunning(HeaddError):
     code = "ERR_DAEMON_RUNNING"
 
 
+class ShuttingDown(HeaddError):
+    """The daemon is stopping: a long call (``index.rebuild``) ended at its next batch; what it
+    wrote so far is what a crash there would leave, which the plane resumes from."""
+
+    code = "ERR_SHUTTING_DOWN"
+
+
 class RpcError(Exception):
     """A JSON-RPC protocol failure with one of the standard codes."""
 
@@ -183,5 +191,6 @@ DOMAIN_ERRORS: dict[str, type[HeaddError]] = {
         SessionNotFound,
         SessionLocked,
         DaemonRunning,
+        ShuttingDown,
     )
 }
