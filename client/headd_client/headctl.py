@@ -25,8 +25,8 @@ from typing import Any, NoReturn, TextIO
 
 import msgspec
 
-from headd.daemon.socket_path import resolve_socket, resolve_store
 from headd.errors import (
+    DaemonUnavailable,
     DiscriminationFailed,
     HeaddError,
     InvalidMemory,
@@ -34,7 +34,7 @@ from headd.errors import (
     RpcError,
     WriteConflict,
 )
-from headd_client.protocol import DaemonUnavailable
+from headd.wire.socket_path import resolve_socket, resolve_store
 from headd_client.sync_client import Client
 
 EXIT_OK = 0
