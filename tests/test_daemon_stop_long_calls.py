@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_support import Daemon, short_socket_dir
+from daemon_support import Daemon, make_store, short_socket_dir
 from headd_client.sync_client import Client
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.stores import build_store  # noqa: E402 - the bench's generated stores
+from bench.stores import generated_memories  # noqa: E402 - the bench's generated memories
 
 #: Well under the daemon's 10 s drain, so a rebuild that is not cut short shows.
 EXIT_BOUND_S = 8.0
@@ -35,7 +35,7 @@ EXIT_BOUND_S = 8.0
 @pytest.mark.slow
 def test_sigterm_cuts_a_running_rebuild_short_and_it_answers(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    build_store(store, 2000, checkout=True)
+    make_store(store, dict(generated_memories(2000)))
     socket_path = short_socket_dir() / "stop.sock"
     daemon = Daemon(store, socket_path, extra=["--embedder", "hash"]).wait_ready(timeout=120)
     answers: list[Any] = []

@@ -247,7 +247,7 @@ def write_commit(
         for path, html in writes.items():
             blobs[path] = str(repo.create_blob(html.encode("utf-8")))
     except pygit2.GitError as exc:
-        raise GitFailure(f"writing the commit failed: {exc}") from exc
+        raise disk.git_failure("writing the commit failed", exc, where=repo.path) from exc
     return write_commit_of_blobs(repo, parent, blobs, message, who, who)
 
 
