@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from daemon_support import Daemon, git, make_store, short_socket_dir
 from headd_client.sync_client import Client
+from support.daemon import Daemon, short_socket_dir
+from support.git import git
+from support.stores import make_store
 
 from headd.head.version import load_head
 

@@ -19,9 +19,12 @@ import time
 from pathlib import Path
 
 import pytest
-from daemon_support import Daemon, git, make_store, memory_html, short_socket_dir
 from headd_client.sync_client import Client
-from test_store_support import leave_stale_git_locks
+from support.crashes import leave_stale_git_locks
+from support.daemon import Daemon, short_socket_dir
+from support.git import git
+from support.memory import memory_html
+from support.stores import make_store
 
 ROUNDS = 6
 WRITERS = 3

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
-from daemon_support import make_store, short_socket_dir
+from support.daemon import short_socket_dir
+from support.git import git
+from support.stores import make_store
 
 from headd.daemon.main import main
 
@@ -67,9 +70,6 @@ def test_a_symlinked_memhtml_dir_is_refused_before_anything_is_written(
 ) -> None:
     """A committed ``.memhtml -> elsewhere`` would carry index.db, state.db, the session logs
     and the snapshots there: the daemon refuses to start, naming the link, and writes nothing."""
-    import os
-    import subprocess
-
     store = tmp_path / "store"
     make_store(store)
     elsewhere = tmp_path / "elsewhere"
@@ -77,12 +77,8 @@ def test_a_symlinked_memhtml_dir_is_refused_before_anything_is_written(
     (store / link).parent.mkdir(parents=True, exist_ok=True)
     os.symlink(elsewhere, store / link)
     if link == ".memhtml":
-        subprocess.run(["git", "-C", str(store), "add", ".memhtml"], check=True)
-        subprocess.run(
-            ["git", "-C", str(store), "-c", "user.name=T", "-c", "user.email=t@e"]
-            + ["commit", "-qm", "a committed link"],
-            check=True,
-        )
+        git(store, "add", ".memhtml")
+        git(store, "commit", "-qm", "a committed link")
     path = short_socket_dir() / "head.sock"
     with caplog.at_level(logging.ERROR):
         assert main(["--store", str(store), "--socket", str(path)]) == 1

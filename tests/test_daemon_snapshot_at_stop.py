@@ -2,7 +2,7 @@
 start decodes it instead of loading (or advancing) from git.
 
 The writer coalesces snapshots to one per interval (30 s by default); a commit picked up just
-after READY waits for that interval, and a stop inside it used to drop the write.
+after READY waits for that interval, and a stop inside it writes that snapshot itself.
 
 Mutation note: ``SnapshotWriter.shutdown`` without its final write -> the second start answers
 ``snapshot+advance``: red.
@@ -13,16 +13,12 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from daemon_support import (
-    Daemon,
-    external_commit,
-    make_store,
-    memory_html,
-    short_socket_dir,
-    wait_for,
-)
 from headd_client.sync_client import Client
 from headd_plane.snapshot_store import SnapshotStore
+from support.daemon import Daemon, short_socket_dir, wait_for
+from support.git import external_commit
+from support.memory import memory_html
+from support.stores import make_store
 
 
 def status(socket_path: Path) -> dict:

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_support import Daemon, make_store, short_socket_dir
 from headd_client.sync_client import Client
+from support.daemon import Daemon, short_socket_dir
+from support.stores import make_store
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:

@@ -4,12 +4,12 @@ deterministic hashing embedder), the persisted cache, and the cache-backed vecto
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import msgspec
 import numpy as np
 import pytest
-from fixtures.head.corpus import MapView, render_template
+from support.head_corpus import MapView
+from support.memory import memory_html
 
 from headd.embed.hashing import HashingEmbedder
 from headd.embed.port import DocumentEmbedder
@@ -32,10 +32,11 @@ SPACE = VectorSpace.parse(EMBEDDER.space)
 def memory(
     path: str, claim: str, *, body: str | None = None, title: str | None = None
 ) -> MemoryRecord:
-    html = render_template(
+    html = memory_html(
+        content_hash=True,
         title=title or f"About {path}",
         claim=claim,
-        at="2026-01-01T00:00:00Z",
+        created="2026-01-01T00:00:00Z",
         body=() if body is None else (body,),
     )
     return parse_record(path, html)
@@ -203,21 +204,6 @@ def test_a_wrong_answer_ends_the_fill_with_nothing_stored() -> None:
     assert len(cache) == 0
     with pytest.raises(EmbedModelMismatch):
         fill_vectors(MapView([record]), cache, HashingEmbedder(dimension=32))
-
-
-def test_the_cache_persists_and_refuses_another_space(tmp_path: Path) -> None:
-    records = [memory(f"areas/inbox/{n}.html", f"{n.title()} is here.") for n in ("a", "b")]
-    filled = fill_vectors(MapView(records), VectorCache.empty(SPACE), EMBEDDER).cache
-    path = tmp_path / "state" / "vectors.npz"
-    filled.save(path)
-    loaded = VectorCache.load(path, SPACE)
-    assert set(loaded.hashes()) == set(filled.hashes())
-    for h in filled.hashes():
-        assert np.array_equal(loaded.get(h), filled.get(h))  # type: ignore[arg-type]
-    with pytest.raises(EmbedModelMismatch):
-        VectorCache.load(path, VectorSpace("other", SPACE.dim))
-    assert len(VectorCache.load(tmp_path / "missing.npz", SPACE)) == 0
-    assert not list(path.parent.glob("*.tmp"))
 
 
 def test_the_cache_backed_vector_arm_ranks_as_a_plain_mapping_does() -> None:

@@ -22,8 +22,9 @@ from headd_plane.sidecar import STATE_SIDECAR_PATH, export_sidecar, parse_sideca
 from headd_plane.state import reinforce
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.data import DATA
 
-MEMHTML_FILE = Path(__file__).parent / "data" / "memhtml-state" / "access-0.15.1.jsonl"
+MEMHTML_FILE = DATA / "memhtml-state" / "access-0.15.1.jsonl"
 POSTGRES = "areas/inbox/postgres-is-the-system-of-record.html"
 REDIS = "areas/inbox/redis-caches-sessions.html"
 LATER = datetime(2026, 12, 2, 8, 30, 15, 250_000, tzinfo=UTC)

@@ -14,25 +14,16 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from test_store_support import (
-    ALPHA,
-    CAPITAL,
-    TickingClock,
-    commit_files,
-    file_at,
-    git,
-    make_store,
-    memory,
-    tip,
-    tree_paths,
-)
+from support.git import file_at, git, tip, tree_paths
+from support.memory import memory_html
+from support.stores import ALPHA, CAPITAL, SEED_FILES, WRITTEN, Store, TickingClock, make_store
 
 from headd.errors import InvalidParams
 from headd.ops import Archive, LinkOp, Put, Write
 from headd.store.commit import commit_message
 from headd.store.manager import SessionManager
 
-BETA = memory("Beta", "Beta is the second letter of the Greek alphabet.")
+BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
 LINK_ALPHA = LinkOp(
     path="areas/inbox/alpha.html", rel="relates_to", href="/areas/inbox/capital.html"
 )
@@ -40,7 +31,9 @@ LINK_ALPHA = LinkOp(
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    return make_store(tmp_path / "store")
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
+    return store
 
 
 @pytest.fixture
@@ -92,7 +85,7 @@ def test_a_put_lands_with_trailer_author_and_checkout(manager: SessionManager, s
     # A second commit with nothing pending is answered with the session's base.
     again = manager.commit(s)
     assert again.outcome == "committed" and again.sha == result.sha and again.paths == ()
-    gamma = memory("Gamma", "Gamma is the third letter of the Greek alphabet.")
+    gamma = memory_html("Gamma", "Gamma is the third letter of the Greek alphabet.", **WRITTEN)
     long_log = log_file.read_text()
     for restart in (False, True):
         live = manager
@@ -111,7 +104,7 @@ def test_refused_writes_nothing(manager: SessionManager, store: Path) -> None:
     base = tip(store)
     s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
     # The file lands on the branch by hand, then the session is rebased onto it.
-    commit_files(store, {"areas/inbox/beta.html": BETA})
+    Store.open(store).commit({"areas/inbox/beta.html": BETA})
     manager.rebase(s)
     moved = tip(store)
     result = manager.commit(s)
@@ -131,8 +124,10 @@ def test_a_moved_branch_needs_a_rebase(manager: SessionManager, store: Path) -> 
         Put(path="areas/inbox/beta.html", html=BETA),
         LinkOp(path="areas/inbox/alpha.html", rel="relates_to", href="/areas/inbox/capital.html"),
     )
-    t = session_with(manager, Put(path="areas/inbox/other.html", html=memory("O", "Other fact.")))
-    commit_files(store, {"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
+    t = session_with(
+        manager, Put(path="areas/inbox/other.html", html=memory_html("O", "Other fact.", **WRITTEN))
+    )
+    Store.open(store).commit({"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
     moved = tip(store)
     blocked = manager.commit(s, rebase="never")
     assert blocked.outcome == "rebase-needed"
@@ -157,8 +152,10 @@ def test_auto_rebase_lands_a_disjoint_session_on_the_moved_tip(
     """The default, ``rebase="auto"``: a session whose base went stale is judged at the tip
     inside the commit lock and lands on it, no client retry."""
     base = tip(store)
-    t = session_with(manager, Put(path="areas/inbox/other.html", html=memory("O", "Other fact.")))
-    commit_files(store, {"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
+    t = session_with(
+        manager, Put(path="areas/inbox/other.html", html=memory_html("O", "Other fact.", **WRITTEN))
+    )
+    Store.open(store).commit({"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
     moved = tip(store)
     landed = manager.commit(t)
     assert landed.outcome == "committed" and landed.paths == ("areas/inbox/other.html",)
@@ -173,7 +170,7 @@ def test_auto_rebase_answers_rebase_needed_for_a_touched_path_and_moves_nothing(
 ) -> None:
     base = tip(store)
     s = session_with(manager, LINK_ALPHA)
-    commit_files(store, {"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
+    Store.open(store).commit({"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
     moved = tip(store)
     blocked = manager.commit(s)
     assert blocked.outcome == "rebase-needed" and blocked.sha == moved
@@ -188,7 +185,7 @@ def test_auto_rebase_answers_rebase_needed_for_a_duplicate_that_landed_meanwhile
     """Same content at another path: no path overlaps, the judgement at the tip finds it."""
     base = tip(store)
     s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
-    commit_files(store, {"areas/inbox/beta-twin.html": BETA})
+    Store.open(store).commit({"areas/inbox/beta-twin.html": BETA})
     moved = tip(store)
     blocked = manager.commit(s)
     assert blocked.outcome == "rebase-needed" and blocked.sha == moved
@@ -207,9 +204,14 @@ def test_auto_rebase_links_a_rival_that_landed_meanwhile(
     to the rival it could not have seen on its base."""
     s = session_with(
         manager,
-        Put(path="areas/inbox/pool-b.html", html=memory("Pool B", "The pool ceiling is 128.")),
+        Put(
+            path="areas/inbox/pool-b.html",
+            html=memory_html("Pool B", "The pool ceiling is 128.", **WRITTEN),
+        ),
     )
-    commit_files(store, {"areas/inbox/pool-a.html": memory("Pool A", "The pool ceiling is 64.")})
+    Store.open(store).commit(
+        {"areas/inbox/pool-a.html": memory_html("Pool A", "The pool ceiling is 64.", **WRITTEN)}
+    )
     landed = manager.commit(s)
     assert landed.outcome == "committed"
     assert [(c.path, c.against) for c in landed.contradictions or ()] == [
@@ -227,7 +229,7 @@ def test_auto_rebase_drops_a_write_whose_content_landed_meanwhile(
     applied = manager.apply(s, [write])
     assert applied.violations == ()
     html = (manager.view(s).record(applied.paths[0]) or pytest.fail("no record")).html
-    commit_files(store, {"areas/inbox/gamma-elsewhere.html": html})
+    Store.open(store).commit({"areas/inbox/gamma-elsewhere.html": html})
     moved = tip(store)
     result = manager.commit(s)
     assert result.outcome == "committed" and result.sha == moved and result.paths == ()
@@ -244,9 +246,11 @@ def test_commit_refuses_an_unknown_rebase_mode(manager: SessionManager) -> None:
 
 
 def test_same_path_from_two_sessions(manager: SessionManager, store: Path) -> None:
-    shared = memory("Shared", "Shared claim one.")
+    shared = memory_html("Shared", "Shared claim one.", **WRITTEN)
     a = session_with(manager, Put(path="areas/inbox/shared.html", html=shared))
-    b = session_with(manager, Put(path="areas/inbox/shared.html", html=memory("Shared", "Two.")))
+    b = session_with(
+        manager, Put(path="areas/inbox/shared.html", html=memory_html("Shared", "Two.", **WRITTEN))
+    )
     c = session_with(manager, Put(path="areas/inbox/shared.html", html=shared))
     first = manager.commit(a)
     assert first.outcome == "committed"
@@ -264,7 +268,7 @@ def test_same_path_from_two_sessions(manager: SessionManager, store: Path) -> No
 
 
 def test_a_frame_key_rival_gets_a_contradicts_link(manager: SessionManager, store: Path) -> None:
-    rival = memory("Capital, revised", "The capital of India is Mumbai.")
+    rival = memory_html("Capital, revised", "The capital of India is Mumbai.", **WRITTEN)
     s = session_with(manager, Put(path="areas/inbox/capital-2.html", html=rival))
     result = manager.commit(s, "rival")
     assert result.outcome == "committed"
@@ -386,7 +390,7 @@ def test_commit_on_a_clone_of_the_anchor_corpus(tmp_path: Path, anchor_store: Pa
         manager,
         Put(
             path="areas/inbox/headd-probe.html",
-            html=memory("Headd probe", "Headd can commit here."),
+            html=memory_html("Headd probe", "Headd can commit here.", **WRITTEN),
         ),
         LinkOp(path="areas/inbox/headd-probe.html", rel="relates_to", href="/" + some),
     )
@@ -404,13 +408,17 @@ def test_the_judgement_kept_from_apply_lands_what_a_fresh_one_would(tmp_path: Pa
     """``commit`` reuses apply's judgement; a restarted manager judges afresh: same tree."""
     ops = [
         Put(path="areas/inbox/beta.html", html=BETA),
-        Put(path="areas/inbox/capital-2.html", html=memory("C2", "The capital of India is Pune.")),
+        Put(
+            path="areas/inbox/capital-2.html",
+            html=memory_html("C2", "The capital of India is Pune.", **WRITTEN),
+        ),
         LinkOp(path="areas/inbox/beta.html", rel="supports", href="/areas/inbox/alpha.html"),
         Archive(path="areas/inbox/alpha.html"),
     ]
     trees = []
     for fresh in (False, True):
-        store = make_store(tmp_path / f"store-{fresh}")
+        store = tmp_path / f"store-{fresh}"
+        make_store(store, SEED_FILES, ignore=None)
         manager = SessionManager(store, clock=TickingClock())
         s = manager.open(id="same").session
         for op in ops:
@@ -431,7 +439,8 @@ def test_commit_judges_again_when_it_holds_no_judgement(store: Path) -> None:
     first = SessionManager(store, clock=TickingClock())
     s = first.open().session
     puts = [
-        Put(path=f"areas/p{i}.html", html=memory(f"P{i}", f"Fact number {i}.")) for i in range(3)
+        Put(path=f"areas/p{i}.html", html=memory_html(f"P{i}", f"Fact number {i}.", **WRITTEN))
+        for i in range(3)
     ]
     assert first.apply(s, puts).ops == 3
     base = tip(store)
@@ -450,7 +459,7 @@ def test_index_changes_made_between_commits_are_kept(manager: SessionManager, st
     assert manager.commit(first).outcome == "committed"
     (store / "areas/inbox/staged.html").write_text("staged by hand\n")
     git(store, "add", "areas/inbox/staged.html")
-    gamma = memory("Gamma", "Gamma is the third letter of the Greek alphabet.")
+    gamma = memory_html("Gamma", "Gamma is the third letter of the Greek alphabet.", **WRITTEN)
     second = session_with(manager, Put(path="areas/inbox/gamma.html", html=gamma))
     assert manager.commit(second).outcome == "committed"
     assert git(store, "status", "--porcelain") == "A  areas/inbox/staged.html"

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_support import Daemon, memory_html, short_socket_dir
-from daemon_support import make_store as make_daemon_store
 from headd_client.sync_client import Client
-from test_store_support import TickingClock, git, make_store, memory, tip
+from support.daemon import Daemon, short_socket_dir
+from support.git import git, tip
+from support.memory import memory_html
+from support.stores import SEED_FILES, WRITTEN, TickingClock, make_store
 
 from headd.errors import StorageFailure
 from headd.ops import Put
@@ -73,11 +74,12 @@ def free(disk: Path) -> None:
 
 
 def test_a_commit_on_a_full_disk_is_err_storage_enospc(small_disk: Path) -> None:
-    store = make_store(small_disk / "store")
+    store = small_disk / "store"
+    make_store(store, SEED_FILES, ignore=None)
     before = tip(store)
     manager = SessionManager(store, clock=TickingClock())
     s = manager.open().session
-    html = memory("Disk", "The disk is full now.", body=("x" * 20_000,))
+    html = memory_html("Disk", "The disk is full now.", body="x" * 20_000, **WRITTEN)
     assert manager.apply(s, [Put(path="areas/inbox/disk.html", html=html)]).violations == ()
     fill(small_disk)
     with pytest.raises(StorageFailure) as raised:
@@ -91,7 +93,7 @@ def test_a_commit_on_a_full_disk_is_err_storage_enospc(small_disk: Path) -> None
 
 def test_the_daemon_answers_err_storage_naming_enospc(small_disk: Path) -> None:
     store = small_disk / "store"
-    make_daemon_store(store)
+    make_store(store)
     socket_path = short_socket_dir() / "full.sock"
     daemon = Daemon(store, socket_path).wait_ready()
     try:

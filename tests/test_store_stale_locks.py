@@ -3,7 +3,7 @@
 The locks are real: a ``git commit -a`` waiting in its editor holds ``.git/index.lock``, a
 prepared ``git update-ref --stdin`` transaction holds ``refs/heads/main.lock``, and each is
 SIGKILLed, leaving its lock as a crash does. The commits are killed at every step of the commit
-path (``crashpoints.STEPS``) in a child process, as in ``test_store_crash``.
+path (``crashpoints.STEPS``) in a child process (``support.crashes.run_child``).
 
 Mutation notes (each applied once, the named tests seen red, then reverted):
 - ``locks.recover`` returning ``[]`` -> every test here.
@@ -17,19 +17,16 @@ import signal
 from pathlib import Path
 
 import pytest
-from test_store_crash import run_child
-from test_store_support import (
-    NOW,
-    TickingClock,
-    git,
+from support.crashes import (
     kill_holder,
     leave_stale_git_locks,
     live_git_holding_index_lock,
     live_git_holding_ref_lock,
-    make_store,
-    memory,
-    tip,
+    run_child,
 )
+from support.git import git, tip
+from support.memory import memory_html
+from support.stores import NOW, SEED_FILES, WRITTEN, TickingClock, make_store
 
 from headd.errors import GitFailure
 from headd.ops import Put
@@ -37,8 +34,14 @@ from headd.store import locks
 from headd.store.crashpoints import STEPS
 from headd.store.manager import SessionManager
 
-BETA = memory("Beta", "Beta is the second letter of the Greek alphabet.")
-GAMMA = memory("Gamma", "Gamma is the third letter of the Greek alphabet.")
+BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
+GAMMA = memory_html("Gamma", "Gamma is the third letter of the Greek alphabet.", **WRITTEN)
+
+
+def seeded(root: Path) -> Path:
+    """The store tests' seed committed at ``root``."""
+    make_store(root, SEED_FILES, ignore=None)
+    return root
 
 
 def session_with(manager: SessionManager, session: str, *ops: Put) -> str:
@@ -51,7 +54,7 @@ def session_with(manager: SessionManager, session: str, *ops: Put) -> str:
 def test_a_commit_killed_at_each_step_with_stale_git_locks_recovers_at_start(
     tmp_path: Path, step: str
 ) -> None:
-    store = make_store(tmp_path / "store")
+    store = seeded(tmp_path / "store")
     manager = SessionManager(store, clock=TickingClock())
     session = session_with(manager, "crashy", Put(path="areas/inbox/beta.html", html=BETA))
     del manager
@@ -76,7 +79,7 @@ def test_a_commit_killed_at_each_step_with_stale_git_locks_recovers_at_start(
 def test_stale_git_locks_made_while_the_daemon_runs_are_recovered_before_a_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = make_store(tmp_path / "store")
+    store = seeded(tmp_path / "store")
     manager = SessionManager(store, clock=TickingClock())
     s = session_with(manager, "s", Put(path="areas/inbox/beta.html", html=BETA))
     stale = leave_stale_git_locks(store)  # made after the store lock: only the grace decides
@@ -91,7 +94,7 @@ def test_a_live_gits_locks_are_left_alone(tmp_path: Path, monkeypatch: pytest.Mo
     ref's lock. Neither is removed: the commit answers ERR_GIT naming the lock before writing
     anything (never an internal error); once the holder dies, the next commit recovers and
     lands."""
-    store = make_store(tmp_path / "store")
+    store = seeded(tmp_path / "store")
     monkeypatch.setattr(locks, "GRACE_S", 0.0)
     manager = SessionManager(store, clock=TickingClock())
     s = session_with(manager, "s", Put(path="areas/inbox/beta.html", html=BETA))
@@ -117,7 +120,7 @@ def test_a_live_gits_locks_are_left_alone(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_a_second_holder_of_the_store_lock_recovers_nothing(tmp_path: Path) -> None:
     """Another headd holds the store: its locks are its own business, never removed here."""
-    store = make_store(tmp_path / "store")
+    store = seeded(tmp_path / "store")
     first = SessionManager(store, clock=TickingClock())
     stale = leave_stale_git_locks(store)
     second = SessionManager(store, clock=TickingClock())

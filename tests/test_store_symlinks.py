@@ -16,14 +16,17 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from test_store_support import SIGNATURE, TickingClock, git, make_store, memory, tip
+from support.git import git, tip
+from support.memory import memory_html
+from support.stores import EPOCH, SEED_FILES, WRITTEN, TickingClock, make_store
 
 from headd.errors import GitFailure
 from headd.ops import Archive, Put
 from headd.store import git_io
 from headd.store.manager import SessionManager
 
-PWN = memory("Pwn", "This file must never leave the store.")
+PWN = memory_html("Pwn", "This file must never leave the store.", **WRITTEN)
+SIGNATURE = pygit2.Signature("Test Author", "test@example.org", EPOCH, 0)
 
 
 @pytest.fixture
@@ -35,7 +38,9 @@ def outside(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    return make_store(tmp_path / "store")
+    root = tmp_path / "store"
+    make_store(root, SEED_FILES, ignore=None)
+    return root
 
 
 def commit_symlink(store: Path, path: str, target: Path) -> str:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from headd_plane.plane import open_plane
-from plane_testkit import Store, memory_html
+from support.memory import memory_html
+from support.stores import Store
 
 from headd.memfile.check import main as check_main
 
@@ -33,7 +34,7 @@ def outside(tmp_path: Path) -> Path:
 def test_the_plane_never_indexes_an_untracked_link_through_its_target(
     tmp_path: Path, outside: Path
 ) -> None:
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     store.commit({"areas/inbox/a.html": memory_html("Kept", "A kept memory stays indexed.")})
     plane = open_plane(store.root, now=lambda: NOW)
     plane.rebuild()
@@ -55,7 +56,7 @@ def test_the_plane_never_indexes_an_untracked_link_through_its_target(
 def test_headctl_check_does_not_follow_a_link(
     tmp_path: Path, outside: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     store.commit({"areas/inbox/a.html": memory_html("Kept", "A kept memory stays indexed.")})
     link = store.root / "resources/x.html"
     link.parent.mkdir()

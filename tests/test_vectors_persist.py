@@ -1,6 +1,6 @@
 """The vector cache in the SQLite plane, and the daemon's vector service over it.
 
-Real git stores (``daemon_support.make_store``), real ``index.db`` files, real versions; the only
+Real git stores (``support.stores.make_store``), real ``index.db`` files, real versions; the only
 fake is the embedder (the deterministic hashing one, or a wrapper that breaks it on purpose).
 """
 
@@ -15,15 +15,17 @@ from pathlib import Path
 import numpy as np
 import pygit2
 import pytest
-from daemon_support import external_commit, git, make_store, memory_html
 from headd_plane.db import open_writer
 from headd_plane.head_vectors import append_vectors, load_cache, stored_spaces
 from headd_plane.plane import index_path_of
+from support.git import external_commit, git
+from support.memory import memory_html
+from support.stores import make_store
 
-from headd.daemon.vectors import MIN_COVERAGE, VectorService, cache_path
+from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder
 from headd.errors import EmbedModelMismatch, ModelUnavailable
-from headd.head.vectors import VectorCache, VectorSpace
+from headd.head.vectors import VectorSpace
 from headd.head.version import load_head
 
 SPACE_ID = HashingEmbedder().space
@@ -211,17 +213,3 @@ def test_the_arm_waits_for_coverage(store: Path) -> None:
     assert not arm.ran and arm.coverage == 0.8
     fill(svc, view)
     assert asyncio.run(svc.for_search(view, "postgres", True)).ran
-
-
-def test_an_npz_cache_of_the_earlier_format_is_imported_once(store: Path) -> None:
-    view = view_at(store)
-    embedder = HashingEmbedder()
-    from headd.head.vectors import fill_vectors
-
-    space = VectorSpace.parse(embedder.space)
-    cache = fill_vectors(view, VectorCache.empty(space), embedder).cache  # type: ignore[arg-type]
-    cache.save(cache_path(store, space.id))
-    calls = embedder.calls
-    svc = service(store, embedder)
-    assert len(svc.cache) == 5 and rows_in(store) == {SPACE_ID: 5}
-    assert fill(svc, view)["embedded"] == 0 and embedder.calls == calls

@@ -154,6 +154,11 @@ class SessionManager:
                 {"lock": str(left[0])},
             )
 
+    def exclusive(self) -> threading.Lock:
+        """The commit lock, for the one other writer of the branch (the remote sync): held, no
+        session commit moves the branch or the checkout."""
+        return self._commit_lock
+
     def _repo(self) -> pygit2.Repository:
         """This thread's repository for reads (see ``_thread_repos``)."""
         repo: pygit2.Repository | None = getattr(self._thread_repos, "repo", None)
