@@ -77,6 +77,7 @@ MODULES: tuple[BenchModule, ...] = (
     BenchModule("coldstart_bench", ("--n", "2000"), (), needs=SCIFACT),
     BenchModule("vector_bench", ("--skip", "scifact", "--skip", "embed"), (), needs=SCIFACT),
     BenchModule("writer_bench"),
+    BenchModule("concurrency_bench", ("--n", "500", "--runs", "1"), (), needs=SCIFACT),
     BenchModule("remote_bench", ("--samples", "3", "--burst", "20", "--pushes", "3"), ()),
 )
 

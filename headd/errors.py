@@ -21,6 +21,7 @@ The tree::
         ├── EmbedModelMismatch      ERR_EMBED_MODEL_MISMATCH
         ├── ModelUnavailable        ERR_MODEL_UNAVAILABLE
         ├── DaemonRunning           ERR_DAEMON_RUNNING (a second daemon on one store)
+        ├── ShuttingDown            ERR_SHUTTING_DOWN (a long call cut short by the daemon's stop)
         ├── DaemonUnavailable       ERR_DAEMON_UNAVAILABLE (client side: no daemon answers)
         └── ProtocolViolation       ERR_PROTOCOL (client side: the answer is not JSON-RPC)
 
@@ -164,6 +165,13 @@ class DaemonRunning(EnvironmentFailure):
     code = "ERR_DAEMON_RUNNING"
 
 
+class ShuttingDown(EnvironmentFailure):
+    """The daemon is stopping: a long call (``index.rebuild``) ended at its next batch; what it
+    wrote so far is what a crash there would leave, which the plane resumes from."""
+
+    code = "ERR_SHUTTING_DOWN"
+
+
 class DaemonUnavailable(EnvironmentFailure):
     """No daemon answers on the socket (not running, or it went away mid-call); raised by the
     client, never sent."""
@@ -234,6 +242,7 @@ DOMAIN_ERRORS: dict[str, type[HeaddError]] = {
         SessionNotFound,
         SessionLocked,
         DaemonRunning,
+        ShuttingDown,
         DaemonUnavailable,
         ProtocolViolation,
     )

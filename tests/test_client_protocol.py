@@ -122,6 +122,7 @@ def test_the_groups_say_who_is_at_fault_and_the_wire_codes_stay() -> None:
             "ERR_GIT",
             "ERR_MODEL_UNAVAILABLE",
             "ERR_PROTOCOL",
+            "ERR_SHUTTING_DOWN",
             "ERR_STORAGE",
         ],
     }

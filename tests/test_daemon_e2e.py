@@ -341,7 +341,9 @@ def test_a_session_on_an_old_base_is_told_to_rebase_then_lands(served: Served) -
         )
         hits = c.call("search", {"query": "vault deploy secrets", "session": "e2e-old"})["hits"]
         assert hits and hits[0]["path"] == path, "a session's reads see its own writes"
-        first = c.call("session.commit", {"session": "e2e-old"})
+        with pytest.raises(InvalidParams):
+            c.call("session.commit", {"session": "e2e-old", "rebase": "sometimes"})
+        first = c.call("session.commit", {"session": "e2e-old", "rebase": "never"})
         assert first["outcome"] == "rebase-needed", first
         tip = c.call("status")["sha"]
         rebased = c.call("session.rebase", {"session": "e2e-old"})
@@ -353,6 +355,25 @@ def test_a_session_on_an_old_base_is_told_to_rebase_then_lands(served: Served) -
         with pytest.raises(WriteConflict):
             c.call("session.open", {"id": "e2e-twice", "base": served.seed_sha})
             c.call("session.open", {"id": "e2e-twice", "base": tip})
+
+
+def test_a_session_on_an_old_base_lands_on_the_tip_by_default(served: Served) -> None:
+    """``rebase`` defaults to ``auto``: nothing conflicts, so the daemon rebases and commits."""
+    path = "areas/inbox/nomad-schedules-the-batch-jobs.html"
+    html = memory_html("Nomad schedules the batch jobs", "Nomad schedules the batch jobs.")
+    with served.client() as c:
+        c.call("session.open", {"id": "e2e-auto", "base": served.seed_sha})
+        c.call(
+            "session.apply",
+            {"session": "e2e-auto", "ops": [{"op": "put", "path": path, "html": html}]},
+        )
+        tip = c.call("status")["sha"]
+        assert tip != served.seed_sha
+        landed = c.call("session.commit", {"session": "e2e-auto"})
+        assert landed["outcome"] == "committed" and landed["paths"] == [path], landed
+        assert git(served.store, "rev-parse", f"{landed['sha']}^") == tip
+        assert c.call("read", {"path": path})["sha"] == landed["sha"]
+        c.call("session.close", {"session": "e2e-auto"})
 
 
 def test_session_errors_have_their_codes(served: Served) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
 from support.daemon import short_socket_dir
+from support.git import git
 from support.stores import make_store
 
 from headd.daemon.main import main
@@ -60,3 +62,26 @@ def test_a_second_daemon_is_refused_before_loading(
             assert main(["--store", str(store), "--socket", str(path)]) == 1
     assert "ERR_DAEMON_RUNNING" in caplog.text
     assert path.exists(), "the other daemon's socket is left alone"
+
+
+@pytest.mark.parametrize("link", [".memhtml", ".memhtml/headd"])
+def test_a_symlinked_memhtml_dir_is_refused_before_anything_is_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, link: str
+) -> None:
+    """A committed ``.memhtml -> elsewhere`` would carry index.db, state.db, the session logs
+    and the snapshots there: the daemon refuses to start, naming the link, and writes nothing."""
+    store = tmp_path / "store"
+    make_store(store)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (store / link).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(elsewhere, store / link)
+    if link == ".memhtml":
+        git(store, "add", ".memhtml")
+        git(store, "commit", "-qm", "a committed link")
+    path = short_socket_dir() / "head.sock"
+    with caplog.at_level(logging.ERROR):
+        assert main(["--store", str(store), "--socket", str(path)]) == 1
+    assert "ERR_STORAGE" in caplog.text and f"{store / link} is a symbolic link" in caplog.text
+    assert list(elsewhere.iterdir()) == [], "nothing written through the link"
+    assert not path.exists()

@@ -127,8 +127,9 @@ def test_refused_session_writes_exit_1(ctl: Ctl) -> None:
     ctl.json("session", "open", "--id", "ctl-old", "--base", ctl.seed)
     op = {"op": "put", "path": "areas/inbox/old-base.html", "html": memory_html("Old", "Old base.")}
     ctl.json("session", "apply", "ctl-old", stdin=json.dumps(op))
-    code, out, err = ctl.run("session", "commit", "ctl-old")
+    code, out, err = ctl.run("session", "commit", "ctl-old", "--rebase", "never")
     assert code == 1 and err.startswith("ERR_WRITE_CONFLICT: ")
+    assert ctl.json("session", "commit", "ctl-old")["outcome"] == "committed", "auto rebases"
     ctl.json("session", "close", "ctl-old")
 
 

@@ -18,11 +18,15 @@ from support.git import file_at, git, tip, tree_paths
 from support.memory import memory_html
 from support.stores import ALPHA, CAPITAL, SEED_FILES, WRITTEN, Store, TickingClock, make_store
 
-from headd.ops import Archive, LinkOp, Put
+from headd.errors import InvalidParams
+from headd.ops import Archive, LinkOp, Put, Write
 from headd.store.commit import commit_message
 from headd.store.manager import SessionManager
 
 BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
+LINK_ALPHA = LinkOp(
+    path="areas/inbox/alpha.html", rel="relates_to", href="/areas/inbox/capital.html"
+)
 
 
 @pytest.fixture
@@ -113,7 +117,8 @@ def test_refused_writes_nothing(manager: SessionManager, store: Path) -> None:
 
 
 def test_a_moved_branch_needs_a_rebase(manager: SessionManager, store: Path) -> None:
-    """Disjoint or not, a moved branch answers rebase-needed; a rebase then lands it."""
+    """With ``rebase="never"``, disjoint or not, a moved branch answers rebase-needed; a rebase
+    then lands it."""
     s = session_with(
         manager,
         Put(path="areas/inbox/beta.html", html=BETA),
@@ -124,10 +129,10 @@ def test_a_moved_branch_needs_a_rebase(manager: SessionManager, store: Path) -> 
     )
     Store.open(store).commit({"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
     moved = tip(store)
-    blocked = manager.commit(s)
+    blocked = manager.commit(s, rebase="never")
     assert blocked.outcome == "rebase-needed"
     assert blocked.overlapping == ("areas/inbox/alpha.html",) and blocked.sha == moved
-    disjoint = manager.commit(t)
+    disjoint = manager.commit(t, rebase="never")
     assert disjoint.outcome == "rebase-needed" and disjoint.overlapping == ()
     assert tip(store) == moved
     assert manager.rebase(t).violations == ()
@@ -139,6 +144,105 @@ def test_a_moved_branch_needs_a_rebase(manager: SessionManager, store: Path) -> 
     linked = file_at(store, tip(store), "areas/inbox/alpha.html") or ""
     assert '<link rel="memhtml-relates-to" href="/areas/inbox/capital.html">' in linked
     assert "Alpha </title>" in linked  # the hand edit is kept under the link
+
+
+def test_auto_rebase_lands_a_disjoint_session_on_the_moved_tip(
+    manager: SessionManager, store: Path
+) -> None:
+    """The default, ``rebase="auto"``: a session whose base went stale is judged at the tip
+    inside the commit lock and lands on it, no client retry."""
+    base = tip(store)
+    t = session_with(
+        manager, Put(path="areas/inbox/other.html", html=memory_html("O", "Other fact.", **WRITTEN))
+    )
+    Store.open(store).commit({"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
+    moved = tip(store)
+    landed = manager.commit(t)
+    assert landed.outcome == "committed" and landed.paths == ("areas/inbox/other.html",)
+    assert git(store, "rev-parse", f"{landed.sha}^") == moved != base
+    assert "Alpha </title>" in (file_at(store, landed.sha, "areas/inbox/alpha.html") or "")
+    assert manager.info(t).base == landed.sha and manager.info(t).ops == 0
+    assert git(store, "status", "--porcelain") == ""
+
+
+def test_auto_rebase_answers_rebase_needed_for_a_touched_path_and_moves_nothing(
+    manager: SessionManager, store: Path
+) -> None:
+    base = tip(store)
+    s = session_with(manager, LINK_ALPHA)
+    Store.open(store).commit({"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
+    moved = tip(store)
+    blocked = manager.commit(s)
+    assert blocked.outcome == "rebase-needed" and blocked.sha == moved
+    assert blocked.overlapping == ("areas/inbox/alpha.html",)
+    assert manager.info(s).base == base and manager.info(s).ops == 1, "the session stays put"
+    assert tip(store) == moved
+
+
+def test_auto_rebase_answers_rebase_needed_for_a_duplicate_that_landed_meanwhile(
+    manager: SessionManager, store: Path
+) -> None:
+    """Same content at another path: no path overlaps, the judgement at the tip finds it."""
+    base = tip(store)
+    s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
+    Store.open(store).commit({"areas/inbox/beta-twin.html": BETA})
+    moved = tip(store)
+    blocked = manager.commit(s)
+    assert blocked.outcome == "rebase-needed" and blocked.sha == moved
+    assert blocked.overlapping == ()
+    assert [(v.kind, v.existing) for v in blocked.violations or ()] == [
+        ("duplicate", "areas/inbox/beta-twin.html")
+    ]
+    assert manager.info(s).base == base
+    assert tip(store) == moved
+
+
+def test_auto_rebase_links_a_rival_that_landed_meanwhile(
+    manager: SessionManager, store: Path
+) -> None:
+    """A frame-key rival is no conflict: the session lands on the tip with a contradicts link
+    to the rival it could not have seen on its base."""
+    s = session_with(
+        manager,
+        Put(
+            path="areas/inbox/pool-b.html",
+            html=memory_html("Pool B", "The pool ceiling is 128.", **WRITTEN),
+        ),
+    )
+    Store.open(store).commit(
+        {"areas/inbox/pool-a.html": memory_html("Pool A", "The pool ceiling is 64.", **WRITTEN)}
+    )
+    landed = manager.commit(s)
+    assert landed.outcome == "committed"
+    assert [(c.path, c.against) for c in landed.contradictions or ()] == [
+        ("areas/inbox/pool-b.html", "areas/inbox/pool-a.html")
+    ]
+    written = file_at(store, landed.sha, "areas/inbox/pool-b.html") or ""
+    assert 'href="/areas/inbox/pool-a.html"' in written
+
+
+def test_auto_rebase_drops_a_write_whose_content_landed_meanwhile(
+    manager: SessionManager, store: Path
+) -> None:
+    s = manager.open().session
+    write = Write(title="Gamma", type="semantic", claim="Gamma is the third letter.")
+    applied = manager.apply(s, [write])
+    assert applied.violations == ()
+    html = (manager.view(s).record(applied.paths[0]) or pytest.fail("no record")).html
+    Store.open(store).commit({"areas/inbox/gamma-elsewhere.html": html})
+    moved = tip(store)
+    result = manager.commit(s)
+    assert result.outcome == "committed" and result.sha == moved and result.paths == ()
+    assert [(d.op, d.existing) for d in result.deduped or ()] == [
+        (0, "areas/inbox/gamma-elsewhere.html")
+    ]
+    assert manager.info(s).ops == 0
+
+
+def test_commit_refuses_an_unknown_rebase_mode(manager: SessionManager) -> None:
+    s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
+    with pytest.raises(InvalidParams):
+        manager.commit(s, rebase="sometimes")
 
 
 def test_same_path_from_two_sessions(manager: SessionManager, store: Path) -> None:
@@ -213,10 +317,7 @@ def test_a_dirty_touched_path_refuses_and_moves_nothing(
     manager: SessionManager, store: Path
 ) -> None:
     base = tip(store)
-    s = session_with(
-        manager,
-        LinkOp(path="areas/inbox/alpha.html", rel="relates_to", href="/areas/inbox/capital.html"),
-    )
+    s = session_with(manager, LINK_ALPHA)
     (store / "areas/inbox/alpha.html").write_text(ALPHA + "<!-- local -->\n")
     result = manager.commit(s)
     assert result.outcome == "refused"

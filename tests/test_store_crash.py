@@ -1,7 +1,7 @@
 """A commit killed with SIGKILL at every step leaves a consistent store the next call settles.
 
-The commit runs in a child process with ``HEADD_TEST_CRASH_AT=<step>``, which makes it SIGKILL
-itself right after that step. A fresh ``SessionManager`` (a daemon restart) then settles the log:
+The commit runs in a child process (``support.crashes.run_child``) with
+``HEADD_TEST_CRASH_AT=<step>``, which makes it SIGKILL itself right after that step. A fresh ``SessionManager`` (a daemon restart) then settles the log:
 before the intent nothing happened; from the intent until the swap the commit did not land (the
 checkout, if it had followed, is moved back); from the swap on it landed. Either way git and the
 checkout agree, and the next ``commit`` of the session says which.
@@ -14,44 +14,27 @@ Mutation notes (each applied once, the named test seen red, then reverted):
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.crashes import run_child
 from support.git import git, tip, tree_paths
 from support.memory import memory_html
 from support.stores import NOW, SEED_FILES, WRITTEN, TickingClock, make_store
 
 from headd.ops import Archive, Put
-from headd.store.crashpoints import CRASH_ENV, STEPS
+from headd.store.crashpoints import STEPS
 from headd.store.manager import SessionManager
-
-CHILD = """
-import sys
-from datetime import datetime, timezone
-from headd.store.manager import SessionManager
-store, session = sys.argv[1], sys.argv[2]
-clock = lambda: datetime(2026, 11, 30, 10, 0, 0, tzinfo=timezone.utc)
-result = SessionManager(store, clock=clock).commit(session, "crash me")
-print(result.outcome)
-"""
 
 BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
-LANDS = {"validated": False, "objects": False, "intent": False, "worktree": False}
-
-
-def run_child(store: Path, session: str, step: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, CRASH_ENV: step}
-    return subprocess.run(
-        [sys.executable, "-c", CHILD, str(store), session],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+LANDS = {
+    "validated": False,
+    "objects": False,
+    "intent": False,
+    "tempfile": False,
+    "worktree": False,
+}
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -80,7 +63,7 @@ def test_a_commit_killed_at_each_step_is_settled(tmp_path: Path, step: str) -> N
     assert "missing" not in git(store, "fsck", "--no-dangling")
 
     restarted = SessionManager(store, clock=TickingClock(NOW.replace(hour=11)))
-    interrupted = step in ("intent", "worktree", "swapped")
+    interrupted = step in ("intent", "tempfile", "worktree", "swapped")
     assert len(restarted.recovered) == (1 if interrupted else 0)
     if interrupted:
         settlement = restarted.recovered[0]

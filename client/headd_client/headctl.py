@@ -145,9 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
     q = ss.add_parser("apply", help="append ops (a JSON array or JSON lines) from FILE or stdin")
     q.add_argument("session")
     q.add_argument("file", nargs="?", default="-")
-    q = ss.add_parser("commit")
+    q = ss.add_parser("commit", help="land the session's ops on the branch")
     q.add_argument("session")
     q.add_argument("--message", "-m")
+    q.add_argument(
+        "--rebase",
+        choices=("auto", "never"),
+        default="auto",
+        help="auto (default): a stale base is rebased onto the tip by the daemon unless a path "
+        "or a memory really conflicts; never: a stale base answers rebase-needed",
+    )
     q.add_argument("--trace-session", help="the transcript session the writes came from")
     q.add_argument("--prompt", help="its prompt id")
     q.add_argument("--turn", help="its turn (uuid)")
@@ -307,6 +314,7 @@ def _request_for(args: argparse.Namespace, stdin: TextIO) -> tuple[str, dict[str
                 "session_id": args.trace_session,
                 "prompt_id": args.prompt,
                 "turn": args.turn,
+                "rebase": args.rebase,
             }
         if sc == "rebase":
             return "session.rebase", {"session": args.session, "onto": args.onto}
@@ -468,9 +476,10 @@ def session_refusal(method: str, result: Any) -> str | None:
             return f"{InvalidMemory.code}: commit refused ({kinds})"
         if outcome == "rebase-needed":
             overlapping = len(result.get("overlapping") or [])
+            conflicts = f", {kinds} at the tip" if kinds else ""
             return (
                 f"{WriteConflict.code}: the branch moved since the session's base "
-                f"({overlapping} overlapping paths); run headctl session rebase"
+                f"({overlapping} overlapping paths{conflicts}); run headctl session rebase"
             )
     return None
 

@@ -165,6 +165,9 @@ async def run(
 
     steps = steps or StartSteps()
     steps.mark("loop running")
+    from headd.store.own_dirs import check_own_dirs
+
+    check_own_dirs(config.store)  # before anything is written under .memhtml/
     loop = asyncio.get_running_loop()
     if stop is None:
         stop = asyncio.Event()
@@ -294,11 +297,13 @@ async def run(
             await follow
         with contextlib.suppress(asyncio.CancelledError):
             await background
+        # Long calls stop at their next batch first, so the drain below sees them answer; the
+        # remote follower's round is cut (its rescue refs make the next start replay it).
+        vectors.stop()
+        plane.stop()
         if service.remote is not None:
             await service.remote.close()
         await server.stop()
-        vectors.stop()
-        plane.stop()
         if snapshots is not None:
             snapshots.stop()
         await vectors.wait_idle()

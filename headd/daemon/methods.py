@@ -120,6 +120,9 @@ class SessionCommit(_Params):
     session_id: str | None = None
     prompt_id: str | None = None
     turn: str | None = None
+    #: ``auto``: a stale base is rebased onto the tip inside the commit lock unless something
+    #: really conflicts; ``never``: a stale base answers ``rebase-needed``.
+    rebase: Literal["auto", "never"] = "auto"
 
 
 class SessionRebase(_Params):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from headd_plane import calls as plane_calls
 
-from headd.errors import HeaddError, StorageFailure
+from headd.errors import HeaddError, ShuttingDown, StorageFailure
 
 if TYPE_CHECKING:
     from headd_plane.db import PlaneDb
@@ -53,7 +53,7 @@ UPDATE_QUIET_S = 0.15
 UPDATE_MAX_WAIT_S = 1.0
 
 
-class UpdateStopped(Exception):
+class UpdateStopped(ShuttingDown):
     """Raised from the indexer's hook points once the daemon is stopping: the transaction in
     progress rolls back (or, between batches, the watermark is simply not recorded), exactly
     what a crash at that point leaves, which the plane is built to resume from."""
@@ -151,7 +151,7 @@ class PlaneService:
     def _hook(self, point: str) -> None:
         """The indexer's hook points: where a stopping daemon may cut a long update short."""
         if self._stopping.is_set():
-            raise UpdateStopped(point)
+            raise UpdateStopped(f"the daemon is stopping; stopped at {point}", {"at": point})
 
     def stop(self) -> None:
         """Stop scheduling updates and cut a running one at its next hook point."""
@@ -249,7 +249,7 @@ class PlaneService:
             except asyncio.CancelledError:
                 raise
             except UpdateStopped as stopped:
-                log.info("index update stopped at %s for shutdown", stopped)
+                log.info("index update stopped for shutdown: %s", stopped.message)
                 return
             except HeaddError as exc:
                 self.stats.last_error = exc.message

@@ -119,7 +119,9 @@ class SessionCalls:
         def commit() -> CommitResult:
             thread_started = time.thread_time()
             try:
-                return registry.commit(session_id, message, provenance=provenance)
+                return registry.commit(
+                    session_id, message, provenance=provenance, rebase=request.rebase
+                )
             finally:
                 cpu.append(time.thread_time() - thread_started)
 

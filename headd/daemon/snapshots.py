@@ -59,6 +59,8 @@ class SnapshotWriter:
         self._task: asyncio.Task[None] | None = None
         self._last_write_at: float | None = None
         self._stopping = False
+        #: The newest version asked for: at shutdown its snapshot is written if it is not yet.
+        self._latest: HeadVersion | None = None
         #: Commits whose stored snapshot is known to decode: the one the cold start used, and
         #: every one written here. Any other existing file is overwritten (it may be the damaged
         #: or stale snapshot the cold start refused).
@@ -73,6 +75,7 @@ class SnapshotWriter:
         """Ask for a snapshot of ``version`` (called on the loop; returns at once)."""
         if self._stopping or version is None:
             return
+        self._latest = version
         self._wanted = version
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._run())
@@ -133,7 +136,18 @@ class SnapshotWriter:
             self._task.cancel()
 
     def shutdown(self) -> None:
+        """Wait for a write in progress, then make sure the newest version asked for has its
+        snapshot: a stop right after READY (the write still waiting for its interval, or not
+        started) would otherwise leave the next start to load from git again. At most one
+        write, the size of any other."""
         self._thread.shutdown(wait=True)
+        latest, self._latest = self._latest, None
+        if latest is None:
+            return
+        try:
+            self._write(latest)
+        except Exception as exc:  # never fatal: the next start loads from git
+            log.warning("writing the head snapshot at stop failed: %s", exc)
 
     def status(self) -> dict[str, Any]:
         return {

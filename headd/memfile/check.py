@@ -25,6 +25,7 @@ import pygit2
 
 from headd.memfile.parse import check_memory
 from headd.record import record_to_wire
+from headd.symlinks import worktree_symlink
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -75,12 +76,38 @@ def _store_path(file: str, root: Path | None) -> str:
     return Path(file).as_posix()
 
 
+def _symlink_on(file: str, root: str | None) -> str | None:
+    """A symbolic link the check would read ``file`` through: the file itself, or a directory
+    between ``root`` and it. A link may point outside the store; its target is never read."""
+    if os.path.islink(file):
+        return file
+    if root is not None:
+        try:
+            relative = Path(file).absolute().relative_to(Path(root).absolute()).as_posix()
+        except ValueError:
+            return None
+        return worktree_symlink(root, relative)
+    return None
+
+
 def check_files(files: list[str], root: str | None) -> list[dict[str, Any]]:
     """One result object per file, in the order given."""
     root_path = Path(root).resolve() if root is not None else None
     results: list[dict[str, Any]] = []
     for file in files:
         path = _store_path(file, root_path)
+        link = _symlink_on(file, root)
+        if link is not None:
+            results.append(
+                {
+                    "path": path,
+                    "ok": False,
+                    "record": None,
+                    "violations": [f"{link} is a symbolic link; not followed"],
+                    "warnings": [],
+                }
+            )
+            continue
         try:
             data = Path(file).read_bytes()
         except OSError as exc:

@@ -10,7 +10,8 @@ Order (docs/design/store.md, "The commit path"):
    decide, and the caller rebases (memhtml reached the same rule, ``docs/v2-poc.md`` step 2).
 3. A put whose claim shares a frame key with another active memory gets a ``contradicts`` link
    to it (a head splice: the content hash survives). Both stay live.
-4. Write blobs, tree and commit (unreachable until the ref moves, so harmless if we die).
+4. Refuse an op that would write through or over a symbolic link (``symlink_violations``).
+   Write blobs, tree and commit (unreachable until the ref moves, so harmless if we die).
 5. When the branch is checked out, refuse if a touched path holds uncommitted edits.
 6. Log the intent (durable), bring the checkout along, then compare-and-swap the branch on the
    base. A lost race rolls the checkout back and answers ``rebase-needed``.
@@ -22,7 +23,7 @@ Order (docs/design/store.md, "The commit path"):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import msgspec
@@ -43,7 +44,7 @@ from headd.store.results import (
     Contradiction,
     Violation,
 )
-from headd.store.sessions import Dropped, Event, Intent, SessionState, Settled
+from headd.store.sessions import Dropped, Event, Intent, LoggedOp, SessionState, Settled
 from headd.store.validate import BATCH_CAP, Judgement, judge, touched_paths
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,33 @@ def _ordered_touched(state: SessionState, accepted: tuple[int, ...]) -> list[str
     return list(seen)
 
 
+def symlink_violations(
+    repo: pygit2.Repository,
+    base: str,
+    ref: str,
+    ops: Iterable[tuple[int, LoggedOp]],
+) -> list[Violation]:
+    """One ``symlink`` violation per op that would write through, or over, a symbolic link: in
+    the base's tree, or in the work tree when the checkout follows ``ref``.
+
+    A write never follows a link (git itself refuses to write "beyond a symbolic link") and
+    never replaces a committed link entry with a tree or a file behind the user's back; the op
+    is refused and names the path and the link.
+    """
+    worktree = git_io.head_branch(repo) == ref
+    out = []
+    for index, logged in ops:
+        for path in touched_paths(logged.op):
+            link = git_io.symlink_on(repo, base, path, worktree=worktree)
+            if link is not None:
+                reason = f"{link} is a symbolic link; headd never writes through one"
+                out.append(
+                    Violation(kind="symlink", path=path, op=index, reasons=(reason,), paths=(link,))
+                )
+                break
+    return out
+
+
 def _mark_contradictions(
     version: View,
     final: View,
@@ -199,6 +227,12 @@ def commit_session(
     if tip is not None and tip != base:
         overlapping = sorted(set(touched) & git_io.changed_paths(repo, base, tip))
         return CommitResult(outcome=REBASE_NEEDED, sha=tip, overlapping=tuple(overlapping))
+
+    linked = symlink_violations(
+        repo, base, state.ref, ((i, state.ops[i]) for i in verdict.accepted)
+    )
+    if linked:
+        return CommitResult(outcome=REFUSED, violations=tuple(linked))
 
     final = verdict.view
     writes: dict[str, str] = {}

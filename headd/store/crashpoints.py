@@ -18,6 +18,7 @@ STEPS = (
     "validated",  # the batch was judged; nothing written
     "objects",  # blobs, tree and commit written; nothing references them
     "intent",  # the intent record is durable in the session log
+    "tempfile",  # one work-tree file is written beside its path, not yet renamed into place
     "worktree",  # the checkout follows the new commit; the branch has not moved
     "swapped",  # the branch points at the new commit; the log does not say so yet
     "settled",  # the log says landed; the call has not answered

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -22,11 +23,17 @@ from pathlib import Path
 import pygit2
 
 from headd.errors import GitFailure
+from headd.store import disk
+from headd.store.crashpoints import crash_point
+from headd.symlinks import prefixes, worktree_symlink
 
 log = logging.getLogger(__name__)
 
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
+LINK_MODE = pygit2.enums.FileMode.LINK
+#: The suffix of the file a work-tree write goes through before its rename into place.
+TEMP_SUFFIX = ".headd-tmp"
 DEFAULT_NAME = "headd"
 DEFAULT_EMAIL = "headd@localhost"
 
@@ -124,6 +131,33 @@ def read_text(repo: pygit2.Repository, sha: str, path: str) -> str | None:
     return bytes(repo[blob].read_raw()).decode("utf-8")
 
 
+def tree_symlink(repo: pygit2.Repository, sha: str, path: str) -> str | None:
+    """The first component of ``path`` (``path`` itself included) that a commit's tree holds
+    as a symbolic link, or None. A write there would go through the link, or replace it."""
+    tree: pygit2.Tree = _tree_of(repo, sha)
+    for prefix in prefixes(path):
+        name = prefix.rsplit("/", 1)[-1]
+        try:
+            entry = tree[name]
+        except KeyError:
+            return None
+        if entry.filemode == LINK_MODE:
+            return prefix
+        if entry.filemode != TREE_MODE:
+            return None
+        tree = entry.peel(pygit2.Tree)
+    return None
+
+
+def symlink_on(repo: pygit2.Repository, sha: str, path: str, *, worktree: bool) -> str | None:
+    """A symbolic link a write of ``path`` on commit ``sha`` would meet: in the commit's tree,
+    or (``worktree``: the checkout follows the commit) in the work tree; None when none."""
+    found = tree_symlink(repo, sha, path)
+    if found is None and worktree and repo.workdir:
+        found = worktree_symlink(repo.workdir, path)
+    return found
+
+
 def signature(repo: pygit2.Repository, when: datetime) -> pygit2.Signature:
     """Author and committer: the store's git config identity, else ``headd``; time is ``when``."""
     config = repo.config
@@ -160,6 +194,8 @@ def _edited_tree(
     builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
     for name, sub in edits.dirs.items():
         entry: pygit2.Object | None = builder.get(name)
+        if entry is not None and entry.filemode == LINK_MODE:
+            raise GitFailure(f"writing under {name!r}: it is a symbolic link", {"path": name})
         if entry is not None and entry.filemode != TREE_MODE:
             if _only_removes(sub):
                 continue  # nothing to remove under a file
@@ -179,6 +215,8 @@ def _edited_tree(
             continue
         if entry is not None and entry.filemode == TREE_MODE:
             raise GitFailure(f"writing {name!r}: a directory of that name exists")
+        if entry is not None and entry.filemode == LINK_MODE:
+            raise GitFailure(f"writing {name!r}: it is a symbolic link", {"path": name})
         builder.insert(name, blob, BLOB_MODE)
     if len(builder) == 0:
         return None
@@ -210,7 +248,7 @@ def write_commit(
         for path, html in writes.items():
             blobs[path] = str(repo.create_blob(html.encode("utf-8")))
     except pygit2.GitError as exc:
-        raise GitFailure(f"writing the commit failed: {exc}") from exc
+        raise disk.git_failure("writing the commit failed", exc, where=repo.path) from exc
     return write_commit_of_blobs(repo, parent, blobs, message, who, who)
 
 
@@ -237,7 +275,7 @@ def write_commit_of_blobs(
             None, author, committer, message, tree, [pygit2.Oid(hex=parent)]
         )
     except pygit2.GitError as exc:
-        raise GitFailure(f"writing the commit failed: {exc}") from exc
+        raise disk.git_failure("writing the commit failed", exc, where=repo.path) from exc
     return str(commit)
 
 
@@ -269,8 +307,9 @@ def swap_ref(
                 return False
             raise
         return True
-    except pygit2.GitError as exc:
-        raise GitFailure(f"moving {ref} failed: {exc}") from exc
+    except (pygit2.GitError, OSError) as exc:
+        # A stale or held ``<ref>.lock`` reaches here as an OSError from libgit2.
+        raise disk.git_failure(f"moving {ref} failed", exc, {"ref": ref}, where=repo.path) from exc
 
 
 def _lookup(repo: pygit2.Repository, ref: str) -> pygit2.Reference | None:
@@ -320,6 +359,11 @@ def dirty_paths(repo: pygit2.Repository, base: str, paths: Iterable[str]) -> lis
 
 
 def _write_file(repo: pygit2.Repository, path: str, blob: str | None) -> None:
+    """Write (or remove, ``blob=None``) one work-tree file, never through a symbolic link: a
+    link at ``path`` or at any directory above it refuses the write (``GitFailure``)."""
+    link = worktree_symlink(repo.workdir, path)
+    if link is not None:
+        raise GitFailure(f"{link} is a symbolic link: not writing through it", {"path": link})
     full = Path(repo.workdir) / path
     if blob is None:
         if full.exists() or full.is_symlink():
@@ -334,9 +378,31 @@ def _write_file(repo: pygit2.Repository, path: str, blob: str | None) -> None:
             parent = parent.parent
         return
     full.parent.mkdir(parents=True, exist_ok=True)
-    tmp = full.with_name(full.name + ".headd-tmp")
+    tmp = full.with_name(full.name + TEMP_SUFFIX)
     tmp.write_bytes(bytes(repo[blob].read_raw()))
+    crash_point("tempfile")
     os.replace(tmp, full)
+
+
+def remove_temporaries(repo: pygit2.Repository, paths: Iterable[str]) -> list[str]:
+    """Delete the ``<path>.headd-tmp`` files a process killed inside ``_write_file`` left
+    beside ``paths`` (regular files only, never through a link); answer the ones removed."""
+    removed = []
+    for path in paths:
+        temp = path + TEMP_SUFFIX
+        if worktree_symlink(repo.workdir, temp) is not None:
+            continue
+        full = Path(repo.workdir) / temp
+        try:
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                continue
+            full.unlink()
+        except OSError:
+            continue
+        removed.append(temp)
+    if removed:
+        log.warning("removed %d temporary file(s) a killed commit left", len(removed))
+    return removed
 
 
 def _forget_unsaved(index: pygit2.Index) -> None:
@@ -376,9 +442,12 @@ def move_worktree(repo: pygit2.Repository, old: str, new: str, paths: Iterable[s
             else:
                 index.add(path)
         index.write()
+    except GitFailure:
+        _forget_unsaved(index)
+        raise
     except (pygit2.GitError, OSError) as exc:
         _forget_unsaved(index)
-        raise GitFailure(f"moving the working tree failed: {exc}") from exc
+        raise disk.git_failure("moving the working tree failed", exc, where=repo.workdir) from exc
     if skipped:
         log.warning("working tree: left %d path(s) with local edits alone", len(skipped))
     return skipped

@@ -14,6 +14,7 @@ was answered; at start, every session whose log ends in a commit intent is settl
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import uuid
@@ -29,17 +30,21 @@ from headd.errors import (
     GitFailure,
     HeaddError,
     InvalidMemory,
+    InvalidParams,
     SessionLocked,
     SessionNotFound,
     WriteConflict,
 )
 from headd.ops import Op
-from headd.store import git_io, ports, recovery
-from headd.store.commit import Provenance, commit_session, iso
+from headd.store import git_io, locks, ports, recovery
+from headd.store.commit import Provenance, commit_session, iso, symlink_violations
 from headd.store.ports import Overlay, VersionSource, View
 from headd.store.resolve import resolve_ops
 from headd.store.results import (
     COMMITTED,
+    REBASE_AUTO,
+    REBASE_MODES,
+    REBASE_NEEDED,
     ApplyResult,
     CloseResult,
     CommitResult,
@@ -128,8 +133,26 @@ class SessionManager:
         self._thread_repos = threading.local()
         if not repo.is_bare:
             git_io.ensure_excluded(repo, "/.memhtml/headd/")
+        #: Held while the manager lives: only its holder may recover git's stale locks.
+        self._store_lock = locks.StoreLock(repo.path)
+        with contextlib.suppress(GitFailure):
+            self._recover_locks()  # a live holder's lock: settling below will say so
         #: What the start settled: one entry per interrupted commit found in the logs.
         self.recovered: tuple[Settlement, ...] = self._load()
+
+    def _recover_locks(self) -> None:
+        """Remove git lock files a killed process left (the rule in ``locks``): at start,
+        before settling, and before each commit, so a crash never leaves the store stuck. A
+        lock somebody alive holds refuses the call (``ERR_GIT`` naming it) before anything is
+        written, so a busy git never leaves a half-done commit to settle."""
+        repo = self._commit_repo
+        workdir = Path(repo.workdir) if repo.workdir else None
+        left = locks.recover(self._store_lock, Path(repo.path), workdir, self.ref)
+        if left:
+            raise GitFailure(
+                f"{left[0]} is held by another git process; nothing was written, try again",
+                {"lock": str(left[0])},
+            )
 
     def exclusive(self) -> threading.Lock:
         """The commit lock, for the one other writer of the branch (the remote sync): held, no
@@ -211,6 +234,7 @@ class SessionManager:
     def _settle(self, session_id: str) -> Settlement:
         """Settle the session's pending commit (held by the caller or at start)."""
         with self._commit_lock:
+            self._recover_locks()
             state = self._states[session_id]
             assert state.pending is not None
             event = recovery.settle(self._commit_repo, state.pending, iso(self.clock()))
@@ -365,6 +389,11 @@ class SessionManager:
                             kind="format", path=path, op=first + offset, reasons=tuple(reasons)
                         )
                     )
+            violations.extend(
+                symlink_violations(
+                    self._repo(), state.base, state.ref, zip(positions, good, strict=True)
+                )
+            )
             verdict = judge(view, good, self.overlay, total=first + len(ops), cap=self.cap)
             # judge numbers ops by their place in ``good``; report them by their place in the log.
             for v in verdict.violations:
@@ -398,34 +427,83 @@ class SessionManager:
                 session=session, ops=first + len(kept), deduped=deduped, paths=tuple(paths)
             )
 
+    def _judge_at(self, state: SessionState, sha: str) -> Judgement:
+        return judge(self.versions.version(sha), state.ops, self.overlay, cap=self.cap)
+
+    def _move_onto(self, session: str, state: SessionState, sha: str, verdict: Judgement) -> None:
+        """Log the session's move onto ``sha`` (and the writes ``verdict``, its ops judged
+        there, dedupes); keep the judgement for ``commit`` when the log is unchanged by it."""
+        at = iso(self.clock())
+        self._record(session, Rebased(onto=sha, at=at))
+        if verdict.deduped:
+            self._record(session, Dropped(indexes=tuple(d.op for d in verdict.deduped), at=at))
+        elif not verdict.violations:
+            self._views[session] = (sha, len(state.ops), verdict.view, verdict)
+
     def rebase(self, session: str, onto: str | None = None) -> RebaseResult:
         """Move the session onto ``onto`` (default: the branch tip) and judge its ops there."""
         with self._hold(session) as state:
             repo = self._repo()
             sha = git_io.resolve_commit(repo, onto) if onto is not None else self._tip()
-            version = self.versions.version(sha)
-            verdict = judge(version, state.ops, self.overlay, cap=self.cap)
-            at = iso(self.clock())
-            self._record(session, Rebased(onto=sha, at=at))
-            if verdict.deduped:
-                self._record(session, Dropped(indexes=tuple(d.op for d in verdict.deduped), at=at))
-            state = self._state(session)
-            if not verdict.violations and not verdict.deduped:
-                judged = Judgement((), (), verdict.view, tuple(range(len(state.ops))))
-                self._views[session] = (sha, len(state.ops), verdict.view, judged)
+            verdict = self._judge_at(state, sha)
+            self._move_onto(session, state, sha, verdict)
             return RebaseResult(
                 session=session,
                 base=sha,
-                ops=len(state.ops),
+                ops=len(self._state(session).ops),
                 violations=verdict.violations,
                 deduped=verdict.deduped,
             )
 
+    def _rebase_at_tip(
+        self, session: str, state: SessionState
+    ) -> CommitResult | tuple[SessionState, tuple[Deduped, ...]]:
+        """``rebase: "auto"``, under the commit lock: move a session whose base is stale onto
+        the branch tip when nothing there conflicts with it, else say why.
+
+        A real conflict is a path the session touches that the branch changed since its base
+        (its ops were resolved against the old file or the old tree), or any violation of its
+        ops judged at the tip (a duplicate or a claim edit that landed meanwhile); either
+        answers ``rebase-needed`` and leaves the session where it was. Frame-key rivals are no
+        conflict: the commit links them. Writes whose content landed meanwhile are dropped
+        (reported as ``deduped``). Inside the lock the tip cannot move under the daemon, so the
+        commit that follows is judged on exactly the version it lands on.
+        """
+        repo = self._commit_repo
+        tip = git_io.resolve_ref(repo, state.ref)
+        if tip is None or tip == state.base:
+            return state, ()
+        touched = {path for logged in state.ops for path in touched_paths(logged.op)}
+        overlapping = sorted(touched & git_io.changed_paths(repo, state.base, tip))
+        if overlapping:
+            return CommitResult(outcome=REBASE_NEEDED, sha=tip, overlapping=tuple(overlapping))
+        verdict = self._judge_at(state, tip)
+        if verdict.violations:
+            return CommitResult(
+                outcome=REBASE_NEEDED, sha=tip, overlapping=(), violations=verdict.violations
+            )
+        self._move_onto(session, state, tip, verdict)
+        log.debug("session %s rebased onto %s to commit", session, tip[:12])
+        return self._state(session), verdict.deduped
+
     def commit(
-        self, session: str, message: str | None = None, provenance: Provenance | None = None
+        self,
+        session: str,
+        message: str | None = None,
+        provenance: Provenance | None = None,
+        rebase: str = REBASE_AUTO,
     ) -> CommitResult:
         """Land the session's ops on the branch (see ``commit.py`` for the order of steps);
-        ``provenance`` names the transcript the writes came from (stamped into each file)."""
+        ``provenance`` names the transcript the writes came from (stamped into each file).
+
+        ``rebase`` is ``"auto"`` (a stale base is moved onto the tip inside the commit lock
+        when nothing conflicts, see ``_rebase_at_tip``) or ``"never"`` (a stale base answers
+        ``rebase-needed`` and the caller rebases).
+        """
+        if rebase not in REBASE_MODES:
+            raise InvalidParams(
+                f"rebase must be one of {', '.join(REBASE_MODES)}", {"field": "rebase"}
+            )
         with self._hold(session) as state:
             recovered = self._unreported.pop(session, None)
             if not state.ops:
@@ -433,6 +511,13 @@ class SessionManager:
                     outcome=COMMITTED, sha=state.base, paths=(), recovered=recovered
                 )
             with self._commit_lock:
+                self._recover_locks()
+                dropped: tuple[Deduped, ...] = ()
+                if rebase == REBASE_AUTO:
+                    moved = self._rebase_at_tip(session, state)
+                    if isinstance(moved, CommitResult):
+                        return replace(moved, recovered=recovered)
+                    state, dropped = moved
                 result = commit_session(
                     self._commit_repo,
                     state,
@@ -446,6 +531,8 @@ class SessionManager:
                     judged=self._judged(state),
                     provenance=provenance,
                 )
+            if dropped:
+                result = replace(result, deduped=dropped + (result.deduped or ()))
             if recovered is not None:
                 result = replace(result, recovered=recovered)
             return result

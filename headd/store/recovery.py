@@ -7,6 +7,9 @@ commit on the branch (the ref points at it or at a descendant)? If so it landed,
 moves onto it. If not, nothing landed; the checkout, if it had already followed, is moved back
 path by path (only paths still holding the intent's version, so an edit made since is kept).
 
+A process killed while writing one work-tree file leaves ``<path>.headd-tmp`` beside it; settling
+removes those of the intent's paths.
+
 Killed before the intent, a commit leaves only unreachable objects, which git collects; there is
 nothing to settle.
 """
@@ -31,6 +34,8 @@ def has_landed(repo: pygit2.Repository, intent: Intent) -> bool:
 def settle(repo: pygit2.Repository, intent: Intent, at: str, recovered: bool = True) -> Settled:
     """Decide an intent and undo a half-followed checkout; the caller logs the result."""
     landed = has_landed(repo, intent)
+    if intent.worktree and repo.workdir:
+        git_io.remove_temporaries(repo, intent.paths)
     if not landed and intent.worktree and git_io.head_branch(repo) == intent.ref:
         git_io.move_worktree(repo, intent.commit, intent.parent, intent.paths)
     log.info(

@@ -13,6 +13,11 @@ COMMITTED = "committed"
 REBASE_NEEDED = "rebase-needed"
 REFUSED = "refused"
 
+#: ``session.commit``'s ``rebase``: move a stale base onto the tip when nothing conflicts, or not.
+REBASE_AUTO = "auto"
+REBASE_NEVER = "never"
+REBASE_MODES = (REBASE_AUTO, REBASE_NEVER)
+
 
 class Violation(msgspec.Struct, frozen=True, omit_defaults=True):
     """One reason a batch cannot land.
@@ -20,7 +25,8 @@ class Violation(msgspec.Struct, frozen=True, omit_defaults=True):
     ``kind`` is one of: ``format`` (the file or the op does not hold; ``reasons`` lists every
     one), ``duplicate`` (the content hash is active at ``existing``), ``claim-edit`` (a put over
     an active path with another content hash), ``reserved-path``, ``batch-cap``
-    (``count`` > ``cap``), ``worktree-dirty`` (the checkout holds uncommitted edits at ``paths``).
+    (``count`` > ``cap``), ``worktree-dirty`` (the checkout holds uncommitted edits at ``paths``),
+    ``symlink`` (the op would write through or over the symbolic link at ``paths``).
     ``op`` is the op's index in the session log (or in the ``apply`` batch), when one op is to
     blame.
     """

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 
-from headd.errors import StorageFailure
+from headd.store import disk
 from headd.store.sessions import Event, check_session_id
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,9 @@ class SessionLog:
             finally:
                 os.close(fd)
         except OSError as exc:
-            raise StorageFailure(f"writing the log of session {session_id} failed") from exc
+            raise disk.storage_failure(
+                f"writing the log of session {session_id} failed", exc
+            ) from exc
 
     def read(self, session_id: str) -> list[Event]:
         """Every whole event in order; a torn tail is dropped and truncated away."""
@@ -66,7 +68,9 @@ class SessionLog:
         try:
             raw = path.read_bytes()
         except OSError as exc:
-            raise StorageFailure(f"reading the log of session {session_id} failed") from exc
+            raise disk.storage_failure(
+                f"reading the log of session {session_id} failed", exc
+            ) from exc
         events: list[Event] = []
         good = 0
         pos = 0
@@ -90,7 +94,9 @@ class SessionLog:
                     fh.flush()
                     os.fsync(fh.fileno())
             except OSError as exc:
-                raise StorageFailure(f"repairing the log of session {session_id} failed") from exc
+                raise disk.storage_failure(
+                    f"repairing the log of session {session_id} failed", exc
+                ) from exc
         return events
 
     def rewrite(self, session_id: str, *events: Event) -> None:
@@ -116,7 +122,9 @@ class SessionLog:
             finally:
                 os.close(dir_fd)
         except OSError as exc:
-            raise StorageFailure(f"compacting the log of session {session_id} failed") from exc
+            raise disk.storage_failure(
+                f"compacting the log of session {session_id} failed", exc
+            ) from exc
 
     def ids(self) -> list[str]:
         if not self.dir.is_dir():
@@ -127,4 +135,6 @@ class SessionLog:
         try:
             self.path_of(session_id).unlink(missing_ok=True)
         except OSError as exc:
-            raise StorageFailure(f"removing the log of session {session_id} failed") from exc
+            raise disk.storage_failure(
+                f"removing the log of session {session_id} failed", exc
+            ) from exc

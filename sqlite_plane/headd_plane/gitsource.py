@@ -30,6 +30,7 @@ from headd.errors import GitFailure
 from headd.git_cache import cache_large_trees
 from headd.memfile.vocabulary import PARA_BUCKETS
 from headd.paths import normalize_path
+from headd.symlinks import worktree_symlink
 
 if TYPE_CHECKING:
     from .dirty_watch import DirtyWatch, Touched
@@ -253,6 +254,11 @@ class GitSource:
         for path, flags in sorted(flags_by_path.items()):
             if flags & skip or flags == pygit2.enums.FileStatus.CURRENT:
                 continue
+            if worktree_symlink(self.workdir, path) is not None:
+                # Never read memory text through a link: it may point outside the store. The
+                # path keeps its committed version, if it has one.
+                log.info("work tree: %s goes through a symbolic link; not indexed from it", path)
+                continue
             out.append(StatusEntry(path, not (self.workdir / path).is_file()))
         return out
 
@@ -326,6 +332,9 @@ class GitSource:
     def working_file(self, path: str) -> tuple[bytes, str]:
         """A work-tree file's bytes and the blob sha it would have."""
         assert self.workdir is not None
+        link = worktree_symlink(self.workdir, path)
+        if link is not None:
+            raise GitFailure(f"{link} is a symbolic link; not read", {"path": link})
         try:
             data = (self.workdir / path).read_bytes()
         except OSError as error:

@@ -77,6 +77,10 @@ Hook = Callable[[str], None]
 Parse = Callable[[str, bytes], MemoryRecord]
 
 
+#: Files read between two ``rebuild.reading`` hook points (nothing is written while reading).
+READ_HOOK_EVERY = 256
+
+
 @dataclass
 class RebuildReport:
     head_sha: str
@@ -323,6 +327,7 @@ class Indexer:
         records: list[tuple[TreeEntry, MemoryRecord]] = []  # kept for a per-file replay
         from headd.head.version import collector_paused  # the head's; imported when used
 
+        self.hook("rebuild.start")
         try:
             with collector_paused():  # millions of containers, none garbage
                 for entry, record in self._parsed_tree(entries, skipped):
@@ -331,6 +336,8 @@ class Indexer:
                         file_rows(record, entry.path, entry.blob_sha, indexed_at, chunks_of(record))
                     )
                     records.append((entry, record))
+                    if len(records) % READ_HOOK_EVERY == 0:
+                        self.hook("rebuild.reading")  # a stopping daemon cuts the read short
                 rows.stage()
             self.hook("rebuild.read")
             space, dim = self.configured_space()

@@ -8,6 +8,12 @@ moves between machines and to or from memhtml itself. Two properties matter:
   numbers are written as JavaScript's ``JSON.stringify`` writes them. An unchanged plane therefore
   renders identical bytes, and exporting it twice commits nothing; memhtml's export of the same
   rows is the same file.
+- **Export merges, never overwrites.** The file on disk may hold rows headd did not write
+  (memhtml's own ``reinforce`` then ``state export``, another machine's import). Export merges
+  them with ``state.access`` by the import's rule (larger count, later stamp; the score of the
+  row updated last) and keeps every row only the file holds, so exporting never drops a bump.
+  Instants are written in memhtml's form, whole seconds and ``Z`` (``2026-12-01T22:19:29Z``);
+  headd's millisecond stamps are cut to the second.
 - **Forgiving import.** A line that does not parse is counted and skipped, never fatal, so a file
   truncated by an interrupted write still restores every row it holds. Rows merge into a live
   plane by taking the larger of each monotone counter and the later of each stamp, so an import
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -230,17 +237,76 @@ def access_entries(conn: sqlite3.Connection) -> list[SidecarEntry]:
     return [entry_from_row(r) for r in rows]
 
 
+_INSTANT = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z")
+
+
+def memhtml_instant(value: str | None) -> str | None:
+    """An instant in memhtml's form (UTC, whole seconds, ``Z``); anything else as it is."""
+    if value is None:
+        return None
+    match = _INSTANT.fullmatch(value)
+    return match.group(1) + "Z" if match else value
+
+
+def _later(a: str | None, b: str | None) -> str | None:
+    if a is None or b is None:
+        return a if b is None else b
+    return max(a, b)
+
+
+def _in_memhtml_form(entry: SidecarEntry) -> SidecarEntry:
+    return msgspec.structs.replace(
+        entry,
+        lastAccessedAt=memhtml_instant(entry.lastAccessedAt),
+        lastReinforcedAt=memhtml_instant(entry.lastReinforcedAt),
+        updatedAt=memhtml_instant(entry.updatedAt) or "",
+    )
+
+
+def merge_entries(
+    on_disk: Sequence[SidecarEntry], ours: Sequence[SidecarEntry]
+) -> list[SidecarEntry]:
+    """The file's rows and the plane's merged by path, path-ordered, instants in memhtml's form.
+
+    Counts take the larger, stamps the later (as ``import_entries`` merges); the score comes
+    from the row updated last (the plane's on a tie, it is the newer reading). A row only one
+    side holds is kept as it is, so nothing the file held is ever dropped.
+    """
+    merged: dict[str, SidecarEntry] = {e.path: _in_memhtml_form(e) for e in on_disk}
+    for entry in map(_in_memhtml_form, ours):
+        theirs = merged.get(entry.path)
+        if theirs is None:
+            merged[entry.path] = entry
+            continue
+        newer = entry if entry.updatedAt >= theirs.updatedAt else theirs
+        merged[entry.path] = SidecarEntry(
+            path=entry.path,
+            accessCount=max(entry.accessCount, theirs.accessCount),
+            reinforcementCount=max(entry.reinforcementCount, theirs.reinforcementCount),
+            outcomeScore=newer.outcomeScore,
+            lastAccessedAt=_later(entry.lastAccessedAt, theirs.lastAccessedAt),
+            lastReinforcedAt=_later(entry.lastReinforcedAt, theirs.lastReinforcedAt),
+            updatedAt=max(entry.updatedAt, theirs.updatedAt),
+        )
+    return [merged[path] for path in sorted(merged)]
+
+
 def export_sidecar(conn: sqlite3.Connection, store_root: Path) -> ExportReport:
-    """Write the sidecar under ``store_root`` when its bytes would change; never commit.
+    """Merge ``state.access`` into the sidecar under ``store_root`` (``merge_entries``) and
+    write it when its bytes would change; never commit.
 
     ``written`` is False when the file already held exactly these bytes, so a caller that
     commits the file (``headctl state export``) has nothing to commit.
     """
-    contents = render_sidecar(access_entries(conn)).encode("utf-8")
     target = store_root / STATE_SIDECAR_PATH
-    rows = contents.count(b"\n")
     try:
         existing = target.read_bytes() if target.exists() else None
+    except OSError as exc:
+        raise StorageFailure("state export failed", {"operation": "state.export"}) from exc
+    on_disk = parse_sidecar(existing.decode("utf-8", errors="replace")).entries if existing else ()
+    contents = render_sidecar(merge_entries(on_disk, access_entries(conn))).encode("utf-8")
+    rows = contents.count(b"\n")
+    try:
         written = existing != contents
         if written:
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@
 - ``memory``: the one memory-file builder (memhtml's writer template, every knob a test needs);
 - ``stores``: the one store maker (a real git repository with a work tree, built with pygit2);
 - ``git``: the one git helper (the ``git`` command, as a person at a terminal runs it);
+- ``crashes``: a commit SIGKILLed at one of its steps, a real git SIGKILLed holding its lock;
 - ``daemon``: a real ``headd`` process, its socket, and ``headctl`` in a subprocess;
 - ``plane``: the SQLite plane's row dumps and the deterministic embedder (the one fake allowed);
 - ``transcripts``: Claude Code transcripts, generated in the layout and fields Claude Code writes;

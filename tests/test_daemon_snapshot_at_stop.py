@@ -1,0 +1,51 @@
+"""A clean stop writes the tip's snapshot when the background writer had not yet, so the next
+start decodes it instead of loading (or advancing) from git.
+
+The writer coalesces snapshots to one per interval (30 s by default); a commit picked up just
+after READY waits for that interval, and a stop inside it writes that snapshot itself.
+
+Mutation note: ``SnapshotWriter.shutdown`` without its final write -> the second start answers
+``snapshot+advance``: red.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from headd_client.sync_client import Client
+from headd_plane.snapshot_store import SnapshotStore
+from support.daemon import Daemon, short_socket_dir, wait_for
+from support.git import external_commit
+from support.memory import memory_html
+from support.stores import make_store
+
+
+def status(socket_path: Path) -> dict:
+    with Client(socket_path, timeout=30) as c:
+        return dict(c.call("status"))
+
+
+def test_a_stop_right_after_a_pickup_writes_the_tips_snapshot(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    seed = make_store(store)
+    socket_path = short_socket_dir() / "snap.sock"
+    daemon = Daemon(store, socket_path).wait_ready()
+    try:
+        assert wait_for(lambda: SnapshotStore(store).has(seed), timeout=30)
+        tip = external_commit(
+            store, {"areas/inbox/picked-up.html": memory_html("Picked up", "Owls hunt at night.")}
+        )
+        assert wait_for(lambda: status(socket_path)["sha"] == tip, timeout=30)
+        assert not SnapshotStore(store).has(tip), "the writer waits out its interval"
+        daemon.proc.send_signal(signal.SIGTERM)
+        assert daemon.proc.wait(30) == 0
+    finally:
+        daemon.stop()
+    assert SnapshotStore(store).has(tip)
+    again = Daemon(store, socket_path).wait_ready()
+    try:
+        st = status(socket_path)
+        assert st["sha"] == tip and st["load_source"] == "snapshot", st
+    finally:
+        again.stop()

@@ -1,0 +1,72 @@
+"""SIGTERM while an ``index.rebuild`` runs: the call answers, and the daemon exits cleanly.
+
+Long calls stop at their next batch when the daemon stops, before it drains its in-flight
+requests: the rebuild answers ``ERR_SHUTTING_DOWN`` (or its result, when it finished first), the
+client is never dropped without an answer, and nothing submits work to a shut-down executor.
+
+Mutation note: ``vectors.stop()``/``plane.stop()`` moved back after ``server.stop()`` in
+``main.run`` -> the drain waits its 10 s out and drops the client with no answer: red.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from headd_client.sync_client import Client
+from support.daemon import Daemon, short_socket_dir
+from support.stores import make_store
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.stores import generated_memories  # noqa: E402 - the bench's generated memories
+
+#: Well under the daemon's 10 s drain, so a rebuild that is not cut short shows.
+EXIT_BOUND_S = 8.0
+
+
+@pytest.mark.slow
+def test_sigterm_cuts_a_running_rebuild_short_and_it_answers(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    make_store(store, dict(generated_memories(2000)))
+    socket_path = short_socket_dir() / "stop.sock"
+    daemon = Daemon(store, socket_path, extra=["--embedder", "hash"]).wait_ready(timeout=120)
+    answers: list[Any] = []
+
+    def rebuild() -> None:
+        try:
+            with Client(socket_path, timeout=60) as c:
+                answers.append(c.call("index.rebuild", {"embed": True, "force": True}))
+        except Exception as exc:
+            answers.append(exc)
+
+    try:
+        caller = threading.Thread(target=rebuild)
+        caller.start()
+        time.sleep(0.5)
+        daemon.proc.send_signal(signal.SIGTERM)
+        try:
+            daemon.proc.wait(EXIT_BOUND_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"still running {EXIT_BOUND_S} s after SIGTERM:\n{daemon.log()[-3000:]}")
+        caller.join(30)
+    finally:
+        code = daemon.stop()
+    assert code == 0, daemon.log()[-3000:]
+    assert len(answers) == 1
+    answer = answers[0]
+    if isinstance(answer, Exception):
+        assert getattr(answer, "code", None) == "ERR_SHUTTING_DOWN", repr(answer)
+    else:
+        assert isinstance(answer, dict), answer
+    log = daemon.log()
+    assert "cannot schedule new futures" not in log
+    assert "Traceback" not in log, log[-3000:]
