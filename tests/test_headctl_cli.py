@@ -79,7 +79,7 @@ def ctl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ctl]:
 def test_status_human_and_json(ctl: Ctl) -> None:
     code, out, err = ctl.run("status")
     assert code == 0 and err == ""
-    assert "records: 10" in out and f"sha: {ctl.landed}" in out
+    assert "memories  10 " in out and f"at {ctl.landed[:12]}" in out
     assert ctl.json("status")["records"] == 10
 
 

@@ -1,13 +1,22 @@
-"""``headctl``: a thin command line over the client library (contract section 5).
+"""``headctl``: a thin command line over the client library.
 
 ``headctl [--store PATH] [--socket PATH] [--json] COMMAND …``. Each command is one method call;
-output is human-readable, or one JSON document with ``--json``. Exit 0 on success, 1 on a runtime
-failure, 2 on a usage error; a failure prints exactly one line ``ERR_…: message`` on stderr.
+output is designed for a person (aligned columns, ``headctl_output``), or one JSON document with
+``--json``. Exit 0 on success, 1 on a runtime failure, 2 on a usage error; a failure prints exactly
+one line ``ERR_…: message`` on stderr, and with ``--json`` also one JSON error document on stdout.
+The global options (``--json``, ``--store``, ``--socket``, ``--timeout``, ``--verbose``) are
+accepted anywhere on the line, before or after the command words.
 
-Some commands need no daemon: ``check`` (the parser's own command line, ``headd.memfile.check``);
-``gate``, which asks the daemon when one serves the store and otherwise loads both versions in
-this process; and ``index``, ``state`` and ``traces``, which otherwise run the same plane calls on
-the store's SQLite plane here (``plane_local``). Either way the answer is the same.
+Each command is one :class:`Command` in :data:`COMMANDS`: its words, its arguments, the request
+it stands for and how its answer is shown. Another module adds a command with one
+:func:`register` call (see ``_contributed_commands``); ``scripts/gen_protocol.py`` documents the
+whole tree from here.
+
+Some commands need no daemon: ``check`` (the parser's own command line, ``headd.memfile.check``)
+and ``init`` (lays a new store out); ``gate``, which asks the daemon when one serves the store
+and otherwise loads both versions in this process; and ``index``, ``state`` and ``traces``, which
+otherwise run the same plane calls on the store's SQLite plane here (``plane_local``). Either way
+the answer is the same.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -31,9 +41,12 @@ from headd.errors import (
     HeaddError,
     InvalidMemory,
     InvalidParams,
+    PathNotFound,
     RpcError,
     WriteConflict,
 )
+from headd.memfile.vocabulary import MEMORY_TYPES
+from headd_client import headctl_output as show
 from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
 
@@ -44,7 +57,10 @@ EXIT_USAGE = 2
 #: Seconds a plane scan may run before ``headctl`` says on stderr that it is still working.
 PROGRESS_AFTER_S = 2.0
 PROGRESS_EVERY_S = 10.0
-_LONG_METHODS = frozenset({"traces.index", "index.rebuild", "index.update"})
+_LONG_METHODS = frozenset({"traces.index", "index.rebuild", "index.update", "vectors.fill"})
+
+USAGE_CODE = "ERR_USAGE"
+BROKEN_PIPE_CODE = "ERR_OUTPUT_CLOSED"
 
 
 class UsageError(Exception):
@@ -55,175 +71,670 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting, so we own the one-line form."""
 
     def error(self, message: str) -> NoReturn:
+        required = "the following arguments are required: {"
+        if message.startswith(required):  # a group without its subcommand
+            choices = message[len(required) :].split("}")[0].replace(",", ", ")
+            raise UsageError(f"{self.prog} needs a subcommand: {choices}")
         raise UsageError(message)
 
 
+# -- the command table --------------------------------------------------------------------
+
+Params = dict[str, Any]
+Request = Callable[[argparse.Namespace, "Context"], tuple[str, Params]]
+Shower = Callable[[Any, argparse.Namespace, TextIO], None]
+LocalRun = Callable[[argparse.Namespace, "Context"], int]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a command runs against: the resolved store and socket, and the process's streams."""
+
+    store: Path
+    socket: Path
+    environ: Mapping[str, str]
+    stdin: TextIO
+    stdout: TextIO
+    stderr: TextIO
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``headctl`` command: ``words`` (``("session", "apply")``), its one-line ``help``,
+    ``arguments`` adding its own options, and either ``request`` (the method call it stands
+    for, whose answer ``human`` shows) or ``local`` (a command that runs here and returns its
+    exit status itself)."""
+
+    words: tuple[str, ...]
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], object] = lambda _p: None
+    request: Request | None = None
+    human: Shower = show.mapping
+    local: LocalRun | None = None
+    description: str | None = None
+
+    @property
+    def name(self) -> str:
+        return " ".join(self.words)
+
+
+#: Group help for the first word of multi-word commands.
+GROUPS: dict[str, str] = {
+    "session": "agent sessions: open, apply ops, commit, rebase, close, list",
+    "index": "the SQLite index (works without a daemon)",
+    "state": "the state sidecar (works without a daemon)",
+    "traces": "the transcript index (works without a daemon)",
+    "vectors": "the daemon's vector cache",
+}
+
+COMMANDS: list[Command] = []
+
+
+def register(command: Command, group_help: str | None = None) -> None:
+    """Add ``command`` to ``headctl`` (``group_help`` describes a new first word)."""
+    if any(c.words == command.words for c in COMMANDS):
+        raise ValueError(f"headctl command {command.name!r} is registered twice")
+    if group_help is not None and len(command.words) > 1:
+        GROUPS.setdefault(command.words[0], group_help)
+    COMMANDS.append(command)
+
+
+# -- global options, accepted anywhere ----------------------------------------------------
+
+
+def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """The options every command takes. On subcommands their default is SUPPRESS, so a value
+    given before the command words is not overwritten by the subcommand's default."""
+
+    def default(value: Any) -> Any:
+        return value if top else argparse.SUPPRESS
+
+    parser.add_argument(
+        "--store",
+        default=default(None),
+        metavar="PATH",
+        help="the store (default $MEMHTML_ROOT, else ~/memhtml)",
+    )
+    parser.add_argument(
+        "--socket",
+        default=default(None),
+        metavar="PATH",
+        help="the daemon's socket (default $HEADD_SOCKET, else <store>/.memhtml/head.sock)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print one JSON document (a failure prints one JSON error)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=default(120.0),
+        metavar="SECONDS",
+        help="seconds to wait for an answer (default 120)",
+    )
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        default=default(False),
+        help="show every field of the answer, not the summary",
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("headd")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="headctl", description="Talk to headd, the memhtml head daemon.")
-    parser.add_argument("--store", help="the store (default $MEMHTML_ROOT, else ~/memhtml)")
-    parser.add_argument(
-        "--socket", help="the daemon's socket (default $HEADD_SOCKET, else in the store)"
+    parser = _Parser(
+        prog="headctl",
+        description="Talk to headd, the memhtml head daemon, or work on a store without one.",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds to wait for an answer"
-    )
+    _global_options(parser, top=True)
+    parser.add_argument("--version", action="version", version=f"headctl {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    sub.add_parser("status", help="what the daemon holds")
-
-    p = sub.add_parser("search", help="search the head")
-    p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--at")
-    p.add_argument("--session")
-    p.add_argument("--type", dest="types", action="append", default=None)
-    p.add_argument("--now")
-    p.add_argument("--plane", choices=("head", "index"), default=None)
-
-    p = sub.add_parser("recall", help="the SQLite plane's disclosure pack for a query")
-    p.add_argument("query")
-    p.add_argument("--budget", type=int, dest="budget_chars")
-    p.add_argument("--type", dest="types", action="append", default=None)
-
-    p = sub.add_parser("reinforce", help="note that memories were used (state plane)")
-    p.add_argument("paths", nargs="+")
-    p.add_argument("--signal", choices=("neutral", "positive", "negative"), default="neutral")
-
-    p = sub.add_parser("index", help="the SQLite index (works without a daemon)")
-    ss = p.add_subparsers(dest="index_command", required=True, parser_class=_Parser)
-    q = ss.add_parser("rebuild")
-    q.add_argument("--embed", action="store_true", default=None)
-    q.add_argument("--force", action="store_true", default=None)
-    q = ss.add_parser("update")
-    q.add_argument("--embed", action="store_true", default=None)
-    ss.add_parser("status")
-
-    p = sub.add_parser("state", help="the state sidecar (works without a daemon)")
-    ss = p.add_subparsers(dest="state_command", required=True, parser_class=_Parser)
-    ss.add_parser("export", help="write .memhtml/state/access.jsonl (not committed)")
-    ss.add_parser("import", help="merge .memhtml/state/access.jsonl into state.db")
-
-    p = sub.add_parser("traces", help="the transcript index (works without a daemon)")
-    ss = p.add_subparsers(dest="traces_command", required=True, parser_class=_Parser)
-    q = ss.add_parser("index")
-    q.add_argument("--trace-root")
-    q = ss.add_parser("search")
-    q.add_argument("query", nargs="?", default="")
-    q.add_argument("--limit", type=int, default=10)
-    q = ss.add_parser("show")
-    q.add_argument("session")
-
-    p = sub.add_parser("read", help="one memory's record")
-    p.add_argument("path")
-    p.add_argument("--at")
-    p.add_argument("--session")
-
-    p = sub.add_parser("skipped", help="files the head could not parse")
-    p.add_argument("--at")
-
-    p = sub.add_parser("resolve", help="follow archive moves and supersedes links forward")
-    p.add_argument("path")
-
-    p = sub.add_parser("advance", help="advance to the ref's tip (or load TO)")
-    p.add_argument("to", nargs="?")
-
-    p = sub.add_parser("gate", help="the head gate between two commits")
-    p.add_argument("base")
-    p.add_argument("landed")
-    p.add_argument("--probes", type=int, default=200)
-    p.add_argument("--k", type=int, default=10)
-    p.add_argument("--tolerance", type=float, default=0.02)
-    p.add_argument("--seed", type=int, default=1)
-
-    p = sub.add_parser("session", help="agent sessions")
-    ss = p.add_subparsers(dest="session_command", required=True, parser_class=_Parser)
-    q = ss.add_parser("open")
-    q.add_argument("--id")
-    q.add_argument("--base")
-    q = ss.add_parser("apply", help="append ops (a JSON array or JSON lines) from FILE or stdin")
-    q.add_argument("session")
-    q.add_argument("file", nargs="?", default="-")
-    q = ss.add_parser("commit")
-    q.add_argument("session")
-    q.add_argument("--message", "-m")
-    q.add_argument("--trace-session", help="the transcript session the writes came from")
-    q.add_argument("--prompt", help="its prompt id")
-    q.add_argument("--turn", help="its turn (uuid)")
-    q = ss.add_parser("rebase")
-    q.add_argument("session")
-    q.add_argument("--onto")
-    q = ss.add_parser("close")
-    q.add_argument("session")
-    ss.add_parser("list")
-
-    p = sub.add_parser("call", help="call any method with JSON params")
-    p.add_argument("method")
-    p.add_argument("params", nargs="?", default="{}")
-
-    sub.add_parser("check", help="check memory files (no daemon needed)", add_help=False)
+    groups: dict[str, argparse._SubParsersAction[Any]] = {}
+    for command in _all_commands():
+        if len(command.words) == 1:
+            leaf = sub.add_parser(
+                command.words[0],
+                help=command.help,
+                description=command.description or command.help,
+            )
+        else:
+            head, rest = command.words[0], command.words[1]
+            if head not in groups:
+                group = sub.add_parser(
+                    head, help=GROUPS.get(head, ""), description=GROUPS.get(head)
+                )
+                _global_options(group, top=False)
+                groups[head] = group.add_subparsers(
+                    dest=f"{head}_command", required=True, parser_class=_Parser
+                )
+            leaf = groups[head].add_parser(
+                rest, help=command.help, description=command.description or command.help
+            )
+        _global_options(leaf, top=False)
+        command.arguments(leaf)
+        leaf.set_defaults(_command=command)
+    for action in (sub, *groups.values()):
+        action.metavar = "{" + ",".join(action.choices) + "}"  # never the internal dest name
     return parser
 
 
-# -- human output -------------------------------------------------------------------------
+# -- argument helpers ---------------------------------------------------------------------
 
 
-def _print_mapping(value: Mapping[str, Any], out: TextIO, indent: str = "") -> None:
-    for key, item in value.items():
-        if isinstance(item, Mapping):
-            print(f"{indent}{key}:", file=out)
-            _print_mapping(item, out, indent + "  ")
-        elif isinstance(item, list) and item and isinstance(item[0], Mapping):
-            print(f"{indent}{key}:", file=out)
-            for row in item:
-                print(f"{indent}  - " + ", ".join(f"{k}={v}" for k, v in row.items()), file=out)
-        elif isinstance(item, list):
-            print(f"{indent}{key}: {', '.join(str(x) for x in item)}", file=out)
-        else:
-            print(f"{indent}{key}: {item}", file=out)
-
-
-def _human_search(result: Mapping[str, Any], out: TextIO) -> None:
-    for rank, hit in enumerate(result.get("hits", []), 1):
-        print(f"{rank:>3}. {hit['score']:.6f}  {hit['path']}  [{', '.join(hit['arms'])}]", file=out)
-        print(f"     {hit.get('title') or ''}", file=out)
-    degraded = " (degraded: no vector arm)" if result.get("degraded") else ""
-    print(
-        f"{len(result.get('hits', []))} hits at {str(result.get('sha'))[:12]}{degraded}", file=out
+def _query(p: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    p.add_argument(
+        "query",
+        nargs="*" if optional else "+",
+        metavar="QUERY",
+        help="the query; several words need no quotes",
     )
 
 
-def _human_gate(report: Mapping[str, Any], out: TextIO) -> None:
-    verdict = "passed" if report.get("passed") else "refused"
-    print(
-        f"head gate {verdict}: {report.get('probes')} probes, MRR {report.get('mrr_before')} → "
-        f"{report.get('mrr')} (floor {report.get('floor')}), inversions "
-        f"{report.get('inversions_before')} → {len(report.get('inversions') or [])}",
-        file=out,
+def _at(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--at", metavar="SHA", help="answer at this commit (or ref) instead of the tip")
+
+
+def _session_view(p: argparse.ArgumentParser) -> None:
+    _at(p)
+    p.add_argument(
+        "--session", metavar="ID", help="see this open session's writes on top of its base"
     )
 
 
-def _human(command: str, result: Any, out: TextIO) -> None:
-    if command == "search":
-        _human_search(result, out)
-    elif command == "gate":
-        _human_gate(result, out)
-    elif command == "read" and isinstance(result, Mapping) and result.get("record") is None:
-        print(f"no memory at that path (at {str(result.get('sha'))[:12]})", file=out)
-    elif isinstance(result, Mapping):
-        _print_mapping(result, out)
-    elif isinstance(result, list):
-        for item in result:
-            print(item, file=out)
-    elif result is not None:
-        print(result, file=out)
+def _types(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--type",
+        dest="types",
+        action="append",
+        choices=MEMORY_TYPES,
+        metavar="TYPE",
+        help=f"only memories of this type (repeatable): {', '.join(MEMORY_TYPES)}",
+    )
 
 
-# -- commands -----------------------------------------------------------------------------
+def _limit(p: argparse.ArgumentParser, default: int = 10) -> None:
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=default,
+        metavar="N",
+        help=f"at most N hits (default {default})",
+    )
+
+
+def _repo_path(value: str) -> str:
+    """A memory path as the wire wants it: repo-relative, so the ``href`` form (``/areas/…``)
+    a file's links carry is accepted too."""
+    return value.lstrip("/")
+
+
+def _href(value: str) -> str:
+    """An ``href`` as the files write it: root-relative, with its leading slash."""
+    return "/" + value.lstrip("/")
+
+
+def _joined(words: Sequence[str] | None) -> str:
+    return " ".join(words or ())
+
+
+def _filter(args: argparse.Namespace) -> dict[str, Any] | None:
+    return {"types": args.types} if getattr(args, "types", None) else None
+
+
+def _view(args: argparse.Namespace) -> Params:
+    return {"at": args.at, "session": getattr(args, "session", None)}
+
+
+# -- built-in commands --------------------------------------------------------------------
+
+
+def _search_args(p: argparse.ArgumentParser) -> None:
+    _query(p)
+    _limit(p)
+    _session_view(p)
+    _types(p)
+    p.add_argument(
+        "--now", metavar="TIME", help="rank recency as of this ISO-8601 instant (default: now)"
+    )
+    p.add_argument(
+        "--plane",
+        choices=("head", "index"),
+        default=None,
+        help="head: the in-memory head (default); index: the SQLite plane's four-arm retrieval",
+    )
+
+
+def _search(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
+    params: Params = {"query": _joined(args.query), "limit": args.limit, "now": args.now}
+    params.update(_view(args), filter=_filter(args), plane=args.plane)
+    return "search", params
+
+
+def _recall_args(p: argparse.ArgumentParser) -> None:
+    _query(p)
+    p.add_argument(
+        "--budget",
+        type=int,
+        dest="budget_chars",
+        metavar="CHARS",
+        help="characters of quoted text the pack may spend (default the plane's budget)",
+    )
+    _types(p)
+
+
+def _recall(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
+    return "recall", {
+        "query": _joined(args.query),
+        "budget_chars": args.budget_chars,
+        "filter": _filter(args),
+    }
+
+
+def _reinforce_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="the memories that were used")
+    p.add_argument(
+        "--signal",
+        choices=("neutral", "positive", "negative"),
+        default="neutral",
+        help="how the use went (default neutral)",
+    )
+
+
+def _path_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", metavar="PATH", help="a memory's path (areas/x.html or /areas/x.html)")
+
+
+def _read_args(p: argparse.ArgumentParser) -> None:
+    _path_arg(p)
+    _session_view(p)
+
+
+def _lookup(
+    method: str, argument: str, metavar: str, help_text: str, convert: Callable[[str], str]
+) -> Command:
+    """One of the exact-match lookups (``inbound``, ``by-entity``, …): ``{sha, paths}``."""
+
+    def arguments(p: argparse.ArgumentParser) -> None:
+        p.add_argument(argument, metavar=metavar, help=help_text)
+        _session_view(p)
+
+    def request(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
+        return method, {argument: convert(getattr(args, argument)), **_view(args)}
+
+    return Command(
+        (method.replace("_", "-"),),
+        f"the paths {help_text.split(',')[0]} names exactly",
+        arguments,
+        request,
+        show.paths,
+    )
+
+
+def _gate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("base", metavar="BASE", help="the commit before the landing")
+    p.add_argument("landed", metavar="LANDED", help="the commit after it")
+    p.add_argument(
+        "--probes", type=int, default=200, metavar="N", help="probe queries (default 200)"
+    )
+    p.add_argument(
+        "--k", type=int, default=10, metavar="K", help="ranks a probe looks at (default 10)"
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.02,
+        metavar="T",
+        help="how far the MRR may fall below its floor (default 0.02)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=1, metavar="S", help="seed choosing the probes (default 1)"
+    )
+
+
+def _gate(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
+    return "gate", {
+        "base": args.base,
+        "landed": args.landed,
+        "probes": args.probes,
+        "k": args.k,
+        "tolerance": args.tolerance,
+        "seed": args.seed,
+    }
+
+
+def _session_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("session", metavar="SESSION", help="the session id session open printed")
+
+
+def _open_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--id", metavar="ID", help="the session id to use (default: a new one)")
+    p.add_argument(
+        "--base", metavar="SHA", help="the commit the session starts from (default: the tip)"
+    )
+
+
+def _apply_args(p: argparse.ArgumentParser) -> None:
+    _session_arg(p)
+    p.add_argument(
+        "file",
+        nargs="?",
+        default="-",
+        metavar="FILE",
+        help="ops as a JSON array or JSON lines (default: stdin)",
+    )
+
+
+def _apply(args: argparse.Namespace, ctx: Context) -> tuple[str, Params]:
+    return "session.apply", {"session": args.session, "ops": _read_ops(args.file, ctx.stdin)}
+
+
+def _commit_args(p: argparse.ArgumentParser) -> None:
+    _session_arg(p)
+    p.add_argument("--message", "-m", metavar="TEXT", help="the commit message's first line")
+    p.add_argument(
+        "--trace-session", metavar="ID", help="the transcript session the writes came from"
+    )
+    p.add_argument("--prompt", metavar="ID", help="its prompt id")
+    p.add_argument("--turn", metavar="UUID", help="its turn")
+
+
+def _commit(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
+    return "session.commit", {
+        "session": args.session,
+        "message": args.message,
+        "session_id": args.trace_session,
+        "prompt_id": args.prompt,
+        "turn": args.turn,
+    }
+
+
+def _rebase_args(p: argparse.ArgumentParser) -> None:
+    _session_arg(p)
+    p.add_argument("--onto", metavar="SHA", help="the commit to rebase onto (default: the tip)")
+
+
+def _traces_index_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--trace-root",
+        metavar="DIR",
+        help="transcripts root (default the daemon's, else $MEMHTML_TRACE_ROOT, else ~/.claude)",
+    )
+
+
+def _traces_search_args(p: argparse.ArgumentParser) -> None:
+    _query(p, optional=True)
+    _limit(p)
+
+
+def _embed_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--embed",
+        action="store_true",
+        default=None,
+        help="embed the chunks too (needs the embed extra)",
+    )
+
+
+def _rebuild_args(p: argparse.ArgumentParser) -> None:
+    _embed_flag(p)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        default=None,
+        help="rebuild without vectors even where the index holds some",
+    )
+
+
+def _fill_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--limit", type=int, metavar="N", help="embed at most N texts now (default: all missing)"
+    )
+
+
+def _call_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("method", metavar="METHOD", help="the method name (status, search, …)")
+    p.add_argument(
+        "params", nargs="?", default="{}", metavar="PARAMS", help="a JSON object (default {})"
+    )
+
+
+def _call(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
+    try:
+        params = json.loads(args.params)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"params are not JSON: {exc}") from None
+    if not isinstance(params, dict):
+        raise UsageError("params must be a JSON object")
+    return args.method, params
+
+
+def _init_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help="where to create the store (default --store, else $MEMHTML_ROOT, else ~/memhtml)",
+    )
+
+
+def _init(args: argparse.Namespace, ctx: Context) -> int:
+    from headd_client.store_init import init_store
+
+    target = Path(args.dir).expanduser().absolute() if args.dir else ctx.store
+    result = init_store(target)
+    if args.json:
+        ctx.stdout.write(json.dumps(result) + "\n")
+    else:
+        show.init(result, args, ctx.stdout)
+    return EXIT_OK
+
+
+def _fixed(method: str, params: Params | None = None) -> Request:
+    """A request with no arguments of its own."""
+    return lambda _args, _ctx: (method, dict(params or {}))
+
+
+def _by_attrs(method: str, **names: str) -> Request:
+    """A request whose params are these attributes of the parsed arguments."""
+    return lambda args, _ctx: (method, {key: getattr(args, attr) for key, attr in names.items()})
+
+
+def _builtin_commands() -> list[Command]:
+    c = Command
+    return [
+        c(("status",), "what the daemon holds", request=_fixed("status"), human=show.status),
+        c(("search",), "search the head", _search_args, _search, show.search),
+        c(
+            ("read",),
+            "one memory's record",
+            _read_args,
+            lambda a, _c: ("read", {"path": _repo_path(a.path), **_view(a)}),
+            show.read,
+        ),
+        c(
+            ("resolve",),
+            "follow archive moves and supersedes links to the live memory",
+            _read_args,
+            lambda a, _c: ("resolve", {"path": _repo_path(a.path), **_view(a)}),
+            show.resolve,
+        ),
+        _lookup("inbound", "href", "HREF", "the linked-to path (/areas/x.html)", _href),
+        _lookup("by_entity", "entity", "ENTITY", "an entity, type:name", str),
+        _lookup("by_frame_key", "key", "KEY", "a frame key", str),
+        _lookup("by_content_hash", "hash", "HASH", "a content hash, sha256:…", str),
+        c(
+            ("skipped",),
+            "files the head could not parse",
+            _at,
+            _by_attrs("skipped", at="at"),
+            show.skipped,
+        ),
+        c(
+            ("advance",),
+            "advance to the followed ref's tip (or load TO)",
+            lambda p: p.add_argument(
+                "to", nargs="?", metavar="TO", help="a ref or commit (default: the followed ref)"
+            ),
+            _by_attrs("advance", to="to"),
+            show.advance,
+        ),
+        c(
+            ("gate",),
+            "the head gate between two commits (exit 1 when it refuses)",
+            _gate_args,
+            _gate,
+            show.gate,
+        ),
+        c(
+            ("recall",),
+            "the SQLite plane's disclosure pack for a query",
+            _recall_args,
+            _recall,
+            show.recall,
+        ),
+        c(
+            ("reinforce",),
+            "note that memories were used (state plane)",
+            _reinforce_args,
+            lambda a, _c: (
+                "reinforce",
+                {"paths": [_repo_path(p) for p in a.paths], "signal": a.signal},
+            ),
+        ),
+        c(
+            ("session", "open"),
+            "open a session on the tip (or on --base)",
+            _open_args,
+            _by_attrs("session.open", id="id", base="base"),
+            show.session_open,
+        ),
+        c(
+            ("session", "apply"),
+            "append ops (a JSON array or JSON lines) from FILE or stdin",
+            _apply_args,
+            _apply,
+            show.session_apply,
+        ),
+        c(
+            ("session", "commit"),
+            "commit a session's ops to the branch",
+            _commit_args,
+            _commit,
+            show.session_commit,
+        ),
+        c(
+            ("session", "rebase"),
+            "move a session onto the tip (or --onto)",
+            _rebase_args,
+            _by_attrs("session.rebase", session="session", onto="onto"),
+            show.session_rebase,
+        ),
+        c(
+            ("session", "close"),
+            "close a session, dropping what it did not commit",
+            _session_arg,
+            _by_attrs("session.close", session="session"),
+            show.session_close,
+        ),
+        c(
+            ("session", "list"),
+            "the open sessions and where each stands",
+            request=_fixed("session.list"),
+            human=show.session_list,
+        ),
+        c(
+            ("index", "rebuild"),
+            "rebuild the SQLite index from the tip",
+            _rebuild_args,
+            _by_attrs("index.rebuild", embed="embed", force="force"),
+        ),
+        c(
+            ("index", "update"),
+            "bring the SQLite index up to the tip",
+            _embed_flag,
+            _by_attrs("index.update", embed="embed"),
+        ),
+        c(("index", "status"), "what the SQLite index holds", request=_fixed("index.status")),
+        c(
+            ("state", "export"),
+            "write .memhtml/state/access.jsonl (not committed)",
+            request=_fixed("state.export"),
+        ),
+        c(
+            ("state", "import"),
+            "merge .memhtml/state/access.jsonl into state.db",
+            request=_fixed("state.import"),
+        ),
+        c(
+            ("traces", "index"),
+            "scan the transcripts into the trace index",
+            _traces_index_args,
+            _by_attrs("traces.index", trace_root="trace_root"),
+        ),
+        c(
+            ("traces", "search"),
+            "search the transcripts",
+            _traces_search_args,
+            lambda a, _c: ("traces.search", {"query": _joined(a.query), "limit": a.limit}),
+            show.traces_search,
+        ),
+        c(
+            ("traces", "show"),
+            "one transcript session with its prompts and memories",
+            lambda p: p.add_argument("session", metavar="SESSION", help="a transcript session id"),
+            _by_attrs("traces.show", session="session"),
+        ),
+        c(
+            ("vectors", "fill"),
+            "embed what the vector cache lacks, now",
+            _fill_args,
+            _by_attrs("vectors.fill", limit="limit"),
+            show.vectors_fill,
+        ),
+        c(("call",), "call any method with JSON params", _call_args, _call),
+        c(
+            ("init",),
+            "create a new, empty store laid out as memhtml lays one out",
+            _init_args,
+            local=_init,
+        ),
+        c(("check",), "check memory files or directories (no daemon needed)"),
+    ]
+
+
+def _contributed_commands() -> None:
+    """Commands other modules add: each is one ``register(...)`` call here."""
+
+
+def _all_commands() -> list[Command]:
+    if not COMMANDS:
+        for command in _builtin_commands():
+            register(command)
+        _contributed_commands()
+    return COMMANDS
+
+
+# -- reading ops --------------------------------------------------------------------------
 
 
 def _read_ops(source: str, stdin: TextIO) -> list[Any]:
-    text = stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    try:
+        text = stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read ops from {source}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"ops in {source} are not UTF-8 text") from None
     text = text.strip()
     if not text:
         return []
@@ -239,90 +750,7 @@ def _read_ops(source: str, stdin: TextIO) -> list[Any]:
     return ops
 
 
-def _request_for(args: argparse.Namespace, stdin: TextIO) -> tuple[str, dict[str, Any]]:
-    """The method and params a command stands for."""
-    command = args.command
-    if command == "status":
-        return "status", {}
-    if command == "search":
-        params: dict[str, Any] = {"query": args.query, "limit": args.limit}
-        params.update(at=args.at, session=args.session, now=args.now)
-        if args.types:
-            params["filter"] = {"types": args.types}
-        params["plane"] = args.plane
-        return "search", params
-    if command == "recall":
-        params = {"query": args.query, "budget_chars": args.budget_chars}
-        if args.types:
-            params["filter"] = {"types": args.types}
-        return "recall", params
-    if command == "reinforce":
-        return "reinforce", {"paths": args.paths, "signal": args.signal}
-    if command == "index":
-        ic = args.index_command
-        if ic == "rebuild":
-            return "index.rebuild", {"embed": args.embed, "force": args.force}
-        if ic == "update":
-            return "index.update", {"embed": args.embed}
-        return "index.status", {}
-    if command == "state":
-        return f"state.{args.state_command}", {}
-    if command == "traces":
-        tc = args.traces_command
-        if tc == "index":
-            return "traces.index", {"trace_root": args.trace_root}
-        if tc == "search":
-            return "traces.search", {"query": args.query, "limit": args.limit}
-        return "traces.show", {"session": args.session}
-    if command == "read":
-        return "read", {"path": args.path, "at": args.at, "session": args.session}
-    if command == "skipped":
-        return "skipped", {"at": args.at}
-    if command == "resolve":
-        return "resolve", {"path": args.path}
-    if command == "advance":
-        return "advance", {"to": args.to}
-    if command == "gate":
-        return "gate", _gate_params(args)
-    if command == "call":
-        try:
-            params = json.loads(args.params)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"params are not JSON: {exc}") from None
-        if not isinstance(params, dict):
-            raise UsageError("params must be a JSON object")
-        return args.method, params
-    if command == "session":
-        sc = args.session_command
-        if sc == "open":
-            return "session.open", {"id": args.id, "base": args.base}
-        if sc == "apply":
-            return "session.apply", {"session": args.session, "ops": _read_ops(args.file, stdin)}
-        if sc == "commit":
-            return "session.commit", {
-                "session": args.session,
-                "message": args.message,
-                "session_id": args.trace_session,
-                "prompt_id": args.prompt,
-                "turn": args.turn,
-            }
-        if sc == "rebase":
-            return "session.rebase", {"session": args.session, "onto": args.onto}
-        if sc == "close":
-            return "session.close", {"session": args.session}
-        return "session.list", {}
-    raise UsageError(f"unknown command {command}")
-
-
-def _gate_params(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "base": args.base,
-        "landed": args.landed,
-        "probes": args.probes,
-        "k": args.k,
-        "tolerance": args.tolerance,
-        "seed": args.seed,
-    }
+# -- running without a daemon -------------------------------------------------------------
 
 
 def gate_in_process(store: Path, params: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
@@ -383,93 +811,109 @@ def _to_plain(value: Any) -> Any:
     return msgspec.json.decode(msgspec.json.encode(value))
 
 
-def run(
-    argv: Sequence[str],
-    *,
-    environ: Mapping[str, str],
-    stdin: TextIO,
-    stdout: TextIO,
-    stderr: TextIO,
-    connect: Callable[[Path, float], Client] | None = None,
-) -> int:
-    argv = list(argv)
-    idx = _command_index(argv)
-    if idx is not None and argv[idx] == "check":
-        from headd.memfile.check import main as check_main
-
-        rest = argv[idx + 1 :]
-        if "--json" in argv[:idx] and "--json" not in rest:
-            rest = ["--json", *rest]
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            return int(check_main(rest) or 0)
-    try:
-        args = build_parser().parse_args(argv)
-        store = resolve_store(args.store, environ)
-        socket_path = resolve_socket(args.socket, store, environ)
-        method, params = _request_for(args, stdin)
-    except UsageError as exc:
-        print(f"ERR_USAGE: {exc}", file=stderr)
-        return EXIT_USAGE
-    params = {k: v for k, v in params.items() if v is not None}
-    make = connect or (lambda path, timeout: Client(path, timeout=timeout))
-    try:
-        try:
-            with progress(method, stderr), make(socket_path, args.timeout) as client:
-                result = client.call(method, params)
-            failure = describe_gate(result) if method == "gate" else ""
-        except DaemonUnavailable:
-            failure = ""
-            if method == "gate":
-                result, failure = gate_in_process(store, params)
-            elif method in _local_methods():
-                with progress(method, stderr):
-                    result = plane_in_process(store, method, params, environ)
-            else:
-                raise
-    except (HeaddError, RpcError) as exc:
-        code = exc.code if isinstance(exc, HeaddError) else _rpc_name(exc)
-        print(f"{code}: {_one_line(exc.message)}", file=stderr)
-        return EXIT_USAGE if isinstance(exc, InvalidParams) else EXIT_FAILURE
-    result = _to_plain(result)
-    if args.json:
-        stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
-    else:
-        _human(method if method in ("search", "gate") else args.command, result, stdout)
-    if method == "gate" and not result.get("passed", False):
-        print(f"{DiscriminationFailed.code}: {_one_line(failure)}", file=stderr)
-        return EXIT_FAILURE
-    refusal = session_refusal(method, result)
-    if refusal is not None:
-        print(refusal, file=stderr)
-        return EXIT_FAILURE
-    return EXIT_OK
+# -- failures -----------------------------------------------------------------------------
 
 
-def session_refusal(method: str, result: Any) -> str | None:
-    """The one failure line for a session write that did not happen, else None.
+@dataclass
+class Failure(Exception):
+    """One failure as headctl reports it: a code, a one-line message, an exit status."""
+
+    code: str
+    message: str
+    status: int = EXIT_FAILURE
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def report(self, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+        if as_json:
+            error = {"code": self.code, "message": self.message, "details": self.details}
+            stdout.write(json.dumps({"error": error}, ensure_ascii=False) + "\n")
+        print(f"{self.code}: {_one_line(self.message)}", file=stderr)
+        return self.status
+
+
+def _failure_of(exc: HeaddError | RpcError, ctx: Context | None) -> Failure:
+    if isinstance(exc, DaemonUnavailable) and ctx is not None:
+        return Failure(exc.code, _unavailable_message(exc, ctx), EXIT_FAILURE, exc.details)
+    if isinstance(exc, HeaddError):
+        return Failure(exc.code, exc.message, EXIT_FAILURE, exc.details)
+    status = EXIT_USAGE if isinstance(exc, InvalidParams) else EXIT_FAILURE
+    details = exc.data if isinstance(exc.data, dict) else {}
+    return Failure(_rpc_name(exc), exc.message, status, details)
+
+
+def _unavailable_message(exc: DaemonUnavailable, ctx: Context) -> str:
+    """Why no daemon answered, and what to run so one does."""
+    store = ctx.store
+    if not store.exists():
+        return f"no store at {store}; create one with `headctl init {store}`"
+    if not (store / ".git").exists():
+        return (
+            f"{store} is not a git repository; create a store with `headctl init {store}` "
+            "(or `memhtml init`)"
+        )
+    return (
+        f"{exc.message}; start the daemon with `headd --store {store}` "
+        "(or `systemctl --user start headd.socket`)"
+    )
+
+
+def _rpc_name(exc: RpcError) -> str:
+    return {
+        -32700: "ERR_PARSE",
+        -32600: "ERR_INVALID_REQUEST",
+        -32601: "ERR_METHOD_NOT_FOUND",
+        -32602: "ERR_INVALID_PARAMS",
+    }.get(exc.rpc_code, "ERR_INTERNAL")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def answer_failure(
+    method: str, result: Any, params: Mapping[str, Any] | None = None
+) -> Failure | None:
+    """The failure an answer stands for, else None.
 
     ``session.apply`` with violations appended nothing, ``session.commit`` answered
-    ``refused`` or ``rebase-needed``: answers, not errors, on the wire, but a script running
-    ``headctl`` needs a non-zero exit to notice. Kinds are named, never file content.
+    ``refused`` or ``rebase-needed``, ``read`` found nothing: answers, not errors, on the wire,
+    but a script running ``headctl`` needs a non-zero exit to notice. Kinds are named, never
+    file content.
     """
     if not isinstance(result, Mapping):
         return None
+    if method == "read" and result.get("record") is None:
+        return Failure(
+            PathNotFound.code,
+            f"no memory at {(params or {}).get('path', 'that path')} "
+            f"(at {str(result.get('sha'))[:12]})",
+            details={"path": (params or {}).get("path"), "sha": result.get("sha")},
+        )
     violations = result.get("violations") or []
     kinds = ", ".join(sorted({str(v.get("kind")) for v in violations if isinstance(v, Mapping)}))
     if method == "session.apply" and violations:
-        return f"{InvalidMemory.code}: apply refused, nothing appended ({kinds})"
+        return Failure(InvalidMemory.code, f"apply refused, nothing appended ({kinds})")
     if method == "session.commit":
         outcome = result.get("outcome")
         if outcome == "refused":
-            return f"{InvalidMemory.code}: commit refused ({kinds})"
+            return Failure(InvalidMemory.code, f"commit refused ({kinds})")
         if outcome == "rebase-needed":
             overlapping = len(result.get("overlapping") or [])
-            return (
-                f"{WriteConflict.code}: the branch moved since the session's base "
-                f"({overlapping} overlapping paths); run headctl session rebase"
+            return Failure(
+                WriteConflict.code,
+                f"the branch moved since the session's base ({overlapping} overlapping paths); "
+                "run headctl session rebase",
             )
     return None
 
+
+def session_refusal(method: str, result: Any) -> str | None:
+    """The one failure line for a session write that did not happen, else None."""
+    failure = answer_failure(method, result) if method.startswith("session.") else None
+    return None if failure is None else f"{failure.code}: {failure.message}"
+
+
+# -- the run ------------------------------------------------------------------------------
 
 _VALUED_OPTIONS = frozenset({"--store", "--socket", "--timeout"})
 
@@ -489,27 +933,127 @@ def _command_index(argv: Sequence[str]) -> int | None:
     return None
 
 
-def _rpc_name(exc: RpcError) -> str:
-    return {
-        -32700: "ERR_PARSE",
-        -32600: "ERR_INVALID_REQUEST",
-        -32601: "ERR_METHOD_NOT_FOUND",
-        -32602: "ERR_INVALID_PARAMS",
-    }.get(exc.rpc_code, "ERR_INTERNAL")
+def _run_check(argv: list[str], idx: int, stdout: TextIO, stderr: TextIO) -> int:
+    """``headctl check``: the parser's own command line, with the global ``--json`` passed on."""
+    from headd.memfile.check import main as check_main
+
+    rest = argv[idx + 1 :]
+    if "--json" in argv[:idx] and "--json" not in rest:
+        rest = ["--json", *rest]
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        return int(check_main(rest) or 0)
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def _parse(argv: list[str], stdout: TextIO) -> argparse.Namespace:
+    """Parse, with ``--help`` and ``--version`` printed on ``stdout`` (SystemExit(0) follows)."""
+    with contextlib.redirect_stdout(stdout):
+        return build_parser().parse_args(argv)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    environ: Mapping[str, str],
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    connect: Callable[[Path, float], Client] | None = None,
+) -> int:
+    argv = list(argv)
+    idx = _command_index(argv)
+    if idx is not None and argv[idx] == "check":
+        return _run_check(argv, idx, stdout, stderr)
+    as_json = "--json" in argv
+    try:
+        args = _parse(argv, stdout)
+    except UsageError as exc:
+        return Failure(USAGE_CODE, str(exc), EXIT_USAGE).report(as_json, stdout, stderr)
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    store = resolve_store(args.store, environ)
+    ctx = Context(
+        store, resolve_socket(args.socket, store, environ), environ, stdin, stdout, stderr
+    )
+    command: Command = args._command
+    try:
+        if command.local is not None:
+            return command.local(args, ctx)
+        assert command.request is not None
+        method, params = command.request(args, ctx)
+        return _call_and_show(command, args, ctx, method, params, connect)
+    except UsageError as exc:
+        return Failure(USAGE_CODE, str(exc), EXIT_USAGE).report(args.json, stdout, stderr)
+    except (HeaddError, RpcError) as exc:
+        return _failure_of(exc, ctx).report(args.json, stdout, stderr)
+
+
+def _call_and_show(
+    command: Command,
+    args: argparse.Namespace,
+    ctx: Context,
+    method: str,
+    params: Params,
+    connect: Callable[[Path, float], Client] | None,
+) -> int:
+    params = {k: v for k, v in params.items() if v is not None}
+    make = connect or (lambda path, timeout: Client(path, timeout=timeout))
+    failure_line = ""
+    try:
+        with progress(method, ctx.stderr), make(ctx.socket, args.timeout) as client:
+            result = client.call(method, params)
+        if method == "gate":
+            failure_line = describe_gate(result)
+    except DaemonUnavailable:
+        if method == "gate":
+            result, failure_line = gate_in_process(ctx.store, params)
+        elif method in _local_methods():
+            with progress(method, ctx.stderr):
+                result = plane_in_process(ctx.store, method, params, ctx.environ)
+        else:
+            raise
+    result = _to_plain(result)
+    failure = answer_failure(method, result, params)
+    if method == "gate" and not result.get("passed", False):
+        failure = Failure(DiscriminationFailed.code, failure_line)
+    if args.json:
+        if failure is None or method in ("gate", "session.apply", "session.commit"):
+            ctx.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+            if failure is not None:
+                return failure.report(False, ctx.stdout, ctx.stderr)
+            return EXIT_OK
+        return failure.report(True, ctx.stdout, ctx.stderr)
+    if failure is not None and method == "read":
+        return failure.report(False, ctx.stdout, ctx.stderr)
+    command.human(result, args, ctx.stdout)
+    if failure is not None:
+        return failure.report(False, ctx.stdout, ctx.stderr)
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(
-        sys.argv[1:] if argv is None else argv,
-        environ=os.environ,
-        stdin=sys.stdin,
-        stdout=sys.stdout,
-        stderr=sys.stderr,
-    )
+    try:
+        code = run(
+            sys.argv[1:] if argv is None else argv,
+            environ=os.environ,
+            stdin=sys.stdin,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+        )
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): say so once, and let the interpreter's own final
+        # flush of stdout write nowhere instead of printing a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print(
+            f"{BROKEN_PIPE_CODE}: the output was closed before headctl wrote it all",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("ERR_INTERRUPTED: interrupted", file=sys.stderr)
+        return 130
+    return code
 
 
 if __name__ == "__main__":

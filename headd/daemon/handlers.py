@@ -65,6 +65,7 @@ from headd.daemon.methods import (
 from headd.daemon.plane_calls import WroteLinks, check_provenance_value
 from headd.daemon.plane_service import PlaneService
 from headd.daemon.vectors import NO_VECTORS, VectorService
+from headd.embed.factory import embedder_state
 from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
 from headd.record import record_to_wire
 
@@ -238,6 +239,9 @@ class Service:
             "snapshot": self.snapshots.status() if self.snapshots is not None else None,
             "socket": None if self.socket_path is None else str(self.socket_path),
             "embedder": self.embedder,
+            "embedder_state": embedder_state(
+                None if self.vectors is None else self.vectors.embedder, self.embedder
+            ),
             "uptime_s": round(self.monotonic() - self.started, 3),
             "pid": os.getpid(),
             "version": daemon_version(),

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from headd.daemon.io_ import DEFAULT_LINE_LIMIT
 from headd.errors import GitFailure, HeaddError
@@ -77,20 +77,38 @@ class Config:
     snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL_S
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one ``ERR_USAGE: …`` line and exit 2, as headctl's are."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"ERR_USAGE: {message} (see headd --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="headd", description="Serve a memhtml store's head over a Unix socket (JSON-RPC)."
     )
-    parser.add_argument("--store", help="the store (default $MEMHTML_ROOT, else ~/memhtml)")
     parser.add_argument(
-        "--socket", help="socket path (default $HEADD_SOCKET, else <store>/.memhtml/head.sock)"
-    )
-    parser.add_argument("--ref", help="the branch to follow (default: the branch HEAD names)")
-    parser.add_argument(
-        "--embedder", help="auto|off|hash|NAME (default $HEADD_EMBEDDER, else auto)"
+        "--store", metavar="PATH", help="the store (default $MEMHTML_ROOT, else ~/memhtml)"
     )
     parser.add_argument(
-        "--trace-root", help="transcripts root (default $MEMHTML_TRACE_ROOT, else ~/.claude)"
+        "--socket",
+        metavar="PATH",
+        help="socket path (default $HEADD_SOCKET, else <store>/.memhtml/head.sock)",
+    )
+    parser.add_argument(
+        "--ref", metavar="REF", help="the branch to follow (default: the branch HEAD names)"
+    )
+    parser.add_argument(
+        "--embedder",
+        metavar="NAME",
+        help="auto (the local model when the embed extra is installed, else none), off, hash "
+        "(deterministic, for tests) or a model name (default $HEADD_EMBEDDER, else auto)",
+    )
+    parser.add_argument(
+        "--trace-root",
+        metavar="DIR",
+        help="transcripts root (default $MEMHTML_TRACE_ROOT, else ~/.claude)",
     )
     parser.add_argument(
         "--line-limit", type=int, default=DEFAULT_LINE_LIMIT, help=argparse.SUPPRESS
@@ -103,10 +121,78 @@ def build_parser() -> argparse.ArgumentParser:
         "--snapshot-interval",
         type=float,
         default=DEFAULT_SNAPSHOT_INTERVAL_S,
+        metavar="SECONDS",
         help="seconds between head snapshot writes (negative: no snapshots; default 30)",
     )
-    parser.add_argument("--log-level", default=os.environ.get("HEADD_LOG_LEVEL", "INFO"))
+    parser.add_argument(
+        "--log-level",
+        metavar="LEVEL",
+        help=f"{', '.join(LOG_LEVELS)} (default $HEADD_LOG_LEVEL, else INFO)",
+    )
+    parser.add_argument("--version", action="version", version=f"headd {_version()}")
     return parser
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("headd")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def embedder_choices() -> list[str]:
+    """Every value ``--embedder`` accepts (the model names import no model code)."""
+    from headd.embed.factory import LOCAL_MODELS
+
+    return ["auto", "off", "hash", *sorted(LOCAL_MODELS)]
+
+
+def check_arguments(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, environ: Mapping[str, str]
+) -> str:
+    """Refuse, as a usage error (exit 2) naming the value and the choices, an embedder or a
+    log level that is not one; returns the log level to use."""
+    setting = embedder_setting(args.embedder, dict(environ))
+    choices = embedder_choices()
+    if setting not in choices:
+        source = "--embedder" if args.embedder else "$HEADD_EMBEDDER"
+        parser.error(f"{source} {setting!r} is not an embedder; choose from {', '.join(choices)}")
+    level = args.log_level or environ.get("HEADD_LOG_LEVEL") or "INFO"
+    if level.upper() not in LOG_LEVELS:
+        source = "--log-level" if args.log_level else "$HEADD_LOG_LEVEL"
+        parser.error(f"{source} {level!r} is not a log level; choose from {', '.join(LOG_LEVELS)}")
+    return level.upper()
+
+
+def store_problem(store: Path) -> str | None:
+    """Why ``store`` cannot be served, with what to run instead; None when it looks like a
+    repository (an empty one is found later, when its branch does not resolve)."""
+    create = f"create one with `headctl init {store}` (or `memhtml init`)"
+    if not store.exists():
+        return f"no store at {store}; {create}"
+    if not (store / ".git").exists() and not (store / "HEAD").is_file():
+        return f"{store} is not a git repository; {create}"
+    return None
+
+
+def start_failure_hint(exc: HeaddError, store: Path) -> str:
+    """What to do about a start that failed, when we can say (an empty repository)."""
+    if not isinstance(exc, GitFailure):
+        return ""
+    try:
+        import pygit2
+
+        empty = pygit2.Repository(str(store)).is_empty
+    except Exception:  # the message already says what is wrong
+        return ""
+    if empty:
+        return "; the repository has no commit yet: commit a memory first, or start over with `headctl init`"
+    return ""
 
 
 def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> Config:
@@ -151,7 +237,13 @@ def make_embedder(
     from headd.embed.factory import make_embedder as factory
     from headd.embed.quantize import model_cache_for_store
 
-    return factory(setting, model_cache=model_cache_for_store(store, environ))
+    embedder = factory(setting, model_cache=model_cache_for_store(store, environ))
+    if embedder is None and setting.strip() == "auto":
+        log.info(
+            "vectors off: --embedder auto found no embed extra installed (pip install "
+            "'headd[embed]'); searches run lexical + recency and answer degraded"
+        )
+    return embedder
 
 
 def embedder_setting(flag: str | None, environ: MutableMapping[str, str]) -> str:
@@ -534,22 +626,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     steps = StartSteps()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    environ = os.environ
+    level = check_arguments(parser, args, environ)
     logging.basicConfig(
         stream=sys.stderr,
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+        level=getattr(logging, level),
         format="%(asctime)s headd[%(process)d] %(levelname)s %(name)s: %(message)s",
     )
-    environ = os.environ
     steps.mark("imported, logging set")
     config = config_from(args, environ)
     steps.mark("configured")
+    problem = store_problem(config.store)
+    if problem is not None:
+        log.error("%s: %s", GitFailure.code, problem)
+        return 1
     try:
         import uvloop
 
         return uvloop.run(run(config, environ, steps=steps, collector_off=True))
     except HeaddError as exc:
-        log.error("%s: %s", exc.code, exc.message)
+        log.error("%s: %s%s", exc.code, exc.message, start_failure_hint(exc, config.store))
         return 1
 
 
