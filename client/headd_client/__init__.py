@@ -1,15 +1,25 @@
 """Client library for headd: a sans-I/O protocol core, a sync client and an asyncio client.
 
     from headd_client import Client
-    with Client("/path/to/store/.memhtml/head.sock") as c:
+    with Client(store="~/memhtml") as c:          # or Client("/path/to/head.sock")
         hits = c.call("search", query="postgres", limit=5)["hits"]
+
+Without a path the client finds the store's socket itself (``headd_client.discovery``).
 
 Failures raise the classes of ``headd.errors`` (by their ``ERR_`` code), and
 ``DaemonUnavailable`` when no daemon answers.
 """
 
 from headd_client.async_client import AsyncClient
+from headd_client.discovery import default_socket
 from headd_client.protocol import ClientProtocol, DaemonUnavailable, ProtocolViolation
 from headd_client.sync_client import Client
 
-__all__ = ["AsyncClient", "Client", "ClientProtocol", "DaemonUnavailable", "ProtocolViolation"]
+__all__ = [
+    "AsyncClient",
+    "Client",
+    "ClientProtocol",
+    "DaemonUnavailable",
+    "ProtocolViolation",
+    "default_socket",
+]

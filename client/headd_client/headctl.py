@@ -35,7 +35,7 @@ from typing import Any, NoReturn, TextIO
 
 import msgspec
 
-from headd.daemon.socket_path import resolve_socket, resolve_store
+from headd.daemon.socket_path import resolve_store
 from headd.errors import (
     DiscriminationFailed,
     HeaddError,
@@ -47,6 +47,7 @@ from headd.errors import (
 )
 from headd.memfile.vocabulary import MEMORY_TYPES
 from headd_client import headctl_output as show
+from headd_client.discovery import find_socket
 from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
 
@@ -361,7 +362,12 @@ def _read_args(p: argparse.ArgumentParser) -> None:
 
 
 def _lookup(
-    method: str, argument: str, metavar: str, help_text: str, convert: Callable[[str], str]
+    method: str,
+    summary: str,
+    argument: str,
+    metavar: str,
+    help_text: str,
+    convert: Callable[[str], str],
 ) -> Command:
     """One of the exact-match lookups (``inbound``, ``by-entity``, …): ``{sha, paths}``."""
 
@@ -374,7 +380,7 @@ def _lookup(
 
     return Command(
         (method.replace("_", "-"),),
-        f"the paths {help_text.split(',')[0]} names exactly",
+        summary,
         arguments,
         request,
         show.paths,
@@ -569,10 +575,38 @@ def _builtin_commands() -> list[Command]:
             lambda a, _c: ("resolve", {"path": _repo_path(a.path), **_view(a)}),
             show.resolve,
         ),
-        _lookup("inbound", "href", "HREF", "the linked-to path (/areas/x.html)", _href),
-        _lookup("by_entity", "entity", "ENTITY", "an entity, type:name", str),
-        _lookup("by_frame_key", "key", "KEY", "a frame key", str),
-        _lookup("by_content_hash", "hash", "HASH", "a content hash, sha256:…", str),
+        _lookup(
+            "inbound",
+            "the memories whose links point at HREF",
+            "href",
+            "HREF",
+            "the linked-to memory (/areas/x.html or areas/x.html)",
+            _href,
+        ),
+        _lookup(
+            "by_entity",
+            "the memories labelled with ENTITY",
+            "entity",
+            "ENTITY",
+            "an entity, type:name (service:checkout-api)",
+            str,
+        ),
+        _lookup(
+            "by_frame_key",
+            "the memories whose claim has the frame key KEY",
+            "key",
+            "KEY",
+            "a frame key, as read returns it",
+            str,
+        ),
+        _lookup(
+            "by_content_hash",
+            "the memories whose content hash is HASH",
+            "hash",
+            "HASH",
+            "a content hash, sha256:<hex>",
+            str,
+        ),
         c(
             ("skipped",),
             "files the head could not parse",
@@ -971,9 +1005,7 @@ def run(
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     store = resolve_store(args.store, environ)
-    ctx = Context(
-        store, resolve_socket(args.socket, store, environ), environ, stdin, stdout, stderr
-    )
+    ctx = Context(store, find_socket(args.socket, store, environ), environ, stdin, stdout, stderr)
     command: Command = args._command
     try:
         if command.local is not None:
