@@ -87,7 +87,7 @@ def test_a_broken_unit_fails_the_check(tmp_path: Path, unit: str, good: str, bad
     assert done.returncode != 0 or done.stderr.strip() != ""
 
 
-def test_units_say_what_the_contract_asks() -> None:
+def test_units_say_what_the_protocol_asks() -> None:
     service = settings(UNITS / "headd.service")
     sock = settings(UNITS / "headd.socket")
     assert service["Type"] == ["notify"]

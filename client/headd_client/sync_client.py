@@ -1,7 +1,7 @@
 """A blocking client over one Unix socket connection, for scripts and headctl.
 
 One request at a time: ``call`` writes a line and reads until its answer arrives. Answers on one
-connection come in request order (contract section 2), so an answer with another id is a
+connection come in request order (docs/protocol.md, Framing), so an answer with another id is a
 protocol violation, not something to queue.
 """
 

@@ -232,8 +232,8 @@ def make_embedder(
     setting: str, store: Path, environ: Mapping[str, str] = os.environ
 ) -> object | None:
     """The embedder ``--embedder`` names (None for off, and for auto without the extra); a
-    local model converts into the store's own ``.memhtml/headd/models`` (the contract keeps all
-    the daemon writes under ``<store>/.memhtml/``), unless ``$HEADD_MODEL_CACHE`` says where."""
+    local model converts into the store's own ``.memhtml/headd/models`` (everything the daemon
+    writes stays under ``<store>/.memhtml/``), unless ``$HEADD_MODEL_CACHE`` says where."""
     from headd.embed.factory import make_embedder as factory
     from headd.embed.quantize import model_cache_for_store
 

@@ -1,6 +1,6 @@
 """``--embedder auto|off|hash|NAME`` (also ``$HEADD_EMBEDDER``) to an embedder or None.
 
-The contract's semantics: ``auto`` (the default) is the local model when the optional ``embed``
+The semantics of docs/protocol.md: ``auto`` (the default) is the local model when the optional ``embed``
 extra is installed and no embedder otherwise, so a plain install runs lexical-only and says
 ``degraded``; ``off`` is no embedder; ``hash`` is the deterministic test embedder; any other name
 must be a local model we know, and a known model that is not installed is an error rather than a

@@ -47,7 +47,7 @@ def model_cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
 
 def model_cache_for_store(store: Path, environ: Mapping[str, str] = os.environ) -> Path:
     """The daemon's model cache: ``$HEADD_MODEL_CACHE`` if the operator set it, else inside the
-    store's ``.memhtml/headd/`` (the contract: everything the daemon writes lives under
+    store's ``.memhtml/headd/`` (everything the daemon writes lives under
     ``<store>/.memhtml/``, git-ignored), at the price of one conversion per store."""
     if environ.get(CACHE_ENV_VAR, "").strip():
         return Path(environ[CACHE_ENV_VAR])

@@ -1,8 +1,9 @@
 """``headctl check [--root DIR] [--json] FILE|DIR…``: check memory files as an author would.
 
-A directory stands for every ``.html`` file under it. Needs no daemon and no store: each file is read, parsed and checked exactly as the daemon would
-parse it at that path (contract section 5). The path given to the parser, and printed, is the
-file's path relative to ``--root``, by default the git work tree holding the file (found with
+A directory stands for every ``.html`` file under it. Needs no daemon and no store: each file
+is read, parsed and checked exactly as the daemon would parse it at that path (docs/protocol.md,
+``headctl check``). The path given to the parser, and printed, is the file's path relative to
+``--root``, by default the git work tree holding the file (found with
 ``pygit2.discover_repository``), so ``archived``, ``para`` and ``workspace`` come out as they
 will once committed. A file outside every work tree and outside ``--root`` keeps the path as
 given on the command line.
