@@ -35,9 +35,17 @@ import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from headd.daemon.io_ import DEFAULT_LINE_LIMIT
+from headd.daemon.usage import (
+    LOG_LEVELS,
+    UsageParser,
+    check_arguments,
+    headd_version,
+    start_failure_hint,
+    store_problem,
+)
 from headd.errors import GitFailure, HeaddError
 
 if TYPE_CHECKING:
@@ -77,15 +85,8 @@ class Config:
     snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL_S
 
 
-class _Parser(argparse.ArgumentParser):
-    """A usage error is one ``ERR_USAGE: …`` line and exit 2, as headctl's are."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"ERR_USAGE: {message} (see headd --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = UsageParser(
         prog="headd", description="Serve a memhtml store's head over a Unix socket (JSON-RPC)."
     )
     parser.add_argument(
@@ -129,70 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LEVEL",
         help=f"{', '.join(LOG_LEVELS)} (default $HEADD_LOG_LEVEL, else INFO)",
     )
-    parser.add_argument("--version", action="version", version=f"headd {_version()}")
+    parser.add_argument("--version", action="version", version=f"headd {headd_version()}")
     return parser
-
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("headd")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-def embedder_choices() -> list[str]:
-    """Every value ``--embedder`` accepts (the model names import no model code)."""
-    from headd.embed.factory import LOCAL_MODELS
-
-    return ["auto", "off", "hash", *sorted(LOCAL_MODELS)]
-
-
-def check_arguments(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, environ: Mapping[str, str]
-) -> str:
-    """Refuse, as a usage error (exit 2) naming the value and the choices, an embedder or a
-    log level that is not one; returns the log level to use."""
-    setting = embedder_setting(args.embedder, dict(environ))
-    choices = embedder_choices()
-    if setting not in choices:
-        source = "--embedder" if args.embedder else "$HEADD_EMBEDDER"
-        parser.error(f"{source} {setting!r} is not an embedder; choose from {', '.join(choices)}")
-    level = args.log_level or environ.get("HEADD_LOG_LEVEL") or "INFO"
-    if level.upper() not in LOG_LEVELS:
-        source = "--log-level" if args.log_level else "$HEADD_LOG_LEVEL"
-        parser.error(f"{source} {level!r} is not a log level; choose from {', '.join(LOG_LEVELS)}")
-    return level.upper()
-
-
-def store_problem(store: Path) -> str | None:
-    """Why ``store`` cannot be served, with what to run instead; None when it looks like a
-    repository (an empty one is found later, when its branch does not resolve)."""
-    create = f"create one with `headctl init {store}` (or `memhtml init`)"
-    if not store.exists():
-        return f"no store at {store}; {create}"
-    if not (store / ".git").exists() and not (store / "HEAD").is_file():
-        return f"{store} is not a git repository; {create}"
-    return None
-
-
-def start_failure_hint(exc: HeaddError, store: Path) -> str:
-    """What to do about a start that failed, when we can say (an empty repository)."""
-    if not isinstance(exc, GitFailure):
-        return ""
-    try:
-        import pygit2
-
-        empty = pygit2.Repository(str(store)).is_empty
-    except Exception:  # the message already says what is wrong
-        return ""
-    if empty:
-        return "; the repository has no commit yet: commit a memory first, or start over with `headctl init`"
-    return ""
 
 
 def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> Config:
