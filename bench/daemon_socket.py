@@ -150,9 +150,8 @@ def plane_updates_in_process(store: Path, times: int) -> dict[str, Any]:
     """The plane's own ``index.update`` after a one-file commit, timed around the call alone
     (open excluded), as the daemon's writer thread runs it: ``times`` commits, one update each,
     with the daemon's work-tree watch (its first update, a full status scan, not timed)."""
+    from headd_plane import calls as plane_calls
     from headd_plane.plane import open_plane
-
-    from headd.daemon import plane_calls
 
     t0 = time.perf_counter()
     plane = open_plane(store)

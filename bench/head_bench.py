@@ -65,19 +65,11 @@ from bench.head_measure import (
 from bench.head_peers import run_bm25s, run_tantivy
 from bench.stores import render, scifact_path, scifact_qrels, scifact_queries
 from headd.embed.hashing import HashingEmbedder
-from headd.head import (
-    HeadVersion,
-    VectorCache,
-    VectorSpace,
-    advance_head,
-    fill_vectors,
-    gate_heads,
-    load_head,
-    search_head,
-    tokenize,
-)
-from headd.head.lexical import indexed_text
-from headd.head.vectors import VersionMatrix
+from headd.head.gate import gate_heads
+from headd.head.lexical import indexed_text, tokenize
+from headd.head.search import search_head
+from headd.head.vectors import VectorCache, VectorSpace, VersionMatrix, fill_vectors
+from headd.head.version import HeadVersion, advance_head, load_head
 
 log = logging.getLogger("bench.head_bench")
 

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from fixtures.head.corpus import render_template  # noqa: E402
 
-from headd.head import advance_head, load_head, search_head, version_from_records  # noqa: E402
+from headd.head.search import search_head  # noqa: E402
+from headd.head.version import advance_head, load_head, version_from_records  # noqa: E402
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 ROOT = Path(f"/tmp/headd-bench-{N}")

@@ -13,6 +13,7 @@ import argparse
 import gzip
 import html
 import json
+import os
 import random
 import re
 from collections.abc import Iterator, Mapping
@@ -23,21 +24,26 @@ import pygit2
 REPO = Path(__file__).resolve().parents[1]
 
 
-def shared_dir() -> Path:
-    for candidate in (REPO.parent / "shared", Path("/work/shared")):
-        if (candidate / "data").is_dir():
-            return candidate
-    raise RuntimeError("shared data not found")
+#: The SciFact directory (``corpus.jsonl.gz``, ``queries-train.jsonl``, ``qrels-train.tsv``):
+#: SciFact's licence keeps it out of the repository, so the benches read it where this names it.
+SCIFACT_ENV = "HEADD_SCIFACT"
 
 
-SCIFACT = shared_dir() / "data" / "scifact"
+def scifact_dir() -> Path:
+    """SciFact's directory, from ``HEADD_SCIFACT``; a clear stop when it is not set."""
+    value = os.environ.get(SCIFACT_ENV)
+    if not value or not (Path(value) / "corpus.jsonl.gz").is_file():
+        raise SystemExit(f"set {SCIFACT_ENV} to the directory holding SciFact's corpus.jsonl.gz")
+    return Path(value)
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def scifact_docs() -> list[tuple[str, str, str]]:
     """(id, title, text) for every SciFact abstract, in file order."""
     out = []
-    with gzip.open(SCIFACT / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
+    with gzip.open(scifact_dir() / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
         for line in fh:
             row = json.loads(line)
             out.append((str(row["_id"]), row["title"].strip(), row["text"].strip()))
@@ -45,13 +51,13 @@ def scifact_docs() -> list[tuple[str, str, str]]:
 
 
 def scifact_queries() -> list[tuple[str, str]]:
-    with open(SCIFACT / "queries-train.jsonl", encoding="utf-8") as fh:
+    with open(scifact_dir() / "queries-train.jsonl", encoding="utf-8") as fh:
         return [(str(r["_id"]), r["text"]) for r in map(json.loads, fh)]
 
 
 def scifact_qrels() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    with open(SCIFACT / "qrels-train.tsv", encoding="utf-8") as fh:
+    with open(scifact_dir() / "qrels-train.tsv", encoding="utf-8") as fh:
         next(fh)
         for line in fh:
             qid, did, _score = line.split("\t")

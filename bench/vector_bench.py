@@ -163,8 +163,8 @@ def dense_ndcg(
     from headd_plane.plane import index_path_of
 
     from headd.embed.onnx_minilm import OnnxEmbedder
-    from headd.head import VectorSpace, load_head
-    from headd.head.vectors import VersionMatrix
+    from headd.head.vectors import VectorSpace, VersionMatrix
+    from headd.head.version import load_head
 
     embedder = OnnxEmbedder()
     cache = load_cache(index_path_of(store), VectorSpace.parse(embedder.space))
@@ -275,9 +275,9 @@ def at_10k(args: argparse.Namespace) -> dict[str, Any]:
     import pygit2
 
     from headd.embed.hashing import HashingEmbedder
-    from headd.head import VectorCache, VectorSpace, fill_vectors, load_head
     from headd.head.search import search_head
-    from headd.head.vectors import VersionMatrix
+    from headd.head.vectors import VectorCache, VectorSpace, VersionMatrix, fill_vectors
+    from headd.head.version import load_head
 
     store = args.big
     if not store.exists():

@@ -118,23 +118,18 @@ def methods_block() -> str:
 def errors_block() -> str:
     from headd import errors
 
-    rows = ["| `ERR_` code | class |", "|---|---|"]
-    codes = dict(errors.DOMAIN_ERRORS)
-    from headd_client.protocol import DaemonUnavailable, ProtocolViolation
-
-    for extra in (DaemonUnavailable, ProtocolViolation):
-        codes.setdefault(extra.code, extra)
-    for code, cls in sorted(codes.items()):
-        rows.append(f"| `{code}` | `{cls.__name__}` |")
+    groups = {
+        errors.CallerError: "the request is wrong: resending it fails again",
+        errors.Conflict: "another writer or a moving tip got there first: retry",
+        errors.EnvironmentFailure: "the machine, the store or the daemon",
+    }
+    rows = ["| `ERR_` code | class | who is at fault |", "|---|---|---|"]
+    for code, cls in sorted(errors.DOMAIN_ERRORS.items()):
+        group = next((text for base, text in groups.items() if issubclass(cls, base)), "")
+        rows.append(f"| `{code}` | `{cls.__name__}` | {group} |")
     rows += ["", "| JSON-RPC code | class |", "|---|---|"]
-    for cls in (
-        errors.ParseError,
-        errors.InvalidRequest,
-        errors.MethodNotFound,
-        errors.InvalidParams,
-        errors.InternalError,
-    ):
-        rows.append(f"| {cls.rpc_code} | `{cls.__name__}` |")
+    for rpc_code, rpc_cls in sorted(errors.RPC_ERRORS.items(), reverse=True):
+        rows.append(f"| {rpc_code} | `{rpc_cls.__name__}` |")
     return "\n".join(rows) + "\n"
 
 

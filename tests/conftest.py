@@ -1,16 +1,17 @@
-"""Shared fixtures: where the shared data lives, and the anchor corpus cloned once per run."""
+"""Shared fixtures: the anchor corpus (shipped in ``tests/data/``) cloned once per run.
+
+Everything a test reads lives in the repository; helpers live in the ``support`` package.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
-
-REPO = Path(__file__).resolve().parents[1]
+from support.data import ANCHOR, clone_anchor
 
 # CI runs the property tests derandomized (``HYPOTHESIS_PROFILE=ci``, set by ``.ci/run``): the same
 # examples for the same code, so a commit's verdict is reproducible and never a coin toss.
@@ -20,31 +21,13 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-def shared_dir() -> Path:
-    """``../shared`` beside the checkout (CI and developers), else ``/work/shared``."""
-    for candidate in (REPO.parent / "shared", Path("/work/shared")):
-        if (candidate / "data").is_dir():
-            return candidate
-    raise RuntimeError("shared data not found beside the checkout nor at /work/shared")
-
-
-SHARED = shared_dir()
-ANCHOR = SHARED / "data" / "anchor-corpus"
-
-
 @pytest.fixture(scope="session")
 def anchor_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh clone (with work tree) of the anchor corpus written by memhtml 0.15.1.
 
     Read-only by convention: tests that write must copy it (``git clone`` it again).
     """
-    dest = tmp_path_factory.mktemp("anchor") / "store"
-    subprocess.run(
-        ["git", "clone", "-q", str(ANCHOR / "store.bundle"), str(dest)],
-        check=True,
-        capture_output=True,
-    )
-    return dest
+    return clone_anchor(tmp_path_factory.mktemp("anchor") / "store")
 
 
 @pytest.fixture(scope="session")

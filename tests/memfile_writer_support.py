@@ -381,6 +381,6 @@ def cached_head_edits(store: Path) -> tuple[HeadEditVector, ...]:
 
 
 def _anchor() -> Path:
-    from conftest import ANCHOR
+    from support.data import ANCHOR
 
     return ANCHOR

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pygit2
-from conftest import ANCHOR
+from support.data import ANCHOR
 
 SIGNATURE = pygit2.Signature("plane-test", "plane@test", 1_700_000_000, 0)
 

@@ -8,11 +8,13 @@ commit, a pickup that never shows in ``status``) fails here rather than in a lon
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.scifact import write_scifact
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -24,6 +26,7 @@ def test_daemon_socket_bench_runs_and_judges_every_target(tmp_path: Path) -> Non
         + ["--repeat", "2", "--rounds", "1", "--clients", "4", "--skip-memhtml"]
         + ["--cache", str(tmp_path / "cache")],
         cwd=str(REPO),
+        env={**os.environ, "HEADD_SCIFACT": str(write_scifact(tmp_path / "scifact"))},
         capture_output=True,
         text=True,
         timeout=240,

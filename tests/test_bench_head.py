@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.scifact import write_scifact
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -38,7 +40,13 @@ from bench.head_measure import (  # noqa: E402
     ratio,
     timed,
 )
-from bench.stores import scifact_docs, scifact_path, scifact_qrels, scifact_queries  # noqa: E402
+from bench.stores import (  # noqa: E402
+    SCIFACT_ENV,
+    scifact_docs,
+    scifact_path,
+    scifact_qrels,
+    scifact_queries,
+)
 
 # -- statistics ---------------------------------------------------------------------------------
 
@@ -142,8 +150,19 @@ def test_gc_timer_counts_collections_inside_its_block() -> None:
 # -- commits ------------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module", autouse=True)
+def scifact(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """SciFact's files, generated (SciFact itself stays out of the repository)."""
+    with pytest.MonkeyPatch.context() as patch:
+        path = write_scifact(tmp_path_factory.mktemp("scifact"))
+        patch.setenv(SCIFACT_ENV, str(path))
+        yield path
+
+
 @pytest.fixture(scope="module")
-def small_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[pygit2.Repository, str, Path]:
+def small_store(
+    scifact: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[pygit2.Repository, str, Path]:
     root = tmp_path_factory.mktemp("stores")
     repo, sha, built = cached_store(40, root)
     assert built

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from test_memfile_parse_rules import memory_file
+from support.memory import memory_html
 
 from headd.memfile.check import main
 from headd.memfile.parse import parse_memory
 from headd.record import record_to_wire
 
-VALID = memory_file("<p><mark>Checks run before commits.</mark> <span>pasted</span></p>")
-INVALID = memory_file('<p class="x"><mark>a</mark><mark>b</mark></p>')
+VALID = memory_html(article="<p><mark>Checks run before commits.</mark> <span>pasted</span></p>")
+INVALID = memory_html(article='<p class="x"><mark>a</mark><mark>b</mark></p>')
 
 
 @pytest.fixture()

@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 from daemon_support import make_store, short_socket_dir
 from headd_client.async_client import AsyncClient
-from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
 
 from headd.daemon.main import build_parser, config_from, run
-from headd.errors import InvalidParams, MethodNotFound, PathNotFound
+from headd.errors import DaemonUnavailable, InvalidParams, MethodNotFound, PathNotFound
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
 

@@ -9,7 +9,6 @@ from headd_client.protocol import (
     Answer,
     ClientProtocol,
     ErrorObject,
-    ProtocolViolation,
     exception_for,
     unwrap,
 )
@@ -18,13 +17,18 @@ from hypothesis import strategies as st
 
 from headd.errors import (
     DOMAIN_ERRORS,
+    CallerError,
+    Conflict,
+    EnvironmentFailure,
     HeaddError,
     InvalidMemory,
     InvalidParams,
     MethodNotFound,
     ParseError,
     PathNotFound,
+    ProtocolViolation,
     RpcError,
+    from_wire,
 )
 
 
@@ -58,6 +62,12 @@ def test_receive_frames_answers_across_chunks() -> None:
     assert isinstance(got[1], list) and unwrap(got[1][0]) == 2
 
 
+def test_an_answer_nested_past_the_bound_is_a_protocol_violation_not_a_recursion_error() -> None:
+    deep = b'{"jsonrpc":"2.0","id":1,"result":' + b"[" * 2000 + b"]" * 2000 + b"}\n"
+    with pytest.raises(ProtocolViolation, match="nested deeper"):
+        ClientProtocol().receive(deep)
+
+
 def test_garbage_from_the_daemon_is_a_protocol_violation() -> None:
     with pytest.raises(ProtocolViolation):
         ClientProtocol().receive(b"not json\n")
@@ -78,6 +88,44 @@ def test_invalid_memory_keeps_its_violations() -> None:
     exc = exception_for(ErrorObject(sent["code"], sent["message"], sent["data"]))
     assert isinstance(exc, InvalidMemory)
     assert exc.violations == ("no article", "no mark") and exc.path == "a.html"
+
+
+@pytest.mark.parametrize("cls", sorted(DOMAIN_ERRORS.values(), key=lambda c: c.code))
+def test_from_wire_inverts_to_wire(cls: type[HeaddError]) -> None:
+    sent = (
+        cls("a.html", ["one"]) if cls is InvalidMemory else cls("went wrong", {"path": "a.html"})
+    ).to_wire()
+    back = from_wire(sent)
+    assert type(back) is cls and back.to_wire() == sent
+
+
+def test_the_groups_say_who_is_at_fault_and_the_wire_codes_stay() -> None:
+    by_group = {
+        group: sorted(code for code, cls in DOMAIN_ERRORS.items() if issubclass(cls, group))
+        for group in (CallerError, Conflict, EnvironmentFailure)
+    }
+    assert by_group == {
+        CallerError: [
+            "ERR_DISCRIMINATION_FAILED",
+            "ERR_DUPLICATE_CONTENT",
+            "ERR_INVALID_MEMORY",
+            "ERR_INVALID_OP",
+            "ERR_PATH_NOT_FOUND",
+            "ERR_REBUILD_NO_EMBED_REFUSED",
+            "ERR_SESSION_NOT_FOUND",
+        ],
+        Conflict: ["ERR_INDEX_STALE", "ERR_SESSION_LOCKED", "ERR_WRITE_CONFLICT"],
+        EnvironmentFailure: [
+            "ERR_DAEMON_RUNNING",
+            "ERR_DAEMON_UNAVAILABLE",
+            "ERR_EMBED_MODEL_MISMATCH",
+            "ERR_GIT",
+            "ERR_MODEL_UNAVAILABLE",
+            "ERR_PROTOCOL",
+            "ERR_STORAGE",
+        ],
+    }
+    assert sum(len(codes) for codes in by_group.values()) == len(DOMAIN_ERRORS)
 
 
 def test_an_unknown_err_code_is_still_a_headd_error_with_that_code() -> None:

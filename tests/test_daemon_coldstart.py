@@ -38,9 +38,8 @@ from headd.daemon.coldstart import (
     cold_load,
     plan_candidates,
 )
-from headd.daemon.main import late_head_api, main
+from headd.daemon.main import main
 from headd.daemon.plane_service import PlaneService
-from headd.head import Scope, search_head
 from headd.head import snapshot as snap
 from headd.head.version import HeadVersion, advance_head, load_head
 
@@ -303,14 +302,6 @@ def test_main_leaves_the_cyclic_collector_as_it_found_it_when_it_cannot_start(
     assert gc.isenabled()
     assert main(["--store", str(tmp_path), "--socket", str(tmp_path / "head.sock")]) == 1
     assert gc.isenabled()
-
-
-def test_the_late_head_api_calls_the_real_functions(tmp_path: Path) -> None:
-    repo, sha, _files = make_corpus(tmp_path / "store", 6)
-    api = late_head_api()
-    version = api.load_head(repo.repo, sha)
-    assert api.search_head(version, "memory") == search_head(version, "memory")
-    assert api.scope() == Scope()
 
 
 def test_the_plane_opened_in_the_background_is_waited_for_by_readers(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headd.daemon.follow import GitThread, RefFollower, VersionLRU, resolve_followed_ref
-from headd.daemon.head_api import HeadApi
 from headd.errors import GitFailure
+from headd.head.version import advance_head, load_head
 
 
 @settings(max_examples=60, deadline=None)
@@ -38,10 +38,9 @@ def test_lru_keeps_the_most_recently_used(ops: list[tuple[bool, int]]) -> None:
 def make_follower(store: Path) -> tuple[RefFollower, GitThread]:
     import pygit2
 
-    head = HeadApi.from_head()
     git = GitThread(store)
     ref = resolve_followed_ref(pygit2.Repository(str(store)), None)
-    follower = RefFollower(store, ref, git, loader=head.load_head, advancer=head.advance_head)
+    follower = RefFollower(store, ref, git, loader=load_head, advancer=advance_head)
     follower.load_blocking()
     return follower, git
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from headd.daemon.io_ import LineFramer, Oversized, frame
+from headd.wire.framing import LineFramer, Oversized, frame
 
 line_bytes = st.binary(max_size=40).map(lambda b: b.replace(b"\n", b""))
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_plane_support import write_transcript
 from daemon_support import (
     Daemon,
     external_commit,
@@ -26,6 +25,7 @@ from daemon_support import (
     wait_for,
 )
 from headd_client.sync_client import Client
+from support.transcripts import write_transcript
 
 from headd.errors import (
     EmbedModelMismatch,

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from daemon_support import short_socket_dir
 
-from headd.daemon.socket_path import (
+from headd.errors import DaemonRunning, StorageFailure
+from headd.wire.socket_path import (
     SUN_PATH_LIMIT,
     SocketPathTooLong,
     bind_listener,
@@ -20,7 +21,6 @@ from headd.daemon.socket_path import (
     resolve_socket,
     resolve_store,
 )
-from headd.errors import DaemonRunning, StorageFailure
 
 
 def test_store_resolution_order() -> None:

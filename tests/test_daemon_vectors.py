@@ -17,7 +17,8 @@ from headd_plane.plane import index_path_of
 
 from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder
-from headd.head import VectorSpace, load_head
+from headd.head.vectors import VectorSpace
+from headd.head.version import load_head
 
 
 def service(store: Path, embedder: HashingEmbedder) -> VectorService:
@@ -65,7 +66,7 @@ def test_the_arm_waits_for_coverage(tmp_path: Path) -> None:
     view = load_head(pygit2.Repository(str(store)), sha)
     embedder = HashingEmbedder()
     svc = service(store, embedder)
-    from headd.head import fill_vectors
+    from headd.head.vectors import fill_vectors
 
     partial = fill_vectors(view, svc.cache, embedder, limit=3).cache
     svc.cache = partial

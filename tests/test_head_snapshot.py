@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from pyrsistent import pmap
 
 from headd.errors import IndexStale, StorageFailure
-from headd.head import search_head
 from headd.head import snapshot as snap
+from headd.head.search import search_head
 from headd.head.version import HeadVersion, advance_head, load_head
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ import pygit2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_memfile_parse_rules import memory_file
+from support.memory import memory_html
 
 from headd.memfile.hashes import (
     blob_sha_of,
@@ -42,15 +42,15 @@ def test_blob_sha_equals_pygit2_for_any_bytes(data: bytes) -> None:
 
 def test_blob_sha_equals_git_hash_object(tmp_path: Path) -> None:
     file = tmp_path / "m.html"
-    file.write_bytes(memory_file().encode())
+    file.write_bytes(memory_html().encode())
     out = subprocess.run(
         ["git", "hash-object", str(file)], check=True, capture_output=True, text=True
     )
-    assert blob_sha_of(memory_file()) == out.stdout.strip()
+    assert blob_sha_of(memory_html()) == out.stdout.strip()
 
 
 def test_content_hash_is_sha256_of_the_canonical_text() -> None:
-    html = memory_file("<p><mark>A  b.</mark></p>\n<ul><li>one</li><li>two</li></ul>")
+    html = memory_html(article="<p><mark>A  b.</mark></p>\n<ul><li>one</li><li>two</li></ul>")
     expected = "sha256:" + hashlib.sha256(b"A b. one two").hexdigest()
     assert content_hash_of(html) == expected == digest_of("A b. one two")
     assert parse_memory("areas/x.html", html).content_hash == expected
@@ -59,16 +59,20 @@ def test_content_hash_is_sha256_of_the_canonical_text() -> None:
 
 def test_content_hash_of_bare_article_markup_equals_the_whole_file() -> None:
     inner = "<p><mark>Rows count.</mark></p><table><tr><td>a</td><td>b</td></tr></table>"
-    assert content_hash_of(inner) == content_hash_of(memory_file(inner))
-    assert content_hash_of("\ufeff" + memory_file(inner)) == content_hash_of(memory_file(inner))
+    assert content_hash_of(inner) == content_hash_of(memory_html(article=inner))
+    assert content_hash_of("\ufeff" + memory_html(article=inner)) == content_hash_of(
+        memory_html(article=inner)
+    )
 
 
 def test_content_hash_keeps_pre_whitespace_and_drops_comments() -> None:
-    base = content_hash_of(memory_file("<p><mark>A.</mark></p><pre>  x\n  y</pre>"))
+    base = content_hash_of(memory_html(article="<p><mark>A.</mark></p><pre>  x\n  y</pre>"))
     # Block edges are collapsible spaces; only the first and last collapsible pieces are trimmed.
     assert base == digest_of("A.   x\n  y")
-    assert base != content_hash_of(memory_file("<p><mark>A.</mark></p><pre>x y</pre>"))
-    assert base == content_hash_of(memory_file("<p><mark>A.</mark></p><!--n--><pre>  x\n  y</pre>"))
+    assert base != content_hash_of(memory_html(article="<p><mark>A.</mark></p><pre>x y</pre>"))
+    assert base == content_hash_of(
+        memory_html(article="<p><mark>A.</mark></p><!--n--><pre>  x\n  y</pre>")
+    )
 
 
 def test_chunk_id_formula() -> None:

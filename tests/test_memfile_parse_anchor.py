@@ -14,7 +14,7 @@ from typing import Any
 
 import pygit2
 import pytest
-from conftest import ANCHOR
+from support.data import ANCHOR
 
 from headd.errors import InvalidMemory
 from headd.memfile.hashes import blob_sha_of, chunk_id_of, content_hash_of

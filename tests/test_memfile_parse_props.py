@@ -7,7 +7,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_memfile_parse_rules import memory_file
+from support.memory import FRAGMENTS, memory_html
 
 from headd.errors import InvalidMemory
 from headd.memfile.parse import parse_memory
@@ -15,54 +15,6 @@ from headd.memfile.text import JS_SPACE_CHARS, chunk_text, utf16_len
 from headd.record import MemoryRecord
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-# Markup pieces that exercise the parser's odd corners: implied end tags, pre, references,
-# forbidden things, unknown elements, comments, CR/CRLF, NBSP, astral characters.
-FRAGMENTS = [
-    "<p>",
-    "</p>",
-    "<mark>",
-    "</mark>",
-    "<pre>",
-    "</pre>",
-    "\n",
-    "\r\n",
-    "\r",
-    " ",
-    "\t",
-    "&nbsp;",
-    "&amp;",
-    "&#x1F680;",
-    "&bogus;",
-    "<li>",
-    "<ul>",
-    "</ul>",
-    "<aside>",
-    "<details>",
-    "<summary>",
-    "<dl><dt>k</dt><dd>",
-    '<data value="0x1f">',
-    "<time datetime='2026-01-01'>",
-    "<time>",
-    "<div>",
-    "<span>",
-    "<table><td>",
-    "<script>",
-    "<!-- c -->",
-    "<code data-lang='py'>",
-    "<cite>",
-    '<q cite="/x">',
-    "<dfn>",
-    "</article><article>",
-    "<svg><title>",
-    "\u00a0",
-    "\u3000",
-    "\ufeff",
-    "\x00",
-    "🚀",
-    "word",
-    ".",
-]
 
 
 def _parse_or_refuse(html: str | bytes) -> MemoryRecord | None:
@@ -89,7 +41,9 @@ def test_any_bytes_parse_or_are_refused(data: bytes) -> None:
 @SETTINGS
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=40))
 def test_any_markup_in_a_valid_frame_parses_or_is_refused(pieces: list[str]) -> None:
-    html = memory_file("<p><mark>Claim " + "".join(pieces[:3]) + "</mark> " + "".join(pieces))
+    html = memory_html(
+        article="<p><mark>Claim " + "".join(pieces[:3]) + "</mark> " + "".join(pieces)
+    )
     record = _parse_or_refuse(html)
     if record is not None:
         assert record.content_hash.startswith("sha256:") and len(record.content_hash) == 71
@@ -101,16 +55,16 @@ def test_any_markup_in_a_valid_frame_parses_or_is_refused(pieces: list[str]) -> 
 def test_line_endings_and_head_edits_never_move_the_content_hash(pieces: list[str]) -> None:
     """CRLF is the parser's business and the head is outside the hash: both leave it alone."""
     article = "<p><mark>Claim.</mark> " + "".join(pieces)
-    base = _parse_or_refuse(memory_file(article))
+    base = _parse_or_refuse(memory_html(article=article))
     if base is None:
         return
     # Every bare LF becomes CRLF (an LF already after a CR is part of a CRLF and stays).
-    crlf_text = re.sub(r"(?<!\r)\n", "\r\n", memory_file(article))
+    crlf_text = re.sub(r"(?<!\r)\n", "\r\n", memory_html(article=article))
     crlf = parse_memory("areas/prop.html", crlf_text)
     edited = parse_memory(
         "areas/prop.html",
-        memory_file(
-            article,
+        memory_html(
+            article=article,
             title="Another title",
             metas={"memhtml-importance": "9", "memhtml-tag": "t"},
             extra_head='<link rel="memhtml-supports" href="/areas/z.html">',

@@ -5,50 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
+from support.memory import memory_html
 
 from headd.errors import InvalidMemory
 from headd.memfile.constraints import is_valid_datetime
 from headd.memfile.parse import check_memory, js_number, parse_memory
 from headd.record import Citation, EntityRow, Facet, Link
-
-DEFAULT_METAS: dict[str, str] = {
-    "memhtml-type": "semantic",
-    "memhtml-status": "active",
-    "memhtml-created": "2026-11-30T08:00:00Z",
-    "memhtml-updated": "2026-11-30T08:00:00Z",
-}
-
-
-def memory_file(
-    article: str = "<p><mark>The sky is blue.</mark></p>",
-    *,
-    title: str = "A memory",
-    metas: dict[str, str] | None = None,
-    extra_head: str = "",
-    newline: str = "\n",
-) -> str:
-    """A whole memory file: the template, the given metas (defaults first), the article."""
-    merged = dict(DEFAULT_METAS)
-    if metas:
-        merged.update(metas)
-    lines = [
-        "<!doctype html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        f"<title>{title}</title>",
-        *(f'<meta name="{name}" content="{value}">' for name, value in merged.items()),
-        *([extra_head] if extra_head else []),
-        "</head>",
-        "<body>",
-        "<article>",
-        article,
-        "</article>",
-        "</body>",
-        "</html>",
-        "",
-    ]
-    return newline.join(lines)
 
 
 def refused(html: str | bytes, path: str = "areas/x.html") -> list[str]:
@@ -61,8 +23,8 @@ def refused(html: str | bytes, path: str = "areas/x.html") -> list[str]:
 
 
 def test_a_minimal_file_fills_every_field() -> None:
-    html = memory_file(
-        "<p><mark>The deploy window is Tuesday.</mark> Ops agreed "
+    html = memory_html(
+        article="<p><mark>The deploy window is Tuesday.</mark> Ops agreed "
         '<time datetime="2026-11-02">last week</time>.</p>\n'
         '<dl><dt>team</dt><dd>ops</dd><dd><data value="3">three</data> people</dd></dl>\n'
         '<p>See <cite>the runbook</cite> and <q cite="https://x.test/a">ship it</q>; '
@@ -120,10 +82,10 @@ def test_a_minimal_file_fills_every_field() -> None:
 
 
 def test_archive_follows_the_path_not_the_status() -> None:
-    record = parse_memory("archive/2025/areas/hand/x.html", memory_file())
+    record = parse_memory("archive/2025/areas/hand/x.html", memory_html())
     assert record.archived and record.status == "active"
     assert record.origin_path == "areas/hand/x.html" and record.para == "archive"
-    live = parse_memory("areas/x.html", memory_file(metas={"memhtml-status": "archived"}))
+    live = parse_memory("areas/x.html", memory_html(metas={"memhtml-status": "archived"}))
     assert not live.archived and live.status == "archived"
 
 
@@ -136,7 +98,7 @@ def test_self_links_and_duplicates_are_dropped_hrefs_kept_as_written() -> None:
             '<link rel="stylesheet" href="style.css">',
         ]
     )
-    record = parse_memory("areas/x.html", memory_file(extra_head=head))
+    record = parse_memory("areas/x.html", memory_html(extra_head=head))
     assert record.links == (Link("laterally_related", "/areas/y.html?v=1#a"),)
 
 
@@ -147,10 +109,10 @@ def test_malformed_optional_metas_fall_back_to_defaults() -> None:
         {"memhtml-confidence": "high", "memhtml-importance": "7.6"},
         {"memhtml-confidence": "Infinity", "memhtml-importance": "0"},
     ):
-        record = parse_memory("areas/x.html", memory_file(metas=metas))
+        record = parse_memory("areas/x.html", memory_html(metas=metas))
         assert (record.confidence, record.importance) == (1.0, 5), metas
     odd = parse_memory(
-        "areas/x.html", memory_file(metas={"memhtml-importance": "0x7", "memhtml-confidence": ".5"})
+        "areas/x.html", memory_html(metas={"memhtml-importance": "0x7", "memhtml-confidence": ".5"})
     )
     assert (odd.importance, odd.confidence) == (7, 0.5)
 
@@ -158,17 +120,17 @@ def test_malformed_optional_metas_fall_back_to_defaults() -> None:
 def test_needs_revision_and_reprieves() -> None:
     record = parse_memory(
         "areas/x.html",
-        memory_file(metas={"memhtml-needs-revision": "YES", "memhtml-reprieves": "3"}),
+        memory_html(metas={"memhtml-needs-revision": "YES", "memhtml-reprieves": "3"}),
     )
     assert record.needs_revision and record.reprieves == 3
-    other = parse_memory("areas/x.html", memory_file(metas={"memhtml-needs-revision": "no"}))
+    other = parse_memory("areas/x.html", memory_html(metas={"memhtml-needs-revision": "no"}))
     assert not other.needs_revision and other.reprieves == 0
 
 
 def test_task_fields() -> None:
     record = parse_memory(
         "areas/inbox/tasks/t.html",
-        memory_file(
+        memory_html(
             metas={
                 "memhtml-type": "task",
                 "memhtml-task-status": "doing",
@@ -181,10 +143,10 @@ def test_task_fields() -> None:
 
 def test_text_is_html5_parsed_crlf_bom_and_references() -> None:
     article = "<p><mark>Caf&eacute; &amp; bar&#x21;</mark></p>\n<pre>\n  keep  this\n</pre>"
-    lf = parse_memory("areas/x.html", memory_file(article))
-    crlf = parse_memory("areas/x.html", memory_file(article, newline="\r\n"))
-    bom = parse_memory("areas/x.html", "\ufeff" + memory_file(article))
-    bom_bytes = parse_memory("areas/x.html", ("\ufeff" + memory_file(article)).encode())
+    lf = parse_memory("areas/x.html", memory_html(article=article))
+    crlf = parse_memory("areas/x.html", memory_html(article=article, newline="\r\n"))
+    bom = parse_memory("areas/x.html", "\ufeff" + memory_html(article=article))
+    bom_bytes = parse_memory("areas/x.html", ("\ufeff" + memory_html(article=article)).encode())
     assert lf.claim == "Café & bar!"
     for other in (crlf, bom, bom_bytes):
         assert other.content_hash == lf.content_hash
@@ -194,17 +156,23 @@ def test_text_is_html5_parsed_crlf_bom_and_references() -> None:
 
 
 def test_pre_keeps_its_whitespace_in_the_hash_only() -> None:
-    one = parse_memory("areas/x.html", memory_file("<p><mark>A b.</mark></p><pre>\nx  y</pre>"))
-    swallowed = parse_memory("areas/x.html", memory_file("<p><mark>A b.</mark></p><pre>x  y</pre>"))
-    spaced = parse_memory("areas/x.html", memory_file("<p><mark>A b.</mark></p><pre>x y</pre>"))
+    one = parse_memory(
+        "areas/x.html", memory_html(article="<p><mark>A b.</mark></p><pre>\nx  y</pre>")
+    )
+    swallowed = parse_memory(
+        "areas/x.html", memory_html(article="<p><mark>A b.</mark></p><pre>x  y</pre>")
+    )
+    spaced = parse_memory(
+        "areas/x.html", memory_html(article="<p><mark>A b.</mark></p><pre>x y</pre>")
+    )
     assert one.content_hash == swallowed.content_hash  # the newline after <pre> is the parser's
     assert one.content_hash != spaced.content_hash
     assert one.body_text == spaced.body_text == "A b. x y"
 
 
 def test_nbsp_is_content_not_whitespace_in_the_hash() -> None:
-    plain = parse_memory("areas/x.html", memory_file("<p><mark>A b.</mark></p>"))
-    nbsp = parse_memory("areas/x.html", memory_file("<p><mark>A&nbsp;b.</mark></p>"))
+    plain = parse_memory("areas/x.html", memory_html(article="<p><mark>A b.</mark></p>"))
+    nbsp = parse_memory("areas/x.html", memory_html(article="<p><mark>A&nbsp;b.</mark></p>"))
     assert plain.content_hash != nbsp.content_hash
     assert nbsp.claim == "A\u00a0b."
 
@@ -213,7 +181,9 @@ def test_a_textarea_holds_text_only_as_the_html_standard_says() -> None:
     """Lexbor re-opens a closed <code> inside a <textarea>; parse5 (memhtml) does not."""
     record = parse_memory(
         "areas/x.html",
-        memory_file("<ul><li><mark>Claim <h1><code>c</h1><textarea>t</textarea></mark></li></ul>"),
+        memory_html(
+            article="<ul><li><mark>Claim <h1><code>c</h1><textarea>t</textarea></mark></li></ul>"
+        ),
     )
     assert record.claim == "Claim t"
     assert record.body_text == "Claim c t"
@@ -223,8 +193,8 @@ def test_a_textarea_holds_text_only_as_the_html_standard_says() -> None:
 def test_blocks_separate_words_inline_elements_do_not() -> None:
     record = parse_memory(
         "areas/x.html",
-        memory_file(
-            "<p><mark>Fast<strong>er</strong> now.</mark></p><ul><li>one</li><li>two</li></ul>"
+        memory_html(
+            article="<p><mark>Fast<strong>er</strong> now.</mark></p><ul><li>one</li><li>two</li></ul>"
         ),
     )
     assert record.body_text == "Faster now. one two"
@@ -234,8 +204,8 @@ def test_blocks_separate_words_inline_elements_do_not() -> None:
 
 
 def test_every_violation_is_collected_not_just_the_first() -> None:
-    html = memory_file(
-        '<p class="x" onclick="y()"><mark>Claim.</mark> <time datetime="2026-08-24 13:00">then</time>'
+    html = memory_html(
+        article='<p class="x" onclick="y()"><mark>Claim.</mark> <time datetime="2026-08-24 13:00">then</time>'
         "<time>no attr</time></p><script>1</script>",
         metas={
             "memhtml-task-status": "doing",
@@ -298,24 +268,24 @@ def test_every_violation_is_collected_not_just_the_first() -> None:
     ],
 )
 def test_mark_rules(article: str, expected: list[str]) -> None:
-    assert refused(memory_file(article)) == expected
+    assert refused(memory_html(article=article)) == expected
 
 
 def test_messages_quote_at_most_40_utf16_units_as_javascript_slices() -> None:
     rockets = "🚀" * 30  # 60 UTF-16 units: the cut lands on a pair boundary after 20 rockets
-    assert refused(memory_file(f"<p><mark>A.</mark> <time>{rockets}</time></p>")) == [
+    assert refused(memory_html(article=f"<p><mark>A.</mark> <time>{rockets}</time></p>")) == [
         f'<time> without datetime: "{"🚀" * 20}"'
     ]
     odd = "x" + rockets  # the cut lands inside the 20th rocket
-    assert refused(memory_file(f"<p><mark>A.</mark> <time>{odd}</time></p>")) == [
+    assert refused(memory_html(article=f"<p><mark>A.</mark> <time>{odd}</time></p>")) == [
         f'<time> without datetime: "x{"🚀" * 19}\ufffd"'
     ]
 
 
 def test_article_count_and_title_rules() -> None:
-    two = memory_file("<p><mark>A.</mark></p></article><article><p>B</p>")
+    two = memory_html(article="<p><mark>A.</mark></p></article><article><p>B</p>")
     assert refused(two) == ["2 <article> elements: a memory file needs exactly one"]
-    assert refused(memory_file(title="   ")) == ["empty <title>"]
+    assert refused(memory_html(title="   ")) == ["empty <title>"]
     no_head = "<article><p><mark>A.</mark></p></article>"
     assert refused(no_head) == [
         "0 <title> elements: a memory file needs exactly one",
@@ -327,22 +297,22 @@ def test_article_count_and_title_rules() -> None:
 
 
 def test_type_status_and_task_rules() -> None:
-    assert refused(memory_file(metas={"memhtml-type": "note", "memhtml-status": "gone"})) == [
+    assert refused(memory_html(metas={"memhtml-type": "note", "memhtml-status": "gone"})) == [
         '<meta name="memhtml-type" content="note"> is outside the type vocabulary',
         '<meta name="memhtml-status" content="gone"> is neither active nor archived',
     ]
-    assert refused(memory_file(metas={"memhtml-type": "task"})) == [
+    assert refused(memory_html(metas={"memhtml-type": "task"})) == [
         'a task requires <meta name="memhtml-task-status">'
     ]
-    assert refused(memory_file(metas={"memhtml-type": "task", "memhtml-task-status": "later"})) == [
+    assert refused(memory_html(metas={"memhtml-type": "task", "memhtml-task-status": "later"})) == [
         '<meta name="memhtml-task-status" content="later"> is outside the vocabulary: '
         "todo, doing, blocked, done"
     ]
 
 
 def test_warnings_are_one_per_element_name_and_never_block() -> None:
-    html = memory_file(
-        "<p><mark>Claim.</mark> <span>x</span><span>y</span> <u>u</u></p>"
+    html = memory_html(
+        article="<p><mark>Claim.</mark> <span>x</span><span>y</span> <u>u</u></p>"
         '<figure><div><code data-lang="c++">x</code></div></figure><p><code data-lang="a b">z</code></p>'
     )
     record = parse_memory("areas/x.html", html)
@@ -359,13 +329,13 @@ def test_warnings_are_one_per_element_name_and_never_block() -> None:
 
 
 def test_bytes_that_are_not_utf8_are_refused_with_the_offset() -> None:
-    data = memory_file().encode()
+    data = memory_html().encode()
     bad = data[:100] + b"\xff\xfe" + data[100:]
     assert refused(bad) == ["file is not valid UTF-8: invalid byte at offset 100"]
 
 
 def test_a_lone_surrogate_is_refused() -> None:
-    assert refused(memory_file("<p><mark>x\ud800</mark></p>"))[0].startswith(
+    assert refused(memory_html(article="<p><mark>x\ud800</mark></p>"))[0].startswith(
         "text is not valid Unicode: lone surrogate"
     )
 
@@ -380,10 +350,14 @@ def test_garbage_is_refused_not_crashed(data: str | bytes) -> None:
 
 
 def test_deep_nesting_and_a_ten_megabyte_file() -> None:
-    deep = memory_file("<p><mark>Deep.</mark></p>" + "<section>" * 3000 + "x" + "</section>" * 3000)
+    deep = memory_html(
+        article="<p><mark>Deep.</mark></p>" + "<section>" * 3000 + "x" + "</section>" * 3000
+    )
     assert parse_memory("areas/x.html", deep).body_text.startswith("Deep. x")
     paragraph = "<p>" + ("word " * 200) + "</p>\n"
-    big = memory_file("<p><mark>Big.</mark></p>\n" + paragraph * (10_000_000 // len(paragraph) + 1))
+    big = memory_html(
+        article="<p><mark>Big.</mark></p>\n" + paragraph * (10_000_000 // len(paragraph) + 1)
+    )
     assert len(big) > 10_000_000
     started = time.perf_counter()
     record = parse_memory("areas/x.html", big)

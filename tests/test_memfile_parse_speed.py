@@ -18,8 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
-from test_memfile_parse_props import FRAGMENTS
-from test_memfile_parse_rules import memory_file
+from support.memory import FRAGMENTS, memory_html
 
 from headd.errors import InvalidMemory
 from headd.head import parallel_parse
@@ -52,7 +51,9 @@ def _js_word_count(text: str) -> int:
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=40))
 def test_the_hash_and_body_from_the_walk_equal_a_fresh_tree_walk(pieces: list[str]) -> None:
     """The segment-built canonical text is the one ``canonical_text`` reads off the tree."""
-    html = memory_file("<p><mark>Claim " + "".join(pieces[:3]) + "</mark> " + "".join(pieces))
+    html = memory_html(
+        article="<p><mark>Claim " + "".join(pieces[:3]) + "</mark> " + "".join(pieces)
+    )
     try:
         record = parse_memory("areas/speed.html", html)
     except InvalidMemory:
@@ -75,7 +76,7 @@ def test_the_hash_and_body_from_the_walk_equal_a_fresh_tree_walk(pieces: list[st
     ],
 )
 def test_pre_text_in_the_article_hashes_as_a_fresh_tree_walk(article: str) -> None:
-    html = memory_file(article)
+    html = memory_html(article=article)
     record = parse_memory("areas/speed.html", html)
     node = LexborHTMLParser(html).css_first("article")
     assert node is not None
@@ -149,7 +150,7 @@ def test_single_spaced_chunks_are_the_packed_sentences(text: str, max_chars: int
 def test_dropped_whitespace_segments_change_no_text(article: str) -> None:
     """The walk writes a run of collapsible whitespace once; the gist (which skips <pre> and
     <code>), the facets and the hash read what a fresh tree walk reads."""
-    html = memory_file(article)
+    html = memory_html(article=article)
     try:
         record = parse_memory("areas/speed.html", html)
     except InvalidMemory:
@@ -194,7 +195,7 @@ def test_path_normalization_matches_the_regex_rule(path: str) -> None:
 def test_head_shortcuts_still_apply_every_head_rule() -> None:
     """Metas and links skip the element stack and harmless attributes skip the presentation
     check: a forbidden attribute or a handler on them is still refused, in document order."""
-    html = memory_file(
+    html = memory_html(
         extra_head=(
             '<meta name="memhtml-tag" content="t" STYLE="x">'
             '<link rel="memhtml-supports" href="/areas/b.html" onload="x">'
@@ -212,7 +213,7 @@ def test_head_shortcuts_still_apply_every_head_rule() -> None:
 
 
 def test_a_bad_language_token_on_a_harmless_attribute_set_still_warns() -> None:
-    html = memory_file('<p><mark>Claim.</mark> <code data-lang="a b">x</code></p>')
+    html = memory_html(article='<p><mark>Claim.</mark> <code data-lang="a b">x</code></p>')
     record = parse_memory("areas/speed.html", html)
     assert record.warnings == ('data-lang="a b" is not a language token',)
     assert [(row.entity_type, row.entity_name) for row in record.entity_rows] == [("lang", "a b")]
@@ -223,7 +224,7 @@ def test_entity_rows_from_the_deduplicated_metas_are_the_rule_s_rows() -> None:
     entities = [" person:ada ", "person:ada", "", "x:", ":y", "a:b:c", "\u00a0", "plain", "a:b:c"]
     head = "".join(f'<meta name="memhtml-entity" content="{e}">' for e in entities)
     article = "<p><mark>Claim.</mark> <dfn> ada </dfn><dfn>ada</dfn><code data-lang=PY>x</code></p>"
-    record = parse_memory("areas/speed.html", memory_file(article, extra_head=head))
+    record = parse_memory("areas/speed.html", memory_html(article=article, extra_head=head))
     rows = [(row.entity_type, row.entity_name) for row in record.entity_rows]
     assert rows == tx.entity_rows_of(entities, ["ada", "ada"], ["py"])
     assert record.entities == ("person:ada", "x:", ":y", "a:b:c", "plain")
@@ -299,7 +300,7 @@ def test_one_entity_meta_gives_the_rule_s_row(entity: str) -> None:
     """The one-entity shortcut (no dfn, no code language) builds the row the rule builds."""
     head = f'<meta name="memhtml-entity" content=" {entity} ">'
     record = parse_memory(
-        "areas/speed.html", memory_file("<p><mark>Claim.</mark></p>", extra_head=head)
+        "areas/speed.html", memory_html(article="<p><mark>Claim.</mark></p>", extra_head=head)
     )
     rows = [(row.entity_type, row.entity_name) for row in record.entity_rows]
     assert rows == tx.entity_rows_of([entity], [], [])

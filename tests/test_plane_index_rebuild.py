@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import ANCHOR
 from headd_plane.indexer import RebuildNoEmbedRefused
 from headd_plane.plane import Plane, open_plane
 from plane_testkit import HashEmbedder, Store, clone_anchor, memory_html, rows
+from support.data import ANCHOR
 
 from headd.errors import DuplicateContent, EmbedModelMismatch
 

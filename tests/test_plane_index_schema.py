@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import ANCHOR
 from headd_plane.db import MIGRATIONS_DIR, STATE_MIGRATIONS_DIR, open_reader, open_writer
+from support.data import ANCHOR
 
 from headd.errors import StorageFailure
 

@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from conftest import SHARED
 from headd_plane.plane import open_plane
 from headd_plane.traces import traces_index
 from plane_testkit import Store, memory_html
+from support.transcripts import sample_tree
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -21,8 +20,7 @@ def test_search_and_recall_read_no_trace_table(tmp_path: Path) -> None:
     store.commit({"areas/inbox/a.html": memory_html("Zebra", "The zebra crossing is on Main.")})
     plane = open_plane(store.root, now=lambda: "2026-11-30T12:00:00Z")
     plane.rebuild()
-    root = tmp_path / "claude"
-    shutil.copytree(SHARED / "data" / "traces" / "projects", root / "projects")
+    root = sample_tree(tmp_path / "claude")
     assert traces_index(plane.db.conn, root, NOW)["sessions"] > 0
 
     read: set[str] = set()

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import ANCHOR
 from headd_plane.db import STATE_MIGRATIONS_DIR, open_writer
+from support.data import ANCHOR
 
 TABLES = ["traces", "trace_prompts", "memory_session_links", "trace_consolidations"]
 

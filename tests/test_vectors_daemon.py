@@ -80,7 +80,7 @@ def test_a_daemon_without_an_embedder_refuses_vectors_fill(tmp_path: Path) -> No
 )
 def test_the_real_model_round_trips_through_index_db(tmp_path: Path) -> None:
     from headd.embed.onnx_minilm import MODEL_ID, OnnxEmbedder
-    from headd.head import VectorSpace
+    from headd.head.vectors import VectorSpace
 
     embedder = OnnxEmbedder()
     texts = ["Aspirin lowers fever.", "Postgres is the system of record.", "Cats purr."]

@@ -23,7 +23,8 @@ from headd_plane.plane import index_path_of
 from headd.daemon.vectors import MIN_COVERAGE, VectorService, cache_path
 from headd.embed.hashing import HashingEmbedder
 from headd.errors import EmbedModelMismatch, ModelUnavailable
-from headd.head import VectorCache, VectorSpace, load_head
+from headd.head.vectors import VectorCache, VectorSpace
+from headd.head.version import load_head
 
 SPACE_ID = HashingEmbedder().space
 
@@ -215,7 +216,7 @@ def test_the_arm_waits_for_coverage(store: Path) -> None:
 def test_an_npz_cache_of_the_earlier_format_is_imported_once(store: Path) -> None:
     view = view_at(store)
     embedder = HashingEmbedder()
-    from headd.head import fill_vectors
+    from headd.head.vectors import fill_vectors
 
     space = VectorSpace.parse(embedder.space)
     cache = fill_vectors(view, VectorCache.empty(space), embedder).cache  # type: ignore[arg-type]

@@ -10,9 +10,10 @@ Failures raise the classes of ``headd.errors`` (by their ``ERR_`` code), and
 ``DaemonUnavailable`` when no daemon answers.
 """
 
+from headd.errors import DaemonUnavailable, ProtocolViolation
 from headd_client.async_client import AsyncClient
 from headd_client.discovery import default_socket
-from headd_client.protocol import ClientProtocol, DaemonUnavailable, ProtocolViolation
+from headd_client.protocol import ClientProtocol
 from headd_client.sync_client import Client
 
 __all__ = [

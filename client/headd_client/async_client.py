@@ -15,8 +15,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from headd.errors import DaemonUnavailable
 from headd_client.discovery import default_socket
-from headd_client.protocol import Answer, ClientProtocol, DaemonUnavailable, unwrap
+from headd_client.protocol import Answer, ClientProtocol, unwrap
 
 READ_CHUNK = 256 * 1024
 

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from headd.daemon.socket_path import resolve_socket, resolve_store
+from headd.wire.socket_path import resolve_socket, resolve_store
 
 RUNTIME_SOCKET = Path("headd") / "head.sock"
 ENV_FILE = Path("headd") / "headd.env"

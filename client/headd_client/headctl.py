@@ -34,8 +34,8 @@ from typing import Any, TextIO
 
 import msgspec
 
-from headd.daemon.socket_path import resolve_store
 from headd.errors import (
+    DaemonUnavailable,
     DiscriminationFailed,
     HeaddError,
     InvalidMemory,
@@ -44,6 +44,7 @@ from headd.errors import (
     RpcError,
     WriteConflict,
 )
+from headd.wire.socket_path import resolve_store
 from headd_client.discovery import find_socket
 from headd_client.headctl_commands import (
     COMMANDS,
@@ -57,7 +58,6 @@ from headd_client.headctl_commands import (
     build_parser,
     register,
 )
-from headd_client.protocol import DaemonUnavailable
 from headd_client.sync_client import Client
 
 #: Seconds a plane scan may run before ``headctl`` says on stderr that it is still working.

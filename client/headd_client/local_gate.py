@@ -19,7 +19,7 @@ from headd.errors import GitFailure
 
 
 def _report_type() -> type:
-    from headd.head import HeadGateReport
+    from headd.head.gate import HeadGateReport
 
     return HeadGateReport
 
@@ -31,7 +31,7 @@ def to_plain(report: Any) -> dict[str, Any]:
 
 
 def describe(report: Mapping[str, Any]) -> str:
-    from headd.head import describe_head_gate_failure
+    from headd.head.gate import describe_head_gate_failure
 
     value: Any = msgspec.convert(dict(report), type=_report_type())
     return str(describe_head_gate_failure(value))
@@ -39,7 +39,8 @@ def describe(report: Mapping[str, Any]) -> str:
 
 def run_gate(store: Path, params: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """(report as plain JSON values, the one-line failure account)."""
-    from headd.head import advance_head, describe_head_gate_failure, gate_heads, load_head
+    from headd.head.gate import describe_head_gate_failure, gate_heads
+    from headd.head.version import advance_head, load_head
 
     try:
         repo = pygit2.Repository(str(store))

@@ -1,7 +1,7 @@
 """The SQLite plane's methods run in this process, for ``headctl`` when no daemon serves the store.
 
 It opens the store's plane (``<store>/.memhtml/headd/index.db`` + ``state.db``) as the daemon
-does and calls the same ``headd.daemon.plane_calls`` the daemon's threads call, so an answer is
+does and calls the same ``headd_plane.calls`` the daemon's threads call, so an answer is
 the same with or without a daemon. SQLite serialises this process's writes with any other's.
 """
 
@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from headd.daemon import plane_calls
+from headd_plane import calls as plane_calls
 
 #: Methods ``headctl`` can answer without a daemon.
 LOCAL_METHODS = frozenset(

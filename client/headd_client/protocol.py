@@ -16,38 +16,11 @@ from typing import Any
 
 import msgspec
 
-from headd.daemon.io_ import DEFAULT_LINE_LIMIT, LineFramer, Oversized
-from headd.errors import (
-    DOMAIN_ERROR_CODE,
-    DOMAIN_ERRORS,
-    HeaddError,
-    InternalError,
-    InvalidMemory,
-    InvalidParams,
-    InvalidRequest,
-    MethodNotFound,
-    ParseError,
-    RpcError,
-)
+from headd.errors import ProtocolViolation, from_wire
+from headd.wire.framing import DEFAULT_LINE_LIMIT, LineFramer, Oversized
+from headd.wire.nesting import MAX_DEPTH, nests_deeper_than
 
 JSONRPC_VERSION = "2.0"
-
-RPC_ERRORS: dict[int, type[RpcError]] = {
-    cls.rpc_code: cls
-    for cls in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError)
-}
-
-
-class DaemonUnavailable(HeaddError):
-    """No daemon answers on the socket (not running, or it went away mid-call)."""
-
-    code = "ERR_DAEMON_UNAVAILABLE"
-
-
-class ProtocolViolation(HeaddError):
-    """The daemon sent something that is not a JSON-RPC answer we asked for."""
-
-    code = "ERR_PROTOCOL"
 
 
 class ErrorObject(msgspec.Struct):
@@ -68,36 +41,11 @@ class Answer(msgspec.Struct):
 _decode_answer = msgspec.json.Decoder(Answer).decode
 _decode_batch = msgspec.json.Decoder(list[Answer]).decode
 _encoder = msgspec.json.Encoder()
-_unknown_domain: dict[str, type[HeaddError]] = {}
-
-
-def _domain_class(code: str) -> type[HeaddError]:
-    known = DOMAIN_ERRORS.get(code)
-    if known is not None:
-        return known
-    if code == DaemonUnavailable.code:
-        return DaemonUnavailable
-    cls = _unknown_domain.get(code)
-    if cls is None:
-        cls = type("RemoteError_" + code, (HeaddError,), {"code": code})
-        _unknown_domain[code] = cls
-    return cls
 
 
 def exception_for(error: ErrorObject) -> Exception:
-    """The typed exception an error object stands for."""
-    if error.code == DOMAIN_ERROR_CODE and isinstance(error.data, Mapping):
-        code = str(error.data.get("code", "ERR_INTERNAL"))
-        details = error.data.get("details") or {}
-        cls = _domain_class(code)
-        exc = cls.__new__(cls)
-        HeaddError.__init__(exc, error.message, dict(details))
-        if isinstance(exc, InvalidMemory):
-            exc.path = str(details.get("path", ""))
-            exc.violations = tuple(details.get("violations", ()))
-        return exc
-    rpc_cls = RPC_ERRORS.get(error.code, RpcError)
-    return rpc_cls(error.message, error.data)
+    """The typed exception an error object stands for (``headd.errors.from_wire``)."""
+    return from_wire({"code": error.code, "message": error.message, "data": error.data})
 
 
 def unwrap(answer: Answer) -> Any:
@@ -147,6 +95,8 @@ class ClientProtocol:
                 raise ProtocolViolation(f"answer longer than {line.limit} bytes")
             if not line.strip():
                 continue
+            if nests_deeper_than(line):
+                raise ProtocolViolation(f"answer nested deeper than {MAX_DEPTH} levels")
             try:
                 if line.lstrip()[:1] == b"[":
                     out.append(_decode_batch(line))

@@ -20,13 +20,16 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from headd.errors import HeaddError
 from headd.lazy_import import LazyModule
 
 if TYPE_CHECKING:
     import pygit2
+    from headd_plane.snapshot_store import SnapshotStore
+
+    from headd.head.version import HeadVersion
 else:
     pygit2 = LazyModule("pygit2", globals(), "pygit2")
 
@@ -34,6 +37,10 @@ log = logging.getLogger(__name__)
 
 Source = Literal["snapshot", "snapshot+advance", "git"]
 SNAPSHOT: Final = "snapshot"
+Load = Callable[["pygit2.Repository", str], "HeadVersion"]
+Advance = Callable[["pygit2.Repository", "HeadVersion", str], "HeadVersion"]
+#: ``headd.head.snapshot.decode_version``: the bytes, and the commit they must be a snapshot of.
+Decode = Callable[..., "HeadVersion"]
 SNAPSHOT_ADVANCE: Final = "snapshot+advance"
 GIT: Final = "git"
 
@@ -42,7 +49,7 @@ GIT: Final = "git"
 class ColdStart:
     """What the first load produced and how: ``source`` is what ``status.load_source`` says."""
 
-    version: Any
+    version: HeadVersion
     source: Source
     #: The commit of the snapshot used (None for a git load).
     snapshot_sha: str | None = None
@@ -102,11 +109,11 @@ def _opener(
 def cold_load(
     repo: pygit2.Repository | Callable[[], pygit2.Repository],
     tip: str,
-    snapshots: Any,
+    snapshots: SnapshotStore | None,
     *,
-    load_head: Callable[[pygit2.Repository, str], Any],
-    advance_head: Callable[[pygit2.Repository, Any, str], Any],
-    decode: Callable[..., Any],
+    load_head: Load,
+    advance_head: Advance,
+    decode: Decode,
     settle: Callable[[], None] | None = None,
 ) -> ColdStart:
     """The version at ``tip`` by the cheapest route that works (see the module docstring).
@@ -139,10 +146,10 @@ def cold_load(
 def _cold_load(
     repo: Callable[[], pygit2.Repository],
     tip: str,
-    snapshots: Any,
-    load_head: Callable[[pygit2.Repository, str], Any],
-    advance_head: Callable[[pygit2.Repository, Any, str], Any],
-    decode: Callable[..., Any],
+    snapshots: SnapshotStore | None,
+    load_head: Load,
+    advance_head: Advance,
+    decode: Decode,
 ) -> ColdStart:
     refused: list[str] = []
     if snapshots is not None:
@@ -182,7 +189,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _cut_parent(version: Any) -> None:
+def _cut_parent(version: HeadVersion) -> None:
     """The decoded snapshot is only a stepping stone: do not keep it alive behind the tip."""
-    if getattr(version, "parent", None) is not None:
+    if version.parent is not None:
         object.__setattr__(version, "parent", None)

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from headd.daemon.collector import VersionCollector
 from headd.daemon.git_refs import RefFiles, Unreadable
@@ -40,6 +40,9 @@ from headd.lazy_import import LazyModule
 
 if TYPE_CHECKING:
     import pygit2
+
+    from headd.daemon.coldstart import ColdStart
+    from headd.head.version import HeadVersion
 else:
     pygit2 = LazyModule("pygit2", globals(), "pygit2")
 
@@ -47,11 +50,11 @@ log = logging.getLogger(__name__)
 
 V = TypeVar("V")
 
-Loader = Callable[["pygit2.Repository", str], Any]
+Loader = Callable[["pygit2.Repository", str], "HeadVersion"]
 #: The first load by the cheapest route, given a function that opens the git thread's repository
-#: (called only if the route needs git): returns a ``coldstart.ColdStart`` (version + source).
-ColdLoader = Callable[[Callable[[], "pygit2.Repository"], str], Any]
-Advancer = Callable[["pygit2.Repository", Any, str], Any]
+#: (called only if the route needs git): the version and the route taken.
+ColdLoader = Callable[[Callable[[], "pygit2.Repository"], str], "ColdStart"]
+Advancer = Callable[["pygit2.Repository", "HeadVersion", str], "HeadVersion"]
 
 
 def resolve_followed_ref(repo: pygit2.Repository, ref: str | None) -> str:
@@ -179,13 +182,13 @@ def changed_paths(repo: pygit2.Repository, a: str, b: str) -> int:
     return len(changed_blobs(repo, repo[a].peel(pygit2.Tree), repo[b].peel(pygit2.Tree)))
 
 
-def _cut_parent(version: Any) -> None:
+def _cut_parent(version: HeadVersion) -> None:
     """Drop a version's pointer to the one it was built from, so we hold no chain of deltas.
 
     The head's versions refuse attribute assignment (they are values); the pointer is the one
     slot the daemon may cut, and only on a version it just received and shares with no one yet.
     """
-    if getattr(version, "parent", None) is not None:
+    if version.parent is not None:
         object.__setattr__(version, "parent", None)
 
 
@@ -219,9 +222,9 @@ class RefFollower:
         self._ref_files = RefFiles.at(repo_path)
         self._ref_repo_handle: pygit2.Repository | None = None
         self._lock = asyncio.Lock()
-        self._history: VersionLRU[Any] = VersionLRU(history)
-        self._loading: dict[str, asyncio.Future[Any]] = {}
-        self.version: Any = None
+        self._history: VersionLRU[HeadVersion] = VersionLRU(history)
+        self._loading: dict[str, asyncio.Future[HeadVersion]] = {}
+        self._version: HeadVersion | None = None
         self.load_ms: float = 0.0
         #: How the first load was made: ``git``, ``snapshot`` or ``snapshot+advance``.
         self.load_source: str = "git"
@@ -229,7 +232,18 @@ class RefFollower:
         self.last_advance_ms: float | None = None
         self.last_advance_by: str | None = None
         #: Called on the event loop with each new version (the vector fill hooks in here).
-        self.on_advance: Callable[[Any], None] | None = None
+        self.on_advance: Callable[[HeadVersion], None] | None = None
+
+    @property
+    def version(self) -> HeadVersion:
+        """The version at the tip as last read (the first load sets it, before any request)."""
+        if self._version is None:
+            raise RuntimeError("the follower has not loaded its first version")
+        return self._version
+
+    @version.setter
+    def version(self, version: HeadVersion) -> None:
+        self._version = version
 
     @property
     def _ref_repo(self) -> pygit2.Repository:
@@ -240,7 +254,7 @@ class RefFollower:
 
     # -- start ---------------------------------------------------------------------------
 
-    def load_blocking(self) -> Any:
+    def load_blocking(self) -> HeadVersion:
         """The first load, on the git thread, before the daemon accepts anyone."""
         sha = self.tip()
         if sha is None:
@@ -275,7 +289,7 @@ class RefFollower:
                 pass
         return read_ref(self._ref_repo, self.ref)
 
-    async def current(self, by: str = "request") -> Any:
+    async def current(self, by: str = "request") -> HeadVersion:
         """The version at the ref's tip as it is now, advancing first if the ref moved."""
         tip = self.tip()
         if tip is None:
@@ -338,7 +352,7 @@ class RefFollower:
     def resolve(self, spec: str) -> str:
         return resolve_commit(self._ref_repo, spec)
 
-    async def at(self, spec: str | None) -> Any:
+    async def at(self, spec: str | None) -> HeadVersion:
         """The version named by ``spec`` (any commit), or the current one when None."""
         current = await self.current()
         if spec is None:
@@ -356,7 +370,7 @@ class RefFollower:
             loading.add_done_callback(lambda _f: self._loading.pop(sha, None))
         return await asyncio.shield(loading)
 
-    async def _load_other(self, current: Any, sha: str) -> Any:
+    async def _load_other(self, current: HeadVersion, sha: str) -> HeadVersion:
         start = self._clock()
         version = await self._git.run(lambda repo: self._advance(repo, current, sha))
         log.info("loaded %s on demand in %.1f ms", sha[:12], (self._clock() - start) * 1000.0)
@@ -365,7 +379,7 @@ class RefFollower:
         self._settled()
         return version
 
-    def version_blocking(self, sha: str) -> Any:
+    def version_blocking(self, sha: str) -> HeadVersion:
         """The version at commit ``sha``, for synchronous callers on other threads (sessions).
 
         Never call this on the git thread itself (it waits for that thread).
@@ -386,7 +400,7 @@ class RefFollower:
         if self._collector is not None:
             self._collector.settled()
 
-    async def version_report(self, spec: str) -> tuple[Any, AdvanceReport]:
+    async def version_report(self, spec: str) -> tuple[HeadVersion, AdvanceReport]:
         """Load ``spec`` into the LRU and say how it differs from the current version."""
         current = await self.current()
         start = self._clock()

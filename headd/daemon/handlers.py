@@ -3,11 +3,15 @@
 ``Service.dispatch`` is what ``json_rpc`` calls: it decodes the params into their Struct
 (``methods.decode_request``) and matches on the type. Every read first asks the follower for the
 version at the ref's tip (which advances when the ref moved), or for the version ``at`` names, or
-for a session's overlay on its base. Slow work (the gate, session writes and commits) runs on a
-worker thread so the event loop keeps answering. Session calls run on a small pool of their own:
-the session manager is thread-safe (one lock per session, taken without waiting, so overlapping
-calls on one session answer ``ERR_SESSION_LOCKED``; one commit lock for the shared work tree), so
-one agent's slow commit does not hold up another agent's ``apply``.
+for a session's overlay on its base, and calls the head's own functions on it: ``search_head``,
+``gate_heads``, ``successors.resolve``, the view's index lookups. Slow work (the gate) runs on a
+worker thread so the event loop keeps answering; the ``session.*`` methods are
+``session_calls.SessionCalls``, the plane's methods ``plane_service.PlaneService``.
+
+The search, the gate and the scope are imported inside the handlers that use them: they are a
+tenth of a second of imports that no answer before the first search needs, so they stay off the
+way to READY (the daemon imports them in the background just after READY, so a search rarely
+waits for them).
 """
 
 from __future__ import annotations
@@ -22,13 +26,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from msgspec import Raw
 
 from headd.daemon.follow import RefFollower
-from headd.daemon.head_api import HeadApi, paths_of, record_count, skipped_count, skipped_files
 from headd.daemon.methods import (
     Advance,
     ByContentHash,
@@ -62,19 +65,24 @@ from headd.daemon.methods import (
     VectorsFill,
     decode_request,
 )
-from headd.daemon.plane_calls import WroteLinks, check_provenance_value
 from headd.daemon.plane_service import PlaneService
+from headd.daemon.session_calls import SessionCalls
+from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.vectors import NO_VECTORS, VectorService
 from headd.embed.factory import embedder_state
-from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
+from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
+from headd.head.indexes import IndexedView
+from headd.head.successors import resolve
 from headd.record import record_to_wire
+
+if TYPE_CHECKING:
+    from headd.head.gate import HeadGateReport
+    from headd.head.scope import Scope
+    from headd.store.manager import SessionManager
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-RESOLVE_MAX_STEPS = 64
-SESSION_THREADS = 4
 
 
 @functools.cache
@@ -108,26 +116,23 @@ class Service:
 
     store: Path
     follower: RefFollower
-    head: HeadApi
-    sessions: Any = None
+    sessions: SessionManager | None = None
     vectors: VectorService | None = None
     plane: PlaneService | None = None
-    #: The background head-snapshot writer (``snapshots.SnapshotWriter``), when there is one.
-    snapshots: Any = None
+    snapshots: SnapshotWriter | None = None
     socket_path: Path | None = None
     embedder: str = "off"
     clock: Callable[[], datetime] = utc_now
     monotonic: Callable[[], float] = time.monotonic
     started: float = field(default_factory=time.monotonic)
-    _writer: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(
-            SESSION_THREADS, thread_name_prefix="headd-session"
-        )
-    )
-    _default_scope: Any = None
+    _default_scope: Scope | None = None
     _compute: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-gate")
     )
+    _session_calls: SessionCalls = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._session_calls = SessionCalls(self.sessions, self.follower, self.plane, self.clock)
 
     async def dispatch(self, method: str, params: Raw | None) -> Any:
         return await self.handle(decode_request(method, params))
@@ -146,30 +151,39 @@ class Service:
                     "record": None if record is None else record_to_wire(record),
                 }
             case Skipped(at=at):
-                view = await self.view(at, None)
-                return {"sha": view.sha, "files": skipped_files(view)}
+                version = await self.follower.at(at)
+                files = [{"path": s.path, "reason": s.reason} for s in version.skipped]
+                return {"sha": version.sha, "files": sorted(files, key=lambda f: f["path"])}
             case Resolve(path=path, at=at, session=session):
-                return self.resolve(await self.view(at, session), path)
+                view = await self.view(at, session)
+                found = resolve(view, path)
+                return {"sha": view.sha, "path": found.path, "chain": list(found.chain)}
             case Inbound(href=href, at=at, session=session):
                 view = await self.view(at, session)
-                return {"sha": view.sha, "paths": paths_of(view.inbound, href)}
+                return {"sha": view.sha, "paths": view.inbound(href)}
             case ByEntity(entity=entity, at=at, session=session):
                 view = await self.view(at, session)
-                return {"sha": view.sha, "paths": paths_of(view.by_entity, entity)}
+                return {"sha": view.sha, "paths": view.by_entity(entity)}
             case ByFrameKey(key=key, at=at, session=session):
                 view = await self.view(at, session)
-                return {"sha": view.sha, "paths": paths_of(view.by_frame_key, key)}
+                return {"sha": view.sha, "paths": view.by_frame_key(key)}
             case ByContentHash(hash=content_hash, at=at, session=session):
                 view = await self.view(at, session)
-                return {"sha": view.sha, "paths": paths_of(view.by_content_hash, content_hash)}
+                held = view.by_content_hash(content_hash)
+                return {"sha": view.sha, "paths": [] if held is None else [held]}
             case Advance(to=to):
                 return await self.advance(to)
             case Gate():
                 return await self.gate(request)
-            case SessionOpen() | SessionApply() | SessionCommit() | SessionRebase():
-                return await self.session_call(request)
-            case SessionClose() | SessionList():
-                return await self.session_call(request)
+            case (
+                SessionOpen()
+                | SessionApply()
+                | SessionCommit()
+                | SessionRebase()
+                | SessionClose()
+                | SessionList()
+            ):
+                return await self._session_calls.call(request)
             case (
                 Recall()
                 | Reinforce()
@@ -195,33 +209,25 @@ class Service:
 
     # -- versions --------------------------------------------------------------------------
 
-    async def view(self, at: str | None, session: str | None) -> Any:
+    async def view(self, at: str | None, session: str | None) -> IndexedView:
         """The version a read sees: a session's overlay, the one ``at`` names, or the tip."""
         if session is not None:
             if at is not None:
                 raise InvalidParams("pass either at or session, not both")
-            registry = self._registry()
-            await self.follower.current()
-            return await self._in_writer(lambda: registry.view(session))
+            return await self._session_calls.view(session)
         return await self.follower.at(at)
 
     # -- status ----------------------------------------------------------------------------
 
     async def status(self) -> dict[str, Any]:
         view = await self.follower.current()
-        sessions = 0
-        if self.sessions is not None:
-            try:
-                sessions = len(self.sessions.list().sessions)
-            except Exception:  # a broken log must not take status down
-                log.exception("listing sessions for status failed")
         return {
             "store": str(self.store),
             "ref": self.follower.ref,
             "sha": view.sha,
-            "records": record_count(view),
-            "skipped": skipped_count(view),
-            "load_source": getattr(self.follower, "load_source", "git"),
+            "records": view.size,
+            "skipped": len(view.skipped),
+            "load_source": self.follower.load_source,
             "load_ms": round(self.follower.load_ms, 1),
             "advances": self.follower.advances,
             "last_advance_ms": None
@@ -232,7 +238,7 @@ class Service:
             if self.vectors is not None
             else {"space": None, "entries": 0, "coverage": 0.0},
             "vector_fill": self.vectors.fill_status() if self.vectors is not None else None,
-            "sessions": sessions,
+            "sessions": self._session_calls.count(),
             "index_path": str(self._plane().index_path) if self.plane else None,
             "state_path": str(self._plane().state_path) if self.plane else None,
             "index": self.plane.status() if self.plane else None,
@@ -249,22 +255,29 @@ class Service:
 
     # -- search ----------------------------------------------------------------------------
 
-    def _admit(self, filter_: Filter | None) -> Any:
+    def _admit(self, filter_: Filter | None) -> Scope:
         """The scope every arm ranks within; with no filter, active non-task memories."""
+        from headd.head.scope import Scope
+
         if filter_ is None:
             if self._default_scope is None:
-                self._default_scope = self.head.scope()
+                self._default_scope = Scope()
             return self._default_scope
-        args = {
-            name: tuple(value) if isinstance(value, list) else value
-            for name, value in msgspec.structs.asdict(filter_).items()
-            if value is not None
-        }
-        return self.head.scope(**args)
+        return Scope(
+            types=tuple(filter_.types or ()),
+            workspace=filter_.workspace,
+            tags=tuple(filter_.tags or ()),
+            entity=filter_.entity,
+            facets=tuple(filter_.facets or ()),
+            include_archived=filter_.include_archived,
+            as_of=filter_.as_of,
+        )
 
     async def search(self, request: Search) -> dict[str, Any]:
         if request.plane == "index":
             return await self.index_search(request)
+        from headd.head.search import search_head
+
         view = await self.view(request.at, request.session)
         now = request.now or iso_utc(self.clock())
         admit = self._admit(request.filter)
@@ -272,7 +285,7 @@ class Service:
         arm = NO_VECTORS
         if self.vectors is not None:
             arm = await self.vectors.for_search(view, request.query, request.vectors)
-        hits = self.head.search_head(
+        hits = search_head(
             view,
             request.query,
             limit=request.limit,
@@ -357,58 +370,6 @@ class Service:
                 return await plane.traces_show(session)
         raise MethodNotFound(f"no plane handler for {type(request).__name__}")
 
-    # -- resolve ---------------------------------------------------------------------------
-
-    def resolve(self, view: Any, path: str) -> dict[str, Any]:
-        """Follow an archive move, then supersedes links forward, to the live memory."""
-        path = path.lstrip("/")
-        chain = [path]
-        current = path
-        if view.record(current) is None:
-            moved = self._archived_copy(view, current)
-            if moved is None:
-                raise PathNotFound(f"no memory at {path}", {"path": path})
-            current = moved
-            chain.append(current)
-        for _ in range(RESOLVE_MAX_STEPS):
-            successor = self._successor(view, current)
-            if successor is None or successor in chain:
-                break
-            current = successor
-            chain.append(current)
-        return {"sha": view.sha, "path": current, "chain": chain}
-
-    @staticmethod
-    def _archived_copy(view: Any, path: str) -> str | None:
-        """The newest ``archive/<YYYY>/<path>`` the version holds (a scan: resolve is rare)."""
-        records = getattr(view, "records", None)
-        if records is None:
-            return None
-        values = records() if callable(records) else records
-        if hasattr(values, "values"):
-            values = values.values()
-        candidates = [r.path for r in values if r.archived and r.origin_path == path]
-        return max(candidates) if candidates else None
-
-    @staticmethod
-    def _successor(view: Any, path: str) -> str | None:
-        record = view.record(path)
-        hrefs = {"/" + path}
-        if record is not None and record.origin_path:
-            hrefs.add("/" + record.origin_path)
-        found: list[tuple[bool, str]] = []
-        for href in hrefs:
-            for linker in paths_of(view.inbound, href):
-                other = view.record(linker)
-                if other is None:
-                    continue
-                if any(link.rel == "supersedes" and link.href in hrefs for link in other.links):
-                    found.append((other.archived, linker))
-        if not found:
-            return None
-        found.sort()
-        return found[0][1]
-
     # -- advance and gate --------------------------------------------------------------------
 
     async def advance(self, to: str | None) -> dict[str, Any]:
@@ -423,12 +384,14 @@ class Service:
             "took_ms": round(report.took_ms, 3),
         }
 
-    async def gate(self, request: Gate) -> Any:
+    async def gate(self, request: Gate) -> HeadGateReport:
+        from headd.head.gate import gate_heads
+
         base = await self.follower.at(request.base)
         landed = await self.follower.at(request.landed)
         report = await self._run(
             self._compute,
-            lambda: self.head.gate_heads(
+            lambda: gate_heads(
                 base,
                 landed,
                 probes=request.probes,
@@ -439,109 +402,12 @@ class Service:
         )
         return report
 
-    # -- sessions --------------------------------------------------------------------------
-
-    def _registry(self) -> Any:
-        if self.sessions is None:
-            raise MethodNotFound("sessions are not available in this build")
-        return self.sessions
-
-    async def session_call(self, request: Request) -> Any:
-        registry = self._registry()
-        await self.follower.current()
-        match request:
-            case SessionOpen(id=session_id, base=base):
-                return await self._in_writer(lambda: registry.open(session_id, base))
-            case SessionApply(session=session_id, ops=ops):
-                return await self._in_writer(lambda: registry.apply(session_id, ops))
-            case SessionCommit(session=session_id, message=message):
-                return await self.session_commit(registry, request, session_id, message)
-            case SessionRebase(session=session_id, onto=onto):
-                return await self._in_writer(lambda: registry.rebase(session_id, onto))
-            case SessionClose(session=session_id):
-                return await self._in_writer(lambda: registry.close(session_id))
-            case SessionList():
-                return await self._in_writer(registry.list)
-        raise MethodNotFound(f"no session handler for {type(request).__name__}")
-
-    async def session_commit(
-        self, registry: Any, request: SessionCommit, session_id: str, message: str | None
-    ) -> Any:
-        """Land the session, then bring the follower to the landed commit before answering, so
-        the next read on any connection sees it (read-your-writes). Per-step times at DEBUG."""
-        provenance = provenance_of(request)
-        started = time.perf_counter()
-        cpu: list[float] = []
-
-        def commit() -> Any:
-            thread_started = time.thread_time()
-            try:
-                if provenance is None:
-                    return registry.commit(session_id, message)
-                return registry.commit(session_id, message, provenance=provenance)
-            finally:
-                cpu.append(time.thread_time() - thread_started)
-
-        result = await self._in_writer(commit)
-        landed = time.perf_counter()
-        view = await self.follower.current()
-        advanced = time.perf_counter()
-        if provenance is not None:
-            await self._record_wrote(result, view, provenance)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug(
-                "session.commit %s: %s, commit %.1f ms (%.1f ms CPU), advance %.1f ms, "
-                "links %.1f ms",
-                session_id,
-                getattr(result, "outcome", None),
-                (landed - started) * 1e3,
-                (cpu[0] if cpu else 0.0) * 1e3,
-                (advanced - landed) * 1e3,
-                (time.perf_counter() - advanced) * 1e3,
-            )
-        return result
-
-    async def _record_wrote(self, result: Any, view: Any, provenance: Any) -> None:
-        """``memory_session_links``: one ``wrote`` row per memory the landed commit holds."""
-        if self.plane is None or getattr(result, "outcome", None) != "committed":
-            return
-        paths = tuple(p for p in (result.paths or ()) if view.record(p) is not None)
-        if not paths:
-            return
-        from headd_plane.state import iso_ms
-
-        links = WroteLinks(
-            session_id=provenance.session_id,
-            prompt_id=provenance.prompt_id,
-            turn=provenance.turn,
-            at=iso_ms(self.clock()),
-            paths=paths,
-        )
-        await self.plane.record_wrote(links)
-
-    async def _in_writer(self, fn: Callable[[], T]) -> T:
-        return await self._run(self._writer, fn)
-
     @staticmethod
     async def _run(executor: ThreadPoolExecutor, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(executor, fn)
 
     def shutdown(self) -> None:
-        self._writer.shutdown(wait=True)
+        self._session_calls.shutdown()
         self._compute.shutdown(wait=True)
         if self.plane is not None:
             self.plane.shutdown()
-
-
-def provenance_of(request: SessionCommit) -> Any:
-    """The commit's transcript provenance, or None; a prompt or turn needs a session id."""
-    session_id = check_provenance_value("session_id", request.session_id)
-    prompt_id = check_provenance_value("prompt_id", request.prompt_id)
-    turn = check_provenance_value("turn", request.turn)
-    if session_id is None:
-        if prompt_id is not None or turn is not None:
-            raise InvalidParams("prompt_id and turn need a session_id", {"field": "session_id"})
-        return None
-    from headd.store.commit import Provenance
-
-    return Provenance(session_id=session_id, prompt_id=prompt_id, turn=turn)

@@ -6,7 +6,8 @@ every message on the line was a notification. Params stay as ``msgspec.Raw`` her
 layer (``methods.py``) decodes each straight into its own typed Struct.
 
 Failure mapping, which is the contract's section 3:
-- a line that is not JSON is -32700, an envelope that is not a request is -32600;
+- a line that is not JSON is -32700, an envelope that is not a request is -32600, and so is a
+  line nested deeper than ``headd.wire.nesting.MAX_DEPTH`` (refused before it is decoded);
 - ``RpcError`` subclasses carry their own standard code;
 - ``HeaddError`` subclasses are -32000 with ``data = {code: "ERR_…", details}``;
 - anything else is logged with its traceback and answered -32603 with a fixed message, so no
@@ -24,6 +25,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from headd.errors import HeaddError, InternalError, InvalidRequest, ParseError, RpcError
+from headd.wire.nesting import MAX_DEPTH, nests_deeper_than
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +120,9 @@ async def _answer_one(raw: Raw, dispatch: Dispatch) -> bytes | None:
 
 async def answer_line(line: bytes, dispatch: Dispatch) -> bytes | None:
     """The answer to one line (without its newline), or None when nothing is owed."""
+    if nests_deeper_than(line):
+        message = f"nested deeper than {MAX_DEPTH} levels"
+        return error_line(InvalidRequest(message, {"max_depth": MAX_DEPTH}))
     try:
         whole = _decode_raw(line)
     except msgspec.DecodeError as exc:

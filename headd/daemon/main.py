@@ -35,9 +35,8 @@ import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from headd.daemon.io_ import DEFAULT_LINE_LIMIT
 from headd.daemon.usage import (
     LOG_LEVELS,
     UsageParser,
@@ -47,6 +46,7 @@ from headd.daemon.usage import (
     store_problem,
 )
 from headd.errors import GitFailure, HeaddError
+from headd.wire.framing import DEFAULT_LINE_LIMIT
 
 if TYPE_CHECKING:
     import asyncio
@@ -56,10 +56,11 @@ if TYPE_CHECKING:
 
     from headd.daemon.coldstart import ColdStart
     from headd.daemon.collector import VersionCollector
-    from headd.daemon.follow import RefFollower
-    from headd.daemon.head_api import HeadApi
+    from headd.daemon.follow import ColdLoader
     from headd.daemon.notify import Notifier
     from headd.daemon.snapshots import SnapshotWriter
+    from headd.embed.port import DocumentEmbedder
+    from headd.head.version import HeadVersion
 
 log = logging.getLogger("headd")
 
@@ -135,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> Config:
-    from headd.daemon.socket_path import resolve_socket, resolve_store
+    from headd.wire.socket_path import resolve_socket, resolve_store
 
     store = resolve_store(args.store, environ)
     home = Path(environ.get("HOME") or str(Path.home()))
@@ -158,7 +159,7 @@ def open_listener(
 ) -> tuple[socket.socket, Path | None]:
     """The inherited socket (we do not own its file) or one bound here (we remove it at exit)."""
     from headd.daemon.notify import inherited_listener
-    from headd.daemon.socket_path import bind_listener
+    from headd.wire.socket_path import bind_listener
 
     inherited = inherited_listener(environ)
     if inherited is not None:
@@ -169,7 +170,7 @@ def open_listener(
 
 def make_embedder(
     setting: str, store: Path, environ: Mapping[str, str] = os.environ
-) -> object | None:
+) -> DocumentEmbedder | None:
     """The embedder ``--embedder`` names (None for off, and for auto without the extra); a
     local model converts into the store's own ``.memhtml/headd/models`` (everything the daemon
     writes stays under ``<store>/.memhtml/``), unless ``$HEADD_MODEL_CACHE`` says where."""
@@ -189,15 +190,6 @@ def embedder_setting(flag: str | None, environ: MutableMapping[str, str]) -> str
     from headd.embed.factory import embedder_setting as setting
 
     return setting(flag, environ)
-
-
-def make_sessions(store: Path, follower: RefFollower) -> object | None:
-    """The session registry of ``headd.store``, when that package provides one."""
-    try:
-        from headd.daemon.sessions_port import make_registry
-    except ImportError:
-        return None
-    return make_registry(store, follower)
 
 
 class StartSteps:
@@ -263,11 +255,12 @@ async def run(
     from headd.daemon.collector import VersionCollector
     from headd.daemon.follow import GitThread, RefFollower, followed_ref_of
     from headd.daemon.handlers import Service
-    from headd.daemon.head_api import record_count
     from headd.daemon.notify import Notifier
     from headd.daemon.plane_service import PlaneService
     from headd.daemon.server import Server
+    from headd.daemon.sessions_port import make_registry
     from headd.daemon.vectors import PlaneVectorStore, VectorService, plane_writer_runner
+    from headd.head.version import advance_head, load_head
     from headd.thread_priority import lower_thread_priority
 
     steps = steps or StartSteps()
@@ -282,8 +275,6 @@ async def run(
     steps.mark("repository open, ref resolved")
     embedder = make_embedder(config.embedder, config.store)  # a bad one fails before we bind
     steps.mark("embedder made")
-    head = late_head_api()
-    steps.mark("head api bound")
     listener, owned = open_listener(config, environ)
     steps.mark("socket bound")
     git = GitThread(config.store)
@@ -305,9 +296,9 @@ async def run(
         config.store,
         ref,
         git,
-        loader=head.load_head,
-        advancer=head.advance_head,
-        cold_loader=make_cold_loader(head, snapshots, collector),
+        loader=load_head,
+        advancer=advance_head,
+        cold_loader=make_cold_loader(snapshots, collector),
         collector=collector,
     )
     steps.mark("services made")
@@ -324,9 +315,9 @@ async def run(
             steps.mark("vectors loaded")
 
         load: asyncio.Future[None] = asyncio.ensure_future(loop.run_in_executor(None, load_all))
-        stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        stopper: asyncio.Future[object] = asyncio.ensure_future(stop.wait())
         try:
-            await asyncio.wait({load, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((load, stopper), return_when=asyncio.FIRST_COMPLETED)
         finally:
             progress.cancel()
         if not load.done():
@@ -342,8 +333,7 @@ async def run(
         service = Service(
             store=config.store,
             follower=follower,
-            head=head,
-            sessions=make_sessions(config.store, follower),
+            sessions=make_registry(config.store, follower),
             vectors=vectors,
             plane=plane,
             snapshots=snapshots,
@@ -360,7 +350,7 @@ async def run(
         await server.start()
         steps.mark("serving")
         follow = asyncio.create_task(follower.follow_forever(config.follow_interval))
-        hooks: list[Callable[[Any], None]] = [vectors.schedule_fill, plane.schedule_update]
+        hooks: list[Callable[[HeadVersion], None]] = [vectors.schedule_fill, plane.schedule_update]
         if snapshots is not None:
             if follower.load_source == "snapshot":
                 snapshots.loaded_from(follower.version.sha)
@@ -368,7 +358,7 @@ async def run(
         each_hook = on_each(*hooks)
         follower.on_advance = each_hook
         version = follower.version
-        notifier.ready(f"serving {version.sha[:12]} ({record_count(version)} records)")
+        notifier.ready(f"serving {version.sha[:12]} ({version.size} records)")
         steps.mark("ready")
         log_heavy_modules()
 
@@ -387,7 +377,7 @@ async def run(
             "ready: %s at %s, %d records, loaded from %s in %.0f ms",
             ref,
             version.sha[:12],
-            record_count(version),
+            version.size,
             follower.load_source,
             follower.load_ms,
         )
@@ -432,26 +422,6 @@ def open_repository(store: Path) -> pygit2.Repository:
         raise GitFailure(f"not a git repository: {store}", {"store": str(store)}) from None
 
 
-def late_head_api() -> HeadApi:
-    """``HeadApi.from_head()``, with the search, the gate and the scope imported at first call.
-
-    Their modules (and the memfile editing the overlay pulls in) are a tenth of a second of
-    imports that no answer before the first search needs; ``after_ready`` imports them in the
-    background so a search rarely waits for them.
-    """
-    from headd.daemon.head_api import HeadApi
-    from headd.head.version import advance_head, load_head
-
-    return HeadApi(
-        load_head=load_head,
-        advance_head=advance_head,
-        search_head=_late("headd.head.search", "search_head"),
-        gate_heads=_late("headd.head.gate", "gate_heads"),
-        describe_gate_failure=_late("headd.head.gate", "describe_head_gate_failure"),
-        scope=_late("headd.head.scope", "Scope"),
-    )
-
-
 #: What ``after_ready`` imports in the background: the modules the first calls of each kind need
 #: (numpy and pygit2 first: the heaviest, and kept off the way to READY, see HEAVY_MODULES).
 LATE_MODULES = (
@@ -462,16 +432,6 @@ LATE_MODULES = (
     "headd.head.scope",
     "headd.head.overlay",
 )
-
-
-def _late(module: str, name: str) -> Callable[..., Any]:
-    """A function that calls ``module.name``, importing the module on the first call."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args, **kwargs)
-
-    call.__name__ = call.__qualname__ = name
-    return call
 
 
 def import_late_modules() -> None:
@@ -499,12 +459,11 @@ def make_snapshot_writer(config: Config) -> SnapshotWriter | None:
     )
 
 
-def make_cold_loader(
-    head: HeadApi, snapshots: SnapshotWriter | None, collector: VersionCollector
-) -> Any:
+def make_cold_loader(snapshots: SnapshotWriter | None, collector: VersionCollector) -> ColdLoader:
     """The first load: snapshot at the tip, else at an ancestor + advance, else git."""
     from headd.daemon.coldstart import cold_load
     from headd.head.snapshot import decode_version
+    from headd.head.version import advance_head, load_head
 
     store = None if snapshots is None else snapshots.store
 
@@ -513,8 +472,8 @@ def make_cold_loader(
             open_repo,
             tip,
             store,
-            load_head=head.load_head,
-            advance_head=head.advance_head,
+            load_head=load_head,
+            advance_head=advance_head,
             decode=decode_version,
             settle=collector.settled,
         )
@@ -522,7 +481,7 @@ def make_cold_loader(
     return load
 
 
-def settle_loaded(version: Any, collector: VersionCollector) -> None:
+def settle_loaded(version: HeadVersion, collector: VersionCollector) -> None:
     """After READY: build what a snapshot decode left for first use (the lexical buckets), with
     the collector paused and its objects frozen after, as the cold start does for the rest."""
     from headd.head.snapshot import settle_version
@@ -540,10 +499,10 @@ def settle_loaded(version: Any, collector: VersionCollector) -> None:
         log.exception("settling the loaded version failed")
 
 
-def on_each(*callbacks: Callable[[Any], None]) -> Callable[[Any], None]:
+def on_each(*callbacks: Callable[[HeadVersion], None]) -> Callable[[HeadVersion], None]:
     """One ``on_advance`` hook that calls each of ``callbacks`` (vectors, then the index)."""
 
-    def call(version: Any) -> None:
+    def call(version: HeadVersion) -> None:
         for callback in callbacks:
             try:
                 callback(version)

@@ -24,10 +24,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from headd.daemon import plane_calls
+from headd_plane import calls as plane_calls
+
 from headd.errors import HeaddError, StorageFailure
+
+if TYPE_CHECKING:
+    from headd_plane.db import PlaneDb
+    from headd_plane.plane import Plane
+    from headd_plane.retrieval import Retrieval
+
+    from headd.embed.port import DocumentEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +82,10 @@ class PlaneService:
     def __init__(
         self,
         store: Path,
-        embedder: Any | None,
+        embedder: DocumentEmbedder | None,
         trace_root: Path,
         *,
-        open_plane: Callable[..., Any] | None = None,
+        open_plane: Callable[..., Plane] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -85,9 +93,9 @@ class PlaneService:
         self._open_plane = open_plane
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="headd-plane-write")
         self._readers = ThreadPoolExecutor(READER_THREADS, thread_name_prefix="headd-plane-read")
-        self._plane: Any = None
+        self._plane: Plane | None = None
         self._local = threading.local()
-        self._reader_dbs: list[Any] = []
+        self._reader_dbs: list[PlaneDb] = []
         self._reader_lock = threading.Lock()
         self._wanted = False
         self._updating: asyncio.Task[None] | None = None
@@ -111,7 +119,7 @@ class PlaneService:
 
     # -- threads ----------------------------------------------------------------------------
 
-    def _writer_plane(self) -> Any:
+    def _writer_plane(self) -> Plane:
         """The writer plane, opened (and migrated) on first use; only ever on the writer thread."""
         if self._plane is None:
             if self._open_plane is None:
@@ -122,7 +130,7 @@ class PlaneService:
             self._watch_work_tree(self._plane)
         return self._plane
 
-    def _watch_work_tree(self, plane: Any) -> None:
+    def _watch_work_tree(self, plane: Plane) -> None:
         """Learn the dirty work tree from inotify from here on (the plane opens after READY,
         so READY never waits for the watches); the first update still scans every file, since
         an edit may predate its watch. A failure only leaves the scan."""
@@ -172,9 +180,9 @@ class PlaneService:
         else:
             log.debug("plane opened in %.1f ms", (time.perf_counter() - started) * 1000.0)
 
-    def _reader(self) -> Any:
+    def _reader(self) -> Retrieval:
         """This reader thread's read-only retrieval (opened once the writer created the files)."""
-        retrieval = getattr(self._local, "retrieval", None)
+        retrieval: Retrieval | None = getattr(self._local, "retrieval", None)
         if retrieval is None:
             from headd_plane.plane import open_retrieval
 
@@ -184,12 +192,12 @@ class PlaneService:
                 self._reader_dbs.append(retrieval.db)
         return retrieval
 
-    async def on_writer(self, fn: Callable[[Any], T]) -> T:
+    async def on_writer(self, fn: Callable[[Plane], T]) -> T:
         """Run ``fn(plane)`` on the writer thread."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._writer, lambda: fn(self._writer_plane()))
 
-    async def on_reader(self, fn: Callable[[Any], T]) -> T:
+    async def on_reader(self, fn: Callable[[Retrieval], T]) -> T:
         """Run ``fn(retrieval)`` on a reader thread; the writer opens the files first if needed."""
         if self._opening is not None and not self._opening.done():
             await asyncio.wrap_future(self._opening)
@@ -200,7 +208,7 @@ class PlaneService:
 
     # -- the background update ----------------------------------------------------------------
 
-    def schedule_update(self, _version: Any = None) -> None:
+    def schedule_update(self, _version: object = None) -> None:
         """Ask for an update (called on the loop after the load and after each advance)."""
         if self._stopping.is_set():
             return
@@ -260,7 +268,7 @@ class PlaneService:
                 self.stats.last_ms,
             )
 
-    def _background_update(self, plane: Any) -> dict[str, Any]:
+    def _background_update(self, plane: Plane) -> dict[str, Any]:
         """``update``, embedding new chunks only when the index already carries vectors (a
         store opted in with ``index.rebuild {embed: true}``): a first full embed would hold the
         writer, and with it every reinforce, for as long as the model takes."""
@@ -341,6 +349,6 @@ class PlaneService:
             self._plane.close()
 
 
-def _holds_vectors(plane: Any) -> bool:
+def _holds_vectors(plane: Plane) -> bool:
     row = plane.db.conn.execute("SELECT EXISTS (SELECT 1 FROM embeddings)").fetchone()
     return bool(row and row[0])

@@ -1,9 +1,9 @@
 """The socket server: one read loop per connection, answers in order, a graceful stop.
 
-Each connection is served by one coroutine that reads, frames (``io_.LineFramer``), answers each
-line through ``json_rpc.answer_line`` and writes the answer before it reads the next line, so a
-connection's answers come in request order and a client that pipelines is throttled by the
-socket's own buffers. Many connections run at once on the event loop.
+Each connection is served by one coroutine that reads, frames
+(``headd.wire.framing.LineFramer``), answers each line through ``json_rpc.answer_line`` and
+writes the answer before it reads the next line, so a connection's answers come in request order
+and a client that pipelines is throttled by the socket's own buffers. Many connections run at once on the event loop.
 
 Who may talk to us: the socket file is 0600, and on top of that each peer's uid is read with
 SO_PEERCRED and a peer of another uid is refused (root excepted), because a socket activated by
@@ -22,10 +22,10 @@ import os
 import socket
 from pathlib import Path
 
-from headd.daemon.io_ import DEFAULT_LINE_LIMIT, LineFramer, Oversized, frame
 from headd.daemon.json_rpc import Dispatch, answer_line, error_line
-from headd.daemon.socket_path import peer_uid
 from headd.errors import InvalidRequest
+from headd.wire.framing import DEFAULT_LINE_LIMIT, LineFramer, Oversized, frame
+from headd.wire.socket_path import peer_uid
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,13 @@ older base comes from the follower's LRU or one tree-diff advance on the git thr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from headd.daemon.follow import RefFollower
+
+if TYPE_CHECKING:
+    from headd.head.version import HeadVersion
+    from headd.store.manager import SessionManager
 
 
 class FollowerVersions:
@@ -19,11 +23,11 @@ class FollowerVersions:
     def __init__(self, follower: RefFollower) -> None:
         self._follower = follower
 
-    def version(self, sha: str) -> Any:
+    def version(self, sha: str) -> HeadVersion:
         return self._follower.version_blocking(sha)
 
 
-def make_registry(store: Path, follower: RefFollower) -> Any:
+def make_registry(store: Path, follower: RefFollower) -> SessionManager:
     from headd.store.manager import SessionManager
 
     return SessionManager(store, follower.ref, versions=FollowerVersions(follower))

@@ -16,7 +16,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from headd_plane.snapshot_store import SnapshotStore
+
+    from headd.head.version import HeadVersion
 
 from headd.errors import HeaddError
 
@@ -39,8 +44,8 @@ class SnapshotWriter:
 
     def __init__(
         self,
-        store: Any,
-        encode: Callable[[Any], bytes],
+        store: SnapshotStore,
+        encode: Callable[[HeadVersion], bytes],
         *,
         interval: float = DEFAULT_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
@@ -50,7 +55,7 @@ class SnapshotWriter:
         self.interval = interval
         self._clock = clock
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="headd-snapshot")
-        self._wanted: Any = None
+        self._wanted: HeadVersion | None = None
         self._task: asyncio.Task[None] | None = None
         self._last_write_at: float | None = None
         self._stopping = False
@@ -64,7 +69,7 @@ class SnapshotWriter:
         """The cold start decoded the snapshot of ``sha``: it needs no rewrite."""
         self._known_good.add(sha)
 
-    def schedule(self, version: Any) -> None:
+    def schedule(self, version: HeadVersion) -> None:
         """Ask for a snapshot of ``version`` (called on the loop; returns at once)."""
         if self._stopping or version is None:
             return
@@ -100,7 +105,7 @@ class SnapshotWriter:
             finally:
                 self._last_write_at = self._clock()
 
-    def _write(self, version: Any) -> None:
+    def _write(self, version: HeadVersion) -> None:
         sha = version.sha
         if sha in self._known_good and self.store.has(sha):
             return

@@ -29,13 +29,19 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from headd.errors import HeaddError, ModelUnavailable
 from headd.lazy_import import LazyModule
 
 if TYPE_CHECKING:
     import numpy as np
+    import numpy.typing as npt
+
+    from headd.embed.port import DocumentEmbedder
+    from headd.embed.query_cache import QueryVectorCache
+    from headd.head.indexes import IndexedView
+    from headd.head.vectors import FillResult, VectorCache, VectorSpace, VersionMatrix
 else:
     np = LazyModule("numpy", globals(), "np")
 
@@ -55,9 +61,9 @@ def cache_path(store: Path, space_id: str) -> Path:
 class VectorPersistence(Protocol):
     """Where vectors outlive the process (blocking calls, made off the event loop)."""
 
-    def load(self, space: Any) -> Any: ...
+    def load(self, space: VectorSpace) -> VectorCache: ...
 
-    def append(self, space: Any, hashes: Sequence[str], vectors: Any) -> None: ...
+    def append(self, space: VectorSpace, hashes: Sequence[str], vectors: npt.ArrayLike) -> None: ...
 
 
 class PlaneVectorStore:
@@ -75,12 +81,12 @@ class PlaneVectorStore:
         self._own_writer: Any = None
         self._lock = threading.Lock()
 
-    def load(self, space: Any) -> Any:
+    def load(self, space: VectorSpace) -> VectorCache:
         from headd_plane.head_vectors import load_cache
 
         return load_cache(self.index_path, space)
 
-    def append(self, space: Any, hashes: Sequence[str], vectors: Any) -> None:
+    def append(self, space: VectorSpace, hashes: Sequence[str], vectors: npt.ArrayLike) -> None:
         from headd_plane.head_vectors import append_vectors, rows_of
 
         rows_of(space, hashes, vectors)  # refuse a wrong width before touching the writer
@@ -116,8 +122,8 @@ def plane_writer_runner(
 class SearchVectors:
     """What ``search_head`` gets (both or neither) and the coverage the answer reports."""
 
-    vectors: Any
-    query_vector: Any
+    vectors: VersionMatrix | None
+    query_vector: npt.NDArray[np.float32] | None
     coverage: float = 0.0
 
     @property
@@ -149,11 +155,11 @@ class VectorService:
     def __init__(
         self,
         store: Path,
-        embedder: Any | None,
+        embedder: DocumentEmbedder | None,
         executor: Executor,
         *,
         persistence: VectorPersistence | None = None,
-        notify: Callable[[str], Any] | None = None,
+        notify: Callable[[str], object] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
@@ -162,12 +168,12 @@ class VectorService:
         self.persistence: VectorPersistence = persistence or PlaneVectorStore(store)
         self.notify = notify
         self._monotonic = monotonic
-        self.cache: Any = None
-        self._queries: Any = None
-        self._coverage: tuple[Any, Any, float] | None = None
-        self._matrix: Any = None
-        self._tip: Any = None
-        self._wanted: Any = None
+        self.cache: VectorCache | None = None
+        self._queries: QueryVectorCache | None = None
+        self._coverage: tuple[IndexedView, VectorCache, float] | None = None
+        self._matrix: VersionMatrix | None = None
+        self._tip: IndexedView | None = None
+        self._wanted: IndexedView | None = None
         self._filling: asyncio.Task[None] | None = None
         self._warmed = False
         self.progress = FillProgress()
@@ -186,7 +192,7 @@ class VectorService:
         if self.embedder is None:
             return
         from headd.embed.query_cache import QueryVectorCache
-        from headd.head import VectorSpace
+        from headd.head.vectors import VectorSpace
 
         space = VectorSpace.parse(self.embedder.space)
         started = time.perf_counter()
@@ -202,7 +208,7 @@ class VectorService:
         )
 
     def _import_npz(self, space: Any) -> Any:
-        from headd.head import VectorCache
+        from headd.head.vectors import VectorCache
 
         legacy = cache_path(self.store, space.id)
         empty = VectorCache.empty(space)
@@ -221,7 +227,7 @@ class VectorService:
 
     # -- coverage and search ----------------------------------------------------------------
 
-    def coverage(self, view: Any) -> float:
+    def coverage(self, view: IndexedView) -> float:
         """Share of the version's active records whose content hash has a vector (memoized)."""
         cache = self.cache
         if cache is None:
@@ -241,13 +247,12 @@ class VectorService:
         self._coverage = (view, cache, value)  # holds both, so identity cannot be recycled
         return value
 
-    def matrix_for(self, view: Any) -> Any:
+    def matrix_for(self, view: IndexedView, cache: VectorCache) -> VersionMatrix:
         """The version's matrix. The followed tip's (the last view a fill was scheduled for) is
         kept and moved by changed rows only; any other view (``at``, a session) gets one of its
         own that is not kept."""
         from headd.head.vectors import VersionMatrix
 
-        cache = self.cache
         if view is not self._tip:
             return VersionMatrix.build(view, cache)
         held = self._matrix
@@ -257,7 +262,7 @@ class VectorService:
             held.move_to(view, cache)
         return held
 
-    async def for_search(self, view: Any, query: str, wanted: bool) -> SearchVectors:
+    async def for_search(self, view: IndexedView, query: str, wanted: bool) -> SearchVectors:
         if self.cache is None or self._queries is None:
             return NO_VECTORS
         coverage = self.coverage(view)
@@ -269,13 +274,14 @@ class VectorService:
         except Exception as exc:  # a model failure degrades the search, never fails it
             log.warning("query embed failed: %s", exc)
             return SearchVectors(None, None, coverage)
-        dim = self.cache.space.dim
+        cache = self.cache
+        dim = cache.space.dim
         if getattr(vector, "ndim", 0) != 1 or vector.shape[0] != dim:
             log.warning("query vector of shape %s for %s", getattr(vector, "shape", None), dim)
             return SearchVectors(None, None, coverage)
-        return SearchVectors(self.matrix_for(view), vector, coverage)
+        return SearchVectors(self.matrix_for(view, cache), vector, coverage)
 
-    def status(self, view: Any) -> dict[str, Any]:
+    def status(self, view: IndexedView) -> dict[str, Any]:
         """The contract's ``status.vectors``."""
         return {
             "space": self.space,
@@ -309,13 +315,13 @@ class VectorService:
                 log.warning("loading the embedder failed: %s", exc)
         self._warmed = True
 
-    def _fill_batch(self, view: Any, limit: int) -> Any:
+    def _fill_batch(self, view: IndexedView, limit: int) -> FillResult:
         """One batch on the embed thread: embed, persist the new rows, then swap the cache in."""
-        from headd.head import fill_vectors
+        from headd.head.vectors import fill_vectors
 
-        embedder = self.embedder
-        assert embedder is not None
-        result = fill_vectors(view, self.cache, embedder, limit=limit)
+        embedder, cache = self.embedder, self.cache
+        assert embedder is not None and cache is not None  # fills start only once both are
+        result = fill_vectors(view, cache, embedder, limit=limit)
         if result.filled:
             vectors = _rows(result.cache, result.filled)
             try:
@@ -326,7 +332,7 @@ class VectorService:
             self.cache = result.cache
         return result
 
-    async def fill_now(self, view: Any, limit: int | None) -> dict[str, Any]:
+    async def fill_now(self, view: IndexedView, limit: int | None) -> dict[str, Any]:
         """``vectors.fill``: embed up to ``limit`` of what the cache lacks, now."""
         if self.embedder is None or self.cache is None:
             raise ModelUnavailable("this daemon runs without an embedder", {"embedder": None})
@@ -355,7 +361,7 @@ class VectorService:
             "coverage": round(self.coverage(view), 4),
         }
 
-    def schedule_fill(self, view: Any) -> None:
+    def schedule_fill(self, view: IndexedView) -> None:
         """Fill for ``view`` soon; a fill already running picks up the newest view after it."""
         self._tip = view
         if self.embedder is None or self.cache is None or self._stopping:
@@ -372,7 +378,7 @@ class VectorService:
             view, self._wanted = self._wanted, None
             await self._fill_view(loop, view)
 
-    async def _fill_view(self, loop: asyncio.AbstractEventLoop, view: Any) -> None:
+    async def _fill_view(self, loop: asyncio.AbstractEventLoop, view: IndexedView) -> None:
         p = self.progress
         p.filling, p.embedded, p.started = True, 0, self._monotonic()
         try:
@@ -402,7 +408,7 @@ class VectorService:
             if self._wanted is None:
                 self._say(view, done=True)
 
-    def _say(self, view: Any, done: bool = False) -> None:
+    def _say(self, view: IndexedView, done: bool = False) -> None:
         p = self.progress
         text = (
             f"vectors {self.coverage(view):.1%} of {self.space}"
@@ -426,9 +432,11 @@ class VectorService:
             await asyncio.gather(self._filling, return_exceptions=True)
 
 
-def _rows(cache: Any, hashes: Sequence[str]) -> Any:
+def _rows(cache: VectorCache, hashes: Sequence[str]) -> npt.NDArray[np.float32]:
     """The cache's vectors for ``hashes``, stacked (every hash must be held)."""
-    return np.stack([cache.get(h) for h in hashes]) if hashes else np.zeros((0, cache.space.dim))
+    if not hashes:
+        return np.zeros((0, cache.space.dim), dtype=np.float32)
+    return np.stack([cast("npt.NDArray[np.float32]", cache.get(h)) for h in hashes])
 
 
 __all__ = [

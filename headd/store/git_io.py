@@ -204,19 +204,37 @@ def write_commit(
     a ref moves to it, it is an unreachable object git's gc will collect, which is why writing it
     early is harmless.
     """
+    try:
+        blobs: dict[str, str | None] = dict.fromkeys(removes)
+        for path, html in writes.items():
+            blobs[path] = str(repo.create_blob(html.encode("utf-8")))
+    except pygit2.GitError as exc:
+        raise GitFailure(f"writing the commit failed: {exc}") from exc
+    return write_commit_of_blobs(repo, parent, blobs, message, who, who)
+
+
+def write_commit_of_blobs(
+    repo: pygit2.Repository,
+    parent: str,
+    blobs: Mapping[str, str | None],
+    message: str,
+    author: pygit2.Signature,
+    committer: pygit2.Signature,
+) -> str:
+    """A commit on ``parent`` whose tree sets each path to a blob id already in the object
+    database, or removes it (None). Unreachable until a ref moves to it, as ``write_commit``'s."""
     root = _tree_of(repo, parent)
     try:
         edits = _Edits()
-        for path in removes:
+        for path, blob in blobs.items():
             node, name = edits.at(path)
-            node.files[name] = None
-        for path, html in writes.items():
-            node, name = edits.at(path)
-            node.files[name] = repo.create_blob(html.encode("utf-8"))
+            node.files[name] = pygit2.Oid(hex=blob) if blob is not None else None
         tree = _edited_tree(repo, root, edits)
         if tree is None:
             tree = repo.TreeBuilder().write()
-        commit = repo.create_commit(None, who, who, message, tree, [pygit2.Oid(hex=parent)])
+        commit = repo.create_commit(
+            None, author, committer, message, tree, [pygit2.Oid(hex=parent)]
+        )
     except pygit2.GitError as exc:
         raise GitFailure(f"writing the commit failed: {exc}") from exc
     return str(commit)

@@ -17,10 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from headd.errors import IndexStale, InvalidParams, SessionNotFound
-
-#: What a session commit may carry about where its memories came from (issue 6).
-PROVENANCE_MAX_CHARS = 200
+from headd.errors import IndexStale, SessionNotFound
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,20 +214,3 @@ def record_wrote(conn: sqlite3.Connection, links: WroteLinks) -> int:
         )
         added += int(record_link(conn, link))
     return added
-
-
-def check_provenance_value(name: str, value: str | None) -> str | None:
-    """A provenance id as it may go into a meta and a trailer: one line, printable, bounded."""
-    if value is None:
-        return None
-    if (
-        not value.strip()
-        or len(value) > PROVENANCE_MAX_CHARS
-        or any(ch in value for ch in "\r\n\t\x00")
-        or not value.isprintable()
-    ):
-        raise InvalidParams(
-            f"{name} must be one printable line of 1 to {PROVENANCE_MAX_CHARS} characters",
-            {"field": name},
-        )
-    return value.strip()

@@ -1,0 +1,169 @@
+"""The ``session.*`` methods: the store's session manager, run on a small pool of its own.
+
+The session manager is thread-safe (one lock per session, taken without waiting, so overlapping
+calls on one session answer ``ERR_SESSION_LOCKED``; one commit lock for the shared work tree), so
+one agent's slow commit does not hold up another agent's ``apply``. A commit is answered only once
+the follower stands on the landed commit (read-your-writes), and, when it carries transcript
+provenance, once the plane recorded one ``wrote`` link per memory it landed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import TYPE_CHECKING, TypeVar
+
+from headd_plane.calls import WroteLinks
+
+from headd.daemon.follow import RefFollower
+from headd.daemon.methods import (
+    SessionApply,
+    SessionClose,
+    SessionCommit,
+    SessionList,
+    SessionOpen,
+    SessionRebase,
+)
+from headd.daemon.plane_service import PlaneService
+from headd.errors import MethodNotFound
+from headd.head.indexes import IndexedView
+
+if TYPE_CHECKING:
+    from headd.store.commit import Provenance
+    from headd.store.manager import SessionManager
+    from headd.store.results import CommitResult
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SESSION_THREADS = 4
+
+SessionRequest = (
+    SessionOpen | SessionApply | SessionCommit | SessionRebase | SessionClose | SessionList
+)
+
+
+class SessionCalls:
+    """The session methods over one :class:`SessionManager` (None: a daemon without sessions)."""
+
+    def __init__(
+        self,
+        sessions: SessionManager | None,
+        follower: RefFollower,
+        plane: PlaneService | None,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._sessions = sessions
+        self._follower = follower
+        self._plane = plane
+        self._clock = clock
+        self._pool = ThreadPoolExecutor(SESSION_THREADS, thread_name_prefix="headd-session")
+
+    def _registry(self) -> SessionManager:
+        if self._sessions is None:
+            raise MethodNotFound("sessions are not available in this build")
+        return self._sessions
+
+    def count(self) -> int:
+        """How many sessions are open (0 when there is no manager, or its log cannot be read)."""
+        if self._sessions is None:
+            return 0
+        try:
+            return len(self._sessions.list().sessions)
+        except Exception:  # a broken log must not take status down
+            log.exception("listing sessions for status failed")
+            return 0
+
+    async def view(self, session: str) -> IndexedView:
+        """The session's overlay on its base, as of the ref's tip now."""
+        registry = self._registry()
+        await self._follower.current()
+        view = await self._in_pool(lambda: registry.view(session))
+        if not isinstance(view, IndexedView):  # the follower's versions and their overlays are
+            raise TypeError(f"a session view is an IndexedView, not {type(view).__name__}")
+        return view
+
+    async def call(self, request: SessionRequest) -> object:
+        registry = self._registry()
+        await self._follower.current()
+        match request:
+            case SessionOpen(id=wanted, base=base):
+                return await self._in_pool(lambda: registry.open(wanted, base))
+            case SessionApply(session=session_id, ops=ops):
+                return await self._in_pool(lambda: registry.apply(session_id, ops))
+            case SessionCommit():
+                return await self.commit(registry, request)
+            case SessionRebase(session=session_id, onto=onto):
+                return await self._in_pool(lambda: registry.rebase(session_id, onto))
+            case SessionClose(session=session_id):
+                return await self._in_pool(lambda: registry.close(session_id))
+            case SessionList():
+                return await self._in_pool(registry.list)
+        raise MethodNotFound(f"no session handler for {type(request).__name__}")
+
+    async def commit(self, registry: SessionManager, request: SessionCommit) -> CommitResult:
+        """Land the session, then bring the follower to the landed commit before answering, so
+        the next read on any connection sees it (read-your-writes). Per-step times at DEBUG."""
+        from headd.store.provenance import provenance_from
+
+        session_id, message = request.session, request.message
+        provenance = provenance_from(request.session_id, request.prompt_id, request.turn)
+        started = time.perf_counter()
+        cpu: list[float] = []
+
+        def commit() -> CommitResult:
+            thread_started = time.thread_time()
+            try:
+                return registry.commit(session_id, message, provenance=provenance)
+            finally:
+                cpu.append(time.thread_time() - thread_started)
+
+        result = await self._in_pool(commit)
+        landed = time.perf_counter()
+        view = await self._follower.current()
+        advanced = time.perf_counter()
+        if provenance is not None:
+            await self._record_wrote(result, view, provenance)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "session.commit %s: %s, commit %.1f ms (%.1f ms CPU), advance %.1f ms, "
+                "links %.1f ms",
+                session_id,
+                result.outcome,
+                (landed - started) * 1e3,
+                (cpu[0] if cpu else 0.0) * 1e3,
+                (advanced - landed) * 1e3,
+                (time.perf_counter() - advanced) * 1e3,
+            )
+        return result
+
+    async def _record_wrote(
+        self, result: CommitResult, view: IndexedView, provenance: Provenance
+    ) -> None:
+        """``memory_session_links``: one ``wrote`` row per memory the landed commit holds."""
+        if self._plane is None or result.outcome != "committed":
+            return
+        paths = tuple(p for p in (result.paths or ()) if view.record(p) is not None)
+        if not paths:
+            return
+        from headd_plane.state import iso_ms
+
+        links = WroteLinks(
+            session_id=provenance.session_id,
+            prompt_id=provenance.prompt_id,
+            turn=provenance.turn,
+            at=iso_ms(self._clock()),
+            paths=paths,
+        )
+        await self._plane.record_wrote(links)
+
+    async def _in_pool(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True)
