@@ -291,8 +291,11 @@ def run(
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     store = resolve_store(args.store, environ)
     ctx = Context(store, find_socket(args.socket, store, environ), environ, stdin, stdout, stderr)
-    command: Command = args._command
     try:
+        runner = getattr(args, "run_agent", None)
+        if runner is not None:  # a command added through PARSER_HOOKS
+            return int(runner(args, ctx.store, ctx.socket, environ, stdin, stdout, stderr))
+        command: Command = args._command
         if command.local is not None:
             return command.local(args, ctx)
         assert command.request is not None

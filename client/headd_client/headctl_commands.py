@@ -92,6 +92,13 @@ GROUPS: dict[str, str] = {
 
 COMMANDS: list[Command] = []
 
+#: Functions that add subcommands to the argparse tree themselves, ``hook(subparsers,
+#: parser_class)``, for commands that own their output and exit status (a stdio server, an
+#: installer): each such subcommand sets ``run_agent`` as its default, called as
+#: ``run_agent(args, store, socket, environ, stdin, stdout, stderr)`` and returning the exit
+#: status. The global options are added to their parsers too, unless they define them.
+PARSER_HOOKS: list[Callable[[Any, type[argparse.ArgumentParser]], None]] = []
+
 
 def register(command: Command, group_help: str | None = None) -> None:
     """Add ``command`` to ``headctl`` (``group_help`` describes a new first word)."""
@@ -105,9 +112,24 @@ def register(command: Command, group_help: str | None = None) -> None:
 # -- global options, accepted anywhere ----------------------------------------------------
 
 
+class _Tolerant:
+    """``add_argument`` that skips an option the parser already has."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self._parser = parser
+
+    def add_argument(self, *names: str, **kwargs: Any) -> None:
+        taken = self._parser._option_string_actions
+        if any(name in taken for name in names):
+            return
+        self._parser.add_argument(*names, **kwargs)
+
+
 def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     """The options every command takes. On subcommands their default is SUPPRESS, so a value
-    given before the command words is not overwritten by the subcommand's default."""
+    given before the command words is not overwritten by the subcommand's default; a parser
+    that defines one of them itself keeps its own."""
+    parser = _Tolerant(parser)  # type: ignore[assignment]
 
     def default(value: Any) -> Any:
         return value if top else argparse.SUPPRESS
@@ -178,9 +200,25 @@ def build_parser() -> argparse.ArgumentParser:
         _global_options(leaf, top=False)
         command.arguments(leaf)
         leaf.set_defaults(_command=command)
+    ours = set(sub.choices)
+    for hook in PARSER_HOOKS:
+        hook(sub, _Parser)
+    for name, child in sub.choices.items():
+        if name not in ours:
+            for node in _parsers_under(child):
+                _global_options(node, top=False)
     for action in (sub, *groups.values()):
         action.metavar = "{" + ",".join(action.choices) + "}"  # never the internal dest name
     return parser
+
+
+def _parsers_under(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found += _parsers_under(child)
+    return found
 
 
 # -- argument helpers ---------------------------------------------------------------------
