@@ -328,6 +328,10 @@ def test_no_store_and_no_daemon_say_what_to_run(tmp_path: Path) -> None:
     done = headctl("--store", str(store), "--socket", nowhere, "status")
     message = one_failure_line(done, "ERR_DAEMON_UNAVAILABLE")
     assert f"headd --store {store}" in message and nowhere in message
+    empty = tmp_path / "empty"
+    pygit2.init_repository(str(empty))
+    done = headctl("--store", str(empty), "--socket", nowhere, "status")
+    assert "has no commit yet" in one_failure_line(done, "ERR_DAEMON_UNAVAILABLE")
 
 
 def test_init_lays_a_store_out_as_memhtml_does_and_a_daemon_serves_it(tmp_path: Path) -> None:

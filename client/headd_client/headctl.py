@@ -170,10 +170,25 @@ def _unavailable_message(exc: DaemonUnavailable, ctx: Context) -> str:
             f"{store} is not a git repository; create a store with `headctl init {store}` "
             "(or `memhtml init`)"
         )
+    if _has_no_commit(store):
+        return (
+            f"{store} has no commit yet: commit a first memory (or start over with "
+            f"`headctl init` in an empty directory), then start the daemon with "
+            f"`headd --store {store}`"
+        )
     return (
         f"{exc.message}; start the daemon with `headd --store {store}` "
         "(or `systemctl --user start headd.socket`)"
     )
+
+
+def _has_no_commit(store: Path) -> bool:
+    import pygit2
+
+    try:
+        return bool(pygit2.Repository(str(store)).is_empty)
+    except (pygit2.GitError, KeyError):
+        return False
 
 
 def _rpc_name(exc: RpcError) -> str:
