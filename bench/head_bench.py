@@ -42,6 +42,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pygit2
 
 from bench.head_commits import (
@@ -251,15 +252,31 @@ def _advance_over(
     return versions, walls, cpus
 
 
+def _load_vectors(path: Path, space: VectorSpace) -> VectorCache:
+    """The bench's own vector file for ``space`` (an empty cache when there is none)."""
+    if not path.exists():
+        return VectorCache.empty(space)
+    with np.load(path, allow_pickle=False) as data:
+        hashes = [str(h) for h in data["hashes"].tolist()]
+        return VectorCache(space, {h: i for i, h in enumerate(hashes)}, data["matrix"])
+
+
+def _save_vectors(cache: VectorCache, path: Path) -> None:
+    """Keep every vector of ``cache`` at ``path`` for the next run (the fill skips them)."""
+    hashes = list(cache.hashes())
+    matrix = np.stack([cache.get(h) for h in hashes])
+    np.savez(path, hashes=np.array(hashes, dtype=np.str_), matrix=matrix)
+
+
 def _vector_cache(version: HeadVersion, n: int, root: Path) -> tuple[VectorCache, dict[str, Any]]:
     """The hashing embedder's vectors for every active record, filled once and kept on disk."""
     embedder = HashingEmbedder()
     space = VectorSpace.parse(embedder.space)
     path = root / f"n{n}.vectors.{embedder.model_id}-{embedder.dimension}.npz"
-    cache = VectorCache.load(path, space)
+    cache = _load_vectors(path, space)
     result, took = timed(lambda: fill_vectors(version, cache, embedder))
     if result.counts.embedded:
-        result.cache.save(path)
+        _save_vectors(result.cache, path)
     info = {
         "space": space.id,
         "vectors": len(result.cache),

@@ -11,8 +11,8 @@ and the tail of stderr) plus a ``summary.json``; ``bench/results/`` is ignored b
 
 Benches that need something from outside the project (``plane_parity``,
 ``plane_record_memhtml`` and ``parse_differential``: memhtml 0.15.1 with Node; ``real_history``:
-a notes repository; ``parse_load_head``: a store path) are not in the list, nor the older
-``head_quick`` (superseded by ``head_bench``); docs/benchmarks.md says how to run them.
+a notes repository; ``parse_load_head``: a store path) are not in the list; docs/benchmarks.md
+says how to run them.
 """
 
 from __future__ import annotations

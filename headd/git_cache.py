@@ -12,14 +12,8 @@ reader of trees (the head's load and advance, the plane's git source) calls
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
-from headd.lazy_import import LazyModule
-
-if TYPE_CHECKING:
-    import pygit2
-else:  # imported at first use, like every git reader of the daemon
-    pygit2 = LazyModule("pygit2", globals(), "pygit2")
+import pygit2
 
 log = logging.getLogger(__name__)
 

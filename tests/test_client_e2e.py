@@ -17,7 +17,8 @@ from daemon_support import make_store, short_socket_dir
 from headd_client.async_client import AsyncClient
 from headd_client.sync_client import Client
 
-from headd.daemon.main import build_parser, config_from, run
+from headd.daemon.config import build_parser, config_from
+from headd.daemon.main import run
 from headd.errors import DaemonUnavailable, InvalidParams, MethodNotFound, PathNotFound
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
@@ -88,7 +89,7 @@ def test_sync_client_calls_and_typed_errors(daemon: InProcessDaemon) -> None:
         assert c.call("status")["records"] == 5
         assert c.call("read", path=SHORT)["record"]["path"] == SHORT
         with pytest.raises(PathNotFound):
-            c.call("resolve", path="nope.html")
+            c.call("resolve", path="areas/nope.html")
         with pytest.raises(InvalidParams):
             c.call("read")
         with pytest.raises(MethodNotFound):
@@ -115,7 +116,7 @@ def test_async_client_shares_one_connection_between_tasks(daemon: InProcessDaemo
             assert all(r["hits"][0]["path"].endswith("system-of-record.html") for r in results[:20])
             assert results[20]["record"]["path"] == SHORT
             with pytest.raises(PathNotFound):
-                await c.call("resolve", path="nope.html")
+                await c.call("resolve", path="areas/nope.html")
             await c.notify("status")
             assert (await c.call("status"))["records"] == 5
 

@@ -176,3 +176,36 @@ def test_a_steady_stream_of_advances_still_updates_within_the_longest_wait(
         asyncio.run(scenario())
     finally:
         svc.shutdown()
+
+
+def test_vectors_persist_through_the_writer_from_a_thread_with_no_event_loop(
+    tmp_path: Path,
+) -> None:
+    """``submit`` is what the embed thread calls: no event loop runs anywhere here, and the
+    rows still land through the plane's one writer thread (and read back in a new process's
+    way, from the file)."""
+    import numpy as np
+
+    from headd.daemon.vectors import PlaneVectorStore
+    from headd.head.vectors import VectorSpace
+
+    svc, _ = _service(tmp_path)
+    space = VectorSpace.parse("hash-test@4")
+    vectors = np.eye(4, dtype=np.float32)[:2]
+    seen: list[str] = []
+    done = threading.Event()
+
+    def embed_thread() -> None:
+        PlaneVectorStore(svc.store, svc).append(space, ["h1", "h2"], vectors)
+        seen.append(svc.submit(lambda plane: threading.current_thread().name).result())
+        done.set()
+
+    try:
+        threading.Thread(target=embed_thread).start()
+        assert done.wait(60)
+    finally:
+        svc.shutdown()
+    assert seen[0].startswith("headd-plane-write")
+    cache = PlaneVectorStore(svc.store).load(space)
+    assert len(cache) == 2
+    np.testing.assert_array_equal(cache.get("h2"), vectors[1])

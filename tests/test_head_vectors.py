@@ -4,7 +4,6 @@ deterministic hashing embedder), the persisted cache, and the cache-backed vecto
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import msgspec
 import numpy as np
@@ -203,21 +202,6 @@ def test_a_wrong_answer_ends_the_fill_with_nothing_stored() -> None:
     assert len(cache) == 0
     with pytest.raises(EmbedModelMismatch):
         fill_vectors(MapView([record]), cache, HashingEmbedder(dimension=32))
-
-
-def test_the_cache_persists_and_refuses_another_space(tmp_path: Path) -> None:
-    records = [memory(f"areas/inbox/{n}.html", f"{n.title()} is here.") for n in ("a", "b")]
-    filled = fill_vectors(MapView(records), VectorCache.empty(SPACE), EMBEDDER).cache
-    path = tmp_path / "state" / "vectors.npz"
-    filled.save(path)
-    loaded = VectorCache.load(path, SPACE)
-    assert set(loaded.hashes()) == set(filled.hashes())
-    for h in filled.hashes():
-        assert np.array_equal(loaded.get(h), filled.get(h))  # type: ignore[arg-type]
-    with pytest.raises(EmbedModelMismatch):
-        VectorCache.load(path, VectorSpace("other", SPACE.dim))
-    assert len(VectorCache.load(tmp_path / "missing.npz", SPACE)) == 0
-    assert not list(path.parent.glob("*.tmp"))
 
 
 def test_the_cache_backed_vector_arm_ranks_as_a_plain_mapping_does() -> None:

@@ -18,12 +18,12 @@ from headd.memfile.placement import (
     SLUG_MAX_LENGTH,
     choose_path,
     is_valid_memory_path,
-    normalize_path,
     place,
     placement_dir,
     slugify,
     with_collision_ordinal,
 )
+from headd.paths import normalize_path
 
 
 @pytest.fixture

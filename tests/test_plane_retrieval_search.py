@@ -216,7 +216,7 @@ def test_a_read_only_reader_answers_beside_the_writer(lexical: Plane) -> None:
 
 
 def test_the_contract_filter_and_the_wire_shapes(lexical: Plane) -> None:
-    from headd_plane.plane import scope_from_filter
+    from headd_plane.scope import scope_from_filter
 
     faceted = scope_from_filter({"facets": ["tier=2", "bad"], "include_archived": True})
     assert faceted == Scope(facets=(FacetFilter("tier", "2"),), include_archived=True)

@@ -1,4 +1,4 @@
-"""The state plane: reinforce (cooldown decided in SQL, EWMA, clamp), corroboration counters.
+"""The state plane: reinforce (cooldown decided in SQL, EWMA, clamp).
 
 Every test runs against real SQLite files opened through ``headd_plane.db`` with the shipped
 migrations, ``state.db`` attached as ``state``.
@@ -18,11 +18,7 @@ from headd_plane.state import (
     OUTCOME_EWMA_ALPHA,
     REINFORCE_COOLDOWN_S,
     access_row,
-    corroborate_edge,
-    corroborate_entity_merge,
     iso_ms,
-    mark_edge_promoted,
-    move_access,
     reinforce,
 )
 from hypothesis import given, settings
@@ -229,34 +225,3 @@ def test_reinforce_matches_its_specification(steps: list[tuple[int, str]]) -> No
     assert row["reinforcement_count"] == expected["reinf"]
     assert row["outcome_score"] == pytest.approx(expected["score"], abs=1e-9)
     conn.close()
-
-
-def test_edge_corroboration_counts_nights_and_promotion_sticks(plane: PlaneDb) -> None:
-    c = plane.conn
-    assert corroborate_edge(c, "a.html", "contradicts", "b.html", at(0)) == 1
-    assert corroborate_edge(c, "a.html", "contradicts", "b.html", at(86400)) == 2
-    assert corroborate_edge(c, "b.html", "contradicts", "a.html", at(86400)) == 1
-    mark_edge_promoted(c, "a.html", "contradicts", "b.html", at(90000))
-    row = c.execute(
-        "SELECT detections, promoted, confirmed, updated_at FROM state.edge_corroboration"
-        " WHERE src_path = 'a.html'"
-    ).fetchone()
-    assert tuple(row) == (2, 1, 1, iso_ms(at(90000)))
-
-
-def test_entity_merge_corroboration_normalizes_names(plane: PlaneDb) -> None:
-    c = plane.conn
-    assert corroborate_entity_merge(c, "service", "Checkout  API", "checkout-api", at(0)) == 1
-    assert corroborate_entity_merge(c, "service", "checkout api", "Checkout-API", at(1)) == 2
-    # Another type, or the other orientation, is another counter.
-    assert corroborate_entity_merge(c, "person", "checkout api", "checkout-api", at(2)) == 1
-    assert corroborate_entity_merge(c, "service", "checkout-api", "checkout api", at(3)) == 1
-
-
-def test_an_archive_move_carries_the_access_row(plane: PlaneDb) -> None:
-    c = plane.conn
-    reinforce(c, ["areas/a.html"], "positive", at(0))
-    move_access(c, "areas/a.html", "archive/2026/a.html")
-    assert access_row(c, "areas/a.html") is None
-    row = access_row(c, "archive/2026/a.html")
-    assert row is not None and row["reinforcement_count"] == 1

@@ -29,6 +29,24 @@ def test_only_the_calling_thread_is_lowered() -> None:
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main_before
 
 
+def test_off_linux_no_priority_is_touched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Elsewhere ``setpriority(PRIO_PROCESS, tid)`` names a process, not the thread: the call
+    must not be made at all (checked by the thread's nice value staying where it was)."""
+    seen: dict[str, int] = {}
+
+    def background() -> None:
+        tid = threading.get_native_id()
+        seen["before"] = os.getpriority(os.PRIO_PROCESS, tid)
+        lower_thread_priority()
+        seen["after"] = os.getpriority(os.PRIO_PROCESS, tid)
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    thread = threading.Thread(target=background)
+    thread.start()
+    thread.join()
+    assert seen["after"] == seen["before"]
+
+
 def test_the_embedders_helper_threads_are_lowered() -> None:
     from headd.embed.onnx_minilm import OnnxEmbedder
 

@@ -20,10 +20,10 @@ from headd_plane.db import open_writer
 from headd_plane.head_vectors import append_vectors, load_cache, stored_spaces
 from headd_plane.plane import index_path_of
 
-from headd.daemon.vectors import MIN_COVERAGE, VectorService, cache_path
+from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder
 from headd.errors import EmbedModelMismatch, ModelUnavailable
-from headd.head.vectors import VectorCache, VectorSpace
+from headd.head.vectors import VectorSpace
 from headd.head.version import load_head
 
 SPACE_ID = HashingEmbedder().space
@@ -211,17 +211,3 @@ def test_the_arm_waits_for_coverage(store: Path) -> None:
     assert not arm.ran and arm.coverage == 0.8
     fill(svc, view)
     assert asyncio.run(svc.for_search(view, "postgres", True)).ran
-
-
-def test_an_npz_cache_of_the_earlier_format_is_imported_once(store: Path) -> None:
-    view = view_at(store)
-    embedder = HashingEmbedder()
-    from headd.head.vectors import fill_vectors
-
-    space = VectorSpace.parse(embedder.space)
-    cache = fill_vectors(view, VectorCache.empty(space), embedder).cache  # type: ignore[arg-type]
-    cache.save(cache_path(store, space.id))
-    calls = embedder.calls
-    svc = service(store, embedder)
-    assert len(svc.cache) == 5 and rows_in(store) == {SPACE_ID: 5}
-    assert fill(svc, view)["embedded"] == 0 and embedder.calls == calls

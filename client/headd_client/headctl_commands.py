@@ -203,11 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
     ours = set(sub.choices)
     for hook in PARSER_HOOKS:
         hook(sub, _Parser)
+    actions: list[argparse._SubParsersAction[Any]] = [sub, *groups.values()]
     for name, child in sub.choices.items():
         if name not in ours:
             for node in _parsers_under(child):
                 _global_options(node, top=False)
-    for action in (sub, *groups.values()):
+                actions += [a for a in node._actions if isinstance(a, argparse._SubParsersAction)]
+    for action in actions:
         action.metavar = "{" + ",".join(action.choices) + "}"  # never the internal dest name
     return parser
 
@@ -739,7 +741,10 @@ def _builtin_commands() -> list[Command]:
 
 
 def _contributed_commands() -> None:
-    """Commands other modules add: each is one ``register(...)`` call here."""
+    """Commands other modules add: each is one ``register(...)`` call, or one hook, here."""
+    from headd_client.agent_cli import register as register_agent_commands
+
+    PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
 
 
 def _all_commands() -> list[Command]:

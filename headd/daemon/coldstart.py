@@ -1,6 +1,6 @@
 """The daemon's first load: from a snapshot at the tip, else one at an ancestor, else git.
 
-Order of preference (issue 5): the snapshot of the exact tip commit (decode only); else the
+Order of preference: the snapshot of the exact tip commit (decode only); else the
 newest snapshot whose commit is an ancestor of the tip, decoded and advanced over the tree
 difference (``advance_head``); else a full load from git. A snapshot that cannot be used
 (damaged, written by other code, of a commit the repository no longer has) is logged as a
@@ -8,9 +8,7 @@ warning and the next candidate is tried, so the worst case is the git load, neve
 
 :func:`plan_candidates` is the pure choice (:func:`candidates` makes it lazily: the history is
 walked for an ancestor only once the tip's own snapshot was refused); :func:`cold_load` runs it
-against a repository and a :class:`SnapshotStore` on the git thread. Given a function that opens
-the repository instead of one, it opens it (and imports pygit2) only for a route that needs git:
-the tip's own snapshot needs none.
+against a repository and a :class:`SnapshotStore` on the git thread.
 """
 
 from __future__ import annotations
@@ -22,16 +20,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
+import pygit2
+
 from headd.errors import HeaddError
-from headd.lazy_import import LazyModule
 
 if TYPE_CHECKING:
-    import pygit2
     from headd_plane.snapshot_store import SnapshotStore
 
     from headd.head.version import HeadVersion
-else:
-    pygit2 = LazyModule("pygit2", globals(), "pygit2")
 
 log = logging.getLogger(__name__)
 
@@ -80,34 +76,20 @@ def candidates(
             yield sha, SNAPSHOT_ADVANCE
 
 
-def is_ancestor_in(
-    repo: pygit2.Repository | Callable[[], pygit2.Repository], tip: str
-) -> Callable[[str], bool]:
-    """``sha -> bool``: is ``sha`` a commit of ``repo`` (or of what ``repo()`` opens, when
-    first asked) that ``tip`` descends from."""
-    repo_of = _opener(repo)
+def is_ancestor_in(repo: pygit2.Repository, tip: str) -> Callable[[str], bool]:
+    """``sha -> bool``: is ``sha`` a commit of ``repo`` that ``tip`` descends from."""
 
     def check(sha: str) -> bool:
         try:
-            return bool(repo_of().descendant_of(tip, sha))
+            return bool(repo.descendant_of(tip, sha))
         except (KeyError, ValueError, pygit2.GitError):
             return False  # not in this repository (history rewritten, another store)
 
     return check
 
 
-def _opener(
-    repo: pygit2.Repository | Callable[[], pygit2.Repository],
-) -> Callable[[], pygit2.Repository]:
-    """A function returning the repository: ``repo`` itself when it is one (a repository is not
-    callable), else the opener it is."""
-    if callable(repo):
-        return repo
-    return lambda: repo
-
-
 def cold_load(
-    repo: pygit2.Repository | Callable[[], pygit2.Repository],
+    repo: pygit2.Repository,
     tip: str,
     snapshots: SnapshotStore | None,
     *,
@@ -118,7 +100,6 @@ def cold_load(
 ) -> ColdStart:
     """The version at ``tip`` by the cheapest route that works (see the module docstring).
 
-    ``repo`` is the repository, or a function that opens it when a route first needs git.
     ``snapshots`` is a ``SnapshotStore`` (or None to load from git); ``decode`` is
     ``headd.head.snapshot.decode_version``. ``settle`` runs once the version is built: the
     daemon passes ``gc.freeze``, so the cyclic collector never walks the ~10^5-10^6 long-lived
@@ -132,7 +113,7 @@ def cold_load(
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        started = _cold_load(_opener(repo), tip, snapshots, load_head, advance_head, decode)
+        started = _cold_load(repo, tip, snapshots, load_head, advance_head, decode)
         if settle is not None:
             settled = time.perf_counter()
             settle()
@@ -144,7 +125,7 @@ def cold_load(
 
 
 def _cold_load(
-    repo: Callable[[], pygit2.Repository],
+    repo: pygit2.Repository,
     tip: str,
     snapshots: SnapshotStore | None,
     load_head: Load,
@@ -167,7 +148,7 @@ def _cold_load(
                 log.debug("snapshot %s decoded in %.1f ms", sha[:12], _ms_since(started))
                 if source == SNAPSHOT_ADVANCE:
                     started = time.perf_counter()
-                    version = advance_head(repo(), version, tip)
+                    version = advance_head(repo, version, tip)
                     _cut_parent(version)
                     log.debug("advanced to %s in %.1f ms", tip[:12], _ms_since(started))
             except (HeaddError, FileNotFoundError) as exc:
@@ -176,7 +157,7 @@ def _cold_load(
                 refused.append(f"{sha[:12]}: {reason}")
                 continue
             return ColdStart(version, source, sha, tuple(refused))
-    return ColdStart(load_head(repo(), tip), GIT, None, tuple(refused))
+    return ColdStart(load_head(repo, tip), GIT, None, tuple(refused))
 
 
 def _ms_since(started: float) -> float:

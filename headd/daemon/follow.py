@@ -12,12 +12,8 @@ this re-parses only the paths the two commits differ on).
 
 The heavy work (load, advance) runs on one dedicated git thread that owns its own
 ``pygit2.Repository``, because libgit2 repository handles must not be shared between threads;
-the event loop keeps a second handle for the cheap ref reads.
-
-pygit2 is imported at first use (:mod:`headd.lazy_import`): the ref reads go to the ref files
-(:mod:`headd.daemon.git_refs`) when the repository has git's plain layout, and the first load
-from a snapshot of the tip opens no repository, so those need no libgit2. Each handle is opened
-when first needed.
+the event loop keeps a second handle for the cheap ref reads. Each handle is opened when first
+needed.
 """
 
 from __future__ import annotations
@@ -33,27 +29,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+import pygit2
+
 from headd.daemon.collector import VersionCollector
-from headd.daemon.git_refs import RefFiles, Unreadable
 from headd.errors import GitFailure
-from headd.lazy_import import LazyModule
 
 if TYPE_CHECKING:
-    import pygit2
-
     from headd.daemon.coldstart import ColdStart
     from headd.head.version import HeadVersion
-else:
-    pygit2 = LazyModule("pygit2", globals(), "pygit2")
 
 log = logging.getLogger(__name__)
 
 V = TypeVar("V")
 
 Loader = Callable[["pygit2.Repository", str], "HeadVersion"]
-#: The first load by the cheapest route, given a function that opens the git thread's repository
-#: (called only if the route needs git): the version and the route taken.
-ColdLoader = Callable[[Callable[[], "pygit2.Repository"], str], "ColdStart"]
+#: The first load by the cheapest route, on the git thread's repository: the version and the route.
+ColdLoader = Callable[["pygit2.Repository", str], "ColdStart"]
 Advancer = Callable[["pygit2.Repository", "HeadVersion", str], "HeadVersion"]
 
 
@@ -74,20 +65,6 @@ def resolve_followed_ref(repo: pygit2.Repository, ref: str | None) -> str:
         raise GitFailure(f"cannot resolve HEAD: {exc}") from None
 
 
-def followed_ref_of(
-    store: Path, ref: str | None, open_repo: Callable[[], pygit2.Repository]
-) -> str:
-    """:func:`resolve_followed_ref`, from the ref files when ``--ref`` is not given and the
-    layout is plain (no libgit2 needed), else through ``open_repo()``."""
-    refs = RefFiles.at(store) if ref is None else None
-    if refs is not None:
-        try:
-            return refs.followed_ref()
-        except Unreadable:
-            pass
-    return resolve_followed_ref(open_repo(), ref)
-
-
 def read_ref(repo: pygit2.Repository, ref: str) -> str | None:
     """The commit sha ``ref`` points at now, or None when it does not resolve."""
     try:
@@ -95,16 +72,6 @@ def read_ref(repo: pygit2.Repository, ref: str) -> str | None:
     except (KeyError, pygit2.GitError, pygit2.InvalidSpecError):
         return None
     return str(target)
-
-
-def resolve_commit(repo: pygit2.Repository, spec: str) -> str:
-    """A commit sha for a ref name, a sha or an abbreviation; GitFailure when none matches."""
-    try:
-        obj = repo.revparse_single(spec)
-        commit = obj.peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise GitFailure(f"no commit named {spec!r} in the store", {"at": spec}) from None
-    return str(commit.id)
 
 
 class VersionLRU(Generic[V]):
@@ -164,16 +131,11 @@ class GitThread:
     def run_blocking(self, fn: Callable[[pygit2.Repository], V]) -> V:
         return self._executor.submit(lambda: fn(self._handle())).result()
 
-    def run_blocking_lazily(self, fn: Callable[[Callable[[], pygit2.Repository]], V]) -> V:
-        """``fn(open_repo)`` on the git thread: the thread's repository is opened (and pygit2
-        imported) only if ``fn`` calls ``open_repo``."""
-        return self._executor.submit(lambda: fn(self._handle)).result()
-
     def shutdown(self, *, wait: bool = True) -> None:
         self._executor.shutdown(wait=wait, cancel_futures=True)
 
 
-def changed_paths(repo: pygit2.Repository, a: str, b: str) -> int:
+def count_changed_paths(repo: pygit2.Repository, a: str, b: str) -> int:
     """How many paths the trees of two commits differ on (a rename counts both paths)."""
     if a == b:
         return 0
@@ -218,8 +180,6 @@ class RefFollower:
         #: see ``collector.py``); None leaves the collector alone.
         self._collector = collector
         self._clock = clock
-        #: The ref files, read instead of libgit2 when the layout allows (None: it does not).
-        self._ref_files = RefFiles.at(repo_path)
         self._ref_repo_handle: pygit2.Repository | None = None
         self._lock = asyncio.Lock()
         self._history: VersionLRU[HeadVersion] = VersionLRU(history)
@@ -264,7 +224,7 @@ class RefFollower:
         if cold is None:
             self.version = self._git.run_blocking(lambda repo: self._load(repo, sha))
         else:
-            started = self._git.run_blocking_lazily(lambda open_repo: cold(open_repo, sha))
+            started = self._git.run_blocking(lambda repo: cold(repo, sha))
             self.version = started.version
             self.load_source = started.source
         self.load_ms = (self._clock() - start) * 1000.0
@@ -280,13 +240,7 @@ class RefFollower:
     # -- following -----------------------------------------------------------------------
 
     def tip(self) -> str | None:
-        """The commit the followed ref is at now: from the ref files when they can say, else
-        from libgit2 (``read_ref``)."""
-        if self._ref_files is not None:
-            try:
-                return self._ref_files.read_ref(self.ref)
-            except Unreadable:
-                pass
+        """The commit the followed ref is at now (None when it does not resolve)."""
         return read_ref(self._ref_repo, self.ref)
 
     async def current(self, by: str = "request") -> HeadVersion:
@@ -312,7 +266,7 @@ class RefFollower:
             new, changed = await self._git.run(
                 lambda repo: (
                     self._advance(repo, before, tip),
-                    changed_paths(repo, before.sha, tip),
+                    count_changed_paths(repo, before.sha, tip),
                 )
             )
             took = (self._clock() - start) * 1000.0
@@ -350,6 +304,8 @@ class RefFollower:
     # -- other versions --------------------------------------------------------------------
 
     def resolve(self, spec: str) -> str:
+        from headd.store.git_io import resolve_commit
+
         return resolve_commit(self._ref_repo, spec)
 
     async def at(self, spec: str | None) -> HeadVersion:
@@ -406,5 +362,7 @@ class RefFollower:
         start = self._clock()
         version = await self.at(spec)
         took = (self._clock() - start) * 1000.0
-        changed = await self._git.run(lambda repo: changed_paths(repo, current.sha, version.sha))
+        changed = await self._git.run(
+            lambda repo: count_changed_paths(repo, current.sha, version.sha)
+        )
         return version, AdvanceReport(version.sha, current.sha, changed, took)

@@ -37,7 +37,6 @@ from headd.daemon.methods import (
     ByContentHash,
     ByEntity,
     ByFrameKey,
-    Filter,
     Gate,
     Inbound,
     IndexRebuild,
@@ -74,6 +73,7 @@ from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
 from headd.record import record_to_wire
+from headd.wire.filter import Filter
 
 if TYPE_CHECKING:
     from headd.head.gate import HeadGateReport
@@ -263,15 +263,7 @@ class Service:
             if self._default_scope is None:
                 self._default_scope = Scope()
             return self._default_scope
-        return Scope(
-            types=tuple(filter_.types or ()),
-            workspace=filter_.workspace,
-            tags=tuple(filter_.tags or ()),
-            entity=filter_.entity,
-            facets=tuple(filter_.facets or ()),
-            include_archived=filter_.include_archived,
-            as_of=filter_.as_of,
-        )
+        return Scope.from_filter(filter_)
 
     async def search(self, request: Search) -> dict[str, Any]:
         if request.plane == "index":
@@ -295,18 +287,23 @@ class Service:
             query_vector=arm.query_vector,
         )
         took = (time.perf_counter() - start) * 1000.0
+        out_hits: list[dict[str, Any]] = [
+            {
+                "path": hit.path,
+                "score": hit.score,
+                "title": hit.title,
+                "claim": hit.claim,
+                "arms": list(hit.arms),
+            }
+            for hit in hits
+        ]
+        if request.records:
+            for out, hit in zip(out_hits, hits, strict=True):
+                record = view.record(hit.path)
+                out["record"] = None if record is None else record_to_wire(record)
         return {
             "sha": view.sha,
-            "hits": [
-                {
-                    "path": hit.path,
-                    "score": hit.score,
-                    "title": hit.title,
-                    "claim": hit.claim,
-                    "arms": list(hit.arms),
-                }
-                for hit in hits
-            ],
+            "hits": out_hits,
             "arms": ["lexical", "recency", "vector"] if arm.ran else ["lexical", "recency"],
             "degraded": not arm.ran,
             "vectors": {"coverage": round(arm.coverage, 4)},

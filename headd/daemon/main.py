@@ -1,30 +1,32 @@
 """``headd``: run the daemon in the foreground (the ``headd`` console script).
 
-Start, in order: resolve the store and the socket; open the store; take the listening socket
-(inherited from systemd, or bound here after the stale-socket probe, which is what refuses a
-second daemon before any slow work); load the head on the git thread, sending ``STATUS=`` lines
-while it runs; serve; tell systemd ``READY=1``. What no first answer needs waits until
-``AFTER_READY_S`` after READY (issue 5: READY from a snapshot in well under a second): opening the
-SQLite plane, the first vector fill, index update and snapshot write, building the lexical
-buckets a snapshot decode left for first use, importing the search and gate. With ``--log-level
-DEBUG`` each start step logs its wall and CPU time. SIGTERM or SIGINT: ``STOPPING=1``, stop accepting,
-let in-flight requests finish (bounded), remove the socket we bound, exit 0. A failure to start is
-one ``ERR_…: message`` log line and exit 1; a usage error is exit 2.
+This module is the daemon's composition: :func:`main` reads the configuration (``config.py``)
+and :func:`run` builds the collaborators from it and runs them. Start, in order: resolve the
+store and the socket; open the store; take the listening socket (inherited from systemd, or bound
+here after the stale-socket probe, which is what refuses a second daemon before any slow work);
+load the head on the git thread, sending ``STATUS=`` lines while it runs; serve; tell systemd
+``READY=1``. What no first answer needs waits until ``AFTER_READY_S`` after READY (READY from a
+snapshot within 0.5 s at 10,000 memories): opening the SQLite plane, the first vector fill,
+index update and snapshot write, building the lexical buckets a snapshot decode left for first
+use, importing the search and gate. With ``--log-level DEBUG`` each start step logs its wall and
+CPU time. SIGTERM or SIGINT: ``STOPPING=1``, stop accepting, let in-flight requests finish
+(bounded), remove the socket we bound, exit 0. A failure to start is one ``ERR_…: message`` log
+line and exit 1; a usage error is exit 2.
 
 Importing this module imports only what parsing the command line needs; :func:`run` imports the
-daemon (asyncio, the head, the services). numpy is not imported before READY (the snapshot decode
-leaves its arrays to first use), nor pygit2 by the daemon's own code (the ref files answer the
-first tip read; a start from the tip's snapshot opens no repository), though the session registry
-still opens the repository before READY; both are imported after READY with the late modules.
-``--log-level DEBUG`` logs which of them READY found loaded. :func:`main` turns the cyclic
-collector off first, so the ~10^5 objects those imports and the snapshot decode make are not
-walked again and again while they are made (measured: 50-100 ms of CPU of a ~0.6 s start); the
-cold start's settle freezes them (``coldstart.py``) and :func:`run` turns it back on.
+daemon (asyncio, the head, the services, pygit2). numpy is not imported before READY (the
+snapshot decode leaves its arrays to first use); it is imported after READY with the late
+modules, and ``--log-level DEBUG`` logs whether READY found it loaded. pygit2 is imported on the
+way to READY: the session registry opens the repository (and settles any interrupted commit)
+before the first answer, so keeping libgit2 off that way would save nothing
+(``docs/design/coldstart.md``). :func:`main` turns the cyclic
+collector off first, so the objects those imports and the snapshot decode make are not walked
+again and again while they are made; the cold start's settle freezes them (``coldstart.py``) and
+:func:`run` turns it back on.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import importlib
@@ -33,20 +35,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from headd.daemon.usage import (
-    LOG_LEVELS,
-    UsageParser,
-    check_arguments,
-    headd_version,
-    start_failure_hint,
-    store_problem,
-)
+from headd.daemon.config import Config, build_parser, config_from
+from headd.daemon.usage import check_arguments, start_failure_hint, store_problem
 from headd.errors import GitFailure, HeaddError
-from headd.wire.framing import DEFAULT_LINE_LIMIT
 
 if TYPE_CHECKING:
     import asyncio
@@ -64,94 +58,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("headd")
 
-FOLLOW_INTERVAL_S = 0.02
-DEFAULT_SNAPSHOT_INTERVAL_S = 30.0
 STATUS_INTERVAL_S = 1.0
 #: How long after READY the background start-up work waits, so that the requests already queued
 #: on the socket are answered without sharing the interpreter with it.
 AFTER_READY_S = 0.2
-
-
-@dataclass(frozen=True)
-class Config:
-    store: Path
-    socket: Path
-    ref: str | None
-    embedder: str
-    trace_root: Path
-    line_limit: int
-    drain_timeout: float
-    follow_interval: float
-    #: Seconds between two head snapshot writes; negative: no snapshots (load from git only).
-    snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL_S
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = UsageParser(
-        prog="headd", description="Serve a memhtml store's head over a Unix socket (JSON-RPC)."
-    )
-    parser.add_argument(
-        "--store", metavar="PATH", help="the store (default $MEMHTML_ROOT, else ~/memhtml)"
-    )
-    parser.add_argument(
-        "--socket",
-        metavar="PATH",
-        help="socket path (default $HEADD_SOCKET, else <store>/.memhtml/head.sock)",
-    )
-    parser.add_argument(
-        "--ref", metavar="REF", help="the branch to follow (default: the branch HEAD names)"
-    )
-    parser.add_argument(
-        "--embedder",
-        metavar="NAME",
-        help="auto (the local model when the embed extra is installed, else none), off, hash "
-        "(deterministic, for tests) or a model name (default $HEADD_EMBEDDER, else auto)",
-    )
-    parser.add_argument(
-        "--trace-root",
-        metavar="DIR",
-        help="transcripts root (default $MEMHTML_TRACE_ROOT, else ~/.claude)",
-    )
-    parser.add_argument(
-        "--line-limit", type=int, default=DEFAULT_LINE_LIMIT, help=argparse.SUPPRESS
-    )
-    parser.add_argument("--drain-timeout", type=float, default=10.0, help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--follow-interval", type=float, default=FOLLOW_INTERVAL_S, help=argparse.SUPPRESS
-    )
-    parser.add_argument(
-        "--snapshot-interval",
-        type=float,
-        default=DEFAULT_SNAPSHOT_INTERVAL_S,
-        metavar="SECONDS",
-        help="seconds between head snapshot writes (negative: no snapshots; default 30)",
-    )
-    parser.add_argument(
-        "--log-level",
-        metavar="LEVEL",
-        help=f"{', '.join(LOG_LEVELS)} (default $HEADD_LOG_LEVEL, else INFO)",
-    )
-    parser.add_argument("--version", action="version", version=f"headd {headd_version()}")
-    return parser
-
-
-def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> Config:
-    from headd.wire.socket_path import resolve_socket, resolve_store
-
-    store = resolve_store(args.store, environ)
-    home = Path(environ.get("HOME") or str(Path.home()))
-    trace_root = args.trace_root or environ.get("MEMHTML_TRACE_ROOT") or str(home / ".claude")
-    return Config(
-        store=store,
-        socket=resolve_socket(args.socket, store, environ),
-        ref=args.ref,
-        embedder=embedder_setting(args.embedder, environ),
-        trace_root=Path(trace_root).expanduser(),
-        line_limit=args.line_limit,
-        drain_timeout=args.drain_timeout,
-        follow_interval=args.follow_interval,
-        snapshot_interval=args.snapshot_interval,
-    )
 
 
 def open_listener(
@@ -186,12 +96,6 @@ def make_embedder(
     return embedder
 
 
-def embedder_setting(flag: str | None, environ: MutableMapping[str, str]) -> str:
-    from headd.embed.factory import embedder_setting as setting
-
-    return setting(flag, environ)
-
-
 class StartSteps:
     """DEBUG lines timing each step from process start to READY (wall since ``main``, and the
     process's CPU so far, which includes starting Python and the imports)."""
@@ -214,9 +118,9 @@ class StartSteps:
         self._last = now
 
 
-#: Modules kept off the way to READY (issue 5): imported after it, in the background, or at the
+#: Modules kept off the way to READY: imported after it, in the background, or at the
 #: first call that needs them. ``log_heavy_modules`` says which of them were loaded at READY.
-HEAVY_MODULES = ("numpy", "pygit2")
+HEAVY_MODULES = ("numpy",)
 
 
 def log_heavy_modules() -> None:
@@ -253,14 +157,15 @@ async def run(
     from concurrent.futures import ThreadPoolExecutor
 
     from headd.daemon.collector import VersionCollector
-    from headd.daemon.follow import GitThread, RefFollower, followed_ref_of
+    from headd.daemon.follow import GitThread, RefFollower, resolve_followed_ref
     from headd.daemon.handlers import Service
     from headd.daemon.notify import Notifier
     from headd.daemon.plane_service import PlaneService
     from headd.daemon.server import Server
     from headd.daemon.sessions_port import make_registry
-    from headd.daemon.vectors import PlaneVectorStore, VectorService, plane_writer_runner
+    from headd.daemon.vectors import PlaneVectorStore, VectorService
     from headd.head.version import advance_head, load_head
+    from headd.store.git_io import open_repo
     from headd.thread_priority import lower_thread_priority
 
     steps = steps or StartSteps()
@@ -271,7 +176,7 @@ async def run(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
     notifier = Notifier.from_environ(environ)
-    ref = followed_ref_of(config.store, config.ref, lambda: open_repository(config.store))
+    ref = resolve_followed_ref(open_repo(config.store), config.ref)
     steps.mark("repository open, ref resolved")
     embedder = make_embedder(config.embedder, config.store)  # a bad one fails before we bind
     steps.mark("embedder made")
@@ -287,7 +192,7 @@ async def run(
         config.store,
         embedder,
         fill_thread,
-        persistence=PlaneVectorStore(config.store, plane_writer_runner(plane, loop)),
+        persistence=PlaneVectorStore(config.store, plane),
         notify=notifier.status,
     )
     snapshots = make_snapshot_writer(config)
@@ -411,22 +316,10 @@ async def run(
         fill_thread.shutdown(wait=False, cancel_futures=True)
 
 
-def open_repository(store: Path) -> pygit2.Repository:
-    """The store's repository (GitFailure when it is none), for a start the ref files could not
-    answer (``followed_ref_of``)."""
-    import pygit2
-
-    try:
-        return pygit2.Repository(str(store))
-    except (pygit2.GitError, KeyError):
-        raise GitFailure(f"not a git repository: {store}", {"store": str(store)}) from None
-
-
 #: What ``after_ready`` imports in the background: the modules the first calls of each kind need
-#: (numpy and pygit2 first: the heaviest, and kept off the way to READY, see HEAVY_MODULES).
+#: (numpy first: the heaviest, and kept off the way to READY, see HEAVY_MODULES).
 LATE_MODULES = (
     "numpy",
-    "pygit2",
     "headd.head.search",
     "headd.head.gate",
     "headd.head.scope",
@@ -467,9 +360,9 @@ def make_cold_loader(snapshots: SnapshotWriter | None, collector: VersionCollect
 
     store = None if snapshots is None else snapshots.store
 
-    def load(open_repo: Callable[[], pygit2.Repository], tip: str) -> ColdStart:
+    def load(repo: pygit2.Repository, tip: str) -> ColdStart:
         return cold_load(
-            open_repo,
+            repo,
             tip,
             store,
             load_head=load_head,

@@ -192,10 +192,14 @@ class PlaneService:
                 self._reader_dbs.append(retrieval.db)
         return retrieval
 
+    def submit(self, fn: Callable[[Plane], T]) -> Future[T]:
+        """Queue ``fn(plane)`` on the writer thread; safe to call from any thread (the vector
+        fill persists its batches from the embed thread this way, without the event loop)."""
+        return self._writer.submit(lambda: fn(self._writer_plane()))
+
     async def on_writer(self, fn: Callable[[Plane], T]) -> T:
         """Run ``fn(plane)`` on the writer thread."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._writer, lambda: fn(self._writer_plane()))
+        return await asyncio.wrap_future(self.submit(fn))
 
     async def on_reader(self, fn: Callable[[Retrieval], T]) -> T:
         """Run ``fn(retrieval)`` on a reader thread; the writer opens the files first if needed."""

@@ -62,10 +62,6 @@ class Server:
         self.requests = 0
         self.connections = 0
 
-    @property
-    def in_flight(self) -> int:
-        return self._in_flight
-
     async def start(self) -> None:
         self._server = await asyncio.start_unix_server(
             self._serve_connection, sock=self._listener, limit=READ_CHUNK

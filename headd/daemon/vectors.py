@@ -10,9 +10,7 @@ the answer says ``degraded: true``. Every answer carries the coverage it saw.
 Persistence (``docs/design/vectors.md``): each batch's new vectors are appended to
 ``head_vectors`` in ``<store>/.memhtml/headd/index.db`` through the plane's one writer thread
 (``headd_plane.head_vectors``), keyed by content hash within one space, so a restart, a move or
-a head-only edit costs no embedding and two spaces never mix. A cache file of the earlier
-format (``.memhtml/headd/vectors/<space>.npz``) is imported once when the table holds nothing
-of the space.
+a head-only edit costs no embedding and two spaces never mix.
 
 The search side keeps one :class:`headd.head.vectors.VersionMatrix` for the followed version:
 an advance or a fill updates the rows that changed, so a search is one matrix-vector product.
@@ -22,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -38,6 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from headd.daemon.plane_service import PlaneService
     from headd.embed.port import DocumentEmbedder
     from headd.embed.query_cache import QueryVectorCache
     from headd.head.indexes import IndexedView
@@ -49,13 +47,6 @@ log = logging.getLogger(__name__)
 
 MIN_COVERAGE = 0.95
 FILL_BATCH = 64
-VECTORS_DIR = Path(".memhtml") / "headd" / "vectors"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
-
-
-def cache_path(store: Path, space_id: str) -> Path:
-    """Where the earlier format kept a space's cache (read once, to import it)."""
-    return store / VECTORS_DIR / (_UNSAFE.sub("_", space_id) + ".npz")
 
 
 class VectorPersistence(Protocol):
@@ -68,16 +59,14 @@ class VectorPersistence(Protocol):
 
 class PlaneVectorStore:
     """``head_vectors`` in index.db: reads on a private read-only connection, writes through
-    ``run_on_writer`` (the daemon's plane writer thread), or through a writer of its own when
-    there is no plane service (a test, a tool)."""
+    the plane service's one writer thread (``PlaneService.submit``, waited for on the calling
+    thread), or through a writer of its own when there is no plane service (a test, a tool)."""
 
-    def __init__(
-        self, store: Path, run_on_writer: Callable[[Callable[[Any], Any]], Any] | None = None
-    ) -> None:
+    def __init__(self, store: Path, plane: PlaneService | None = None) -> None:
         from headd_plane.paths import index_path_of
 
         self.index_path = index_path_of(store)
-        self._run_on_writer = run_on_writer
+        self._plane = plane
         self._own_writer: Any = None
         self._lock = threading.Lock()
 
@@ -90,8 +79,8 @@ class PlaneVectorStore:
         from headd_plane.head_vectors import append_vectors, rows_of
 
         rows_of(space, hashes, vectors)  # refuse a wrong width before touching the writer
-        if self._run_on_writer is not None:
-            self._run_on_writer(lambda db: append_vectors(db, space, hashes, vectors))
+        if self._plane is not None:
+            self._plane.submit(lambda p: append_vectors(p.db, space, hashes, vectors)).result()
             return
         with self._lock:
             if self._own_writer is None:
@@ -104,18 +93,6 @@ class PlaneVectorStore:
         if self._own_writer is not None:
             self._own_writer.close()
             self._own_writer = None
-
-
-def plane_writer_runner(
-    plane: Any, loop: asyncio.AbstractEventLoop
-) -> Callable[[Callable[[Any], Any]], Any]:
-    """``fn(db)`` on ``plane``'s writer thread, called from another thread (blocks for it)."""
-
-    def run(fn: Callable[[Any], Any]) -> Any:
-        future = asyncio.run_coroutine_threadsafe(plane.on_writer(lambda p: fn(p.db)), loop)
-        return future.result()
-
-    return run
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +174,6 @@ class VectorService:
         space = VectorSpace.parse(self.embedder.space)
         started = time.perf_counter()
         self.cache = self.persistence.load(space)
-        if len(self.cache) == 0:
-            self.cache = self._import_npz(space)
         self._queries = QueryVectorCache(self.embedder)
         log.info(
             "vector cache %s: %d vectors (%.0f ms)",
@@ -206,24 +181,6 @@ class VectorService:
             len(self.cache),
             (time.perf_counter() - started) * 1000.0,
         )
-
-    def _import_npz(self, space: Any) -> Any:
-        from headd.head.vectors import VectorCache
-
-        legacy = cache_path(self.store, space.id)
-        empty = VectorCache.empty(space)
-        if not legacy.exists():
-            return empty
-        try:
-            cache = VectorCache.load(legacy, space)
-            hashes = list(cache.hashes())
-            if hashes:
-                self.persistence.append(space, hashes, _rows(cache, hashes))
-            log.info("imported %d vectors from %s", len(hashes), legacy)
-            return cache
-        except HeaddError as exc:
-            log.warning("not importing %s: %s: %s", legacy, exc.code, exc.message)
-            return empty
 
     # -- coverage and search ----------------------------------------------------------------
 
@@ -445,6 +402,4 @@ __all__ = [
     "PlaneVectorStore",
     "SearchVectors",
     "VectorService",
-    "cache_path",
-    "plane_writer_runner",
 ]

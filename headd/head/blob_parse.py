@@ -7,18 +7,11 @@ pygit2, msgspec and the parser only: a worker process starts on it without numpy
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import msgspec
+import pygit2
 
 from headd.errors import InvalidMemory
-from headd.lazy_import import LazyModule
 from headd.record import MemoryRecord
-
-if TYPE_CHECKING:
-    import pygit2
-else:  # imported at first use: a daemon starting from a snapshot needs no libgit2 (issue 5)
-    pygit2 = LazyModule("pygit2", globals(), "pygit2")
 
 
 class SkippedFile(msgspec.Struct, frozen=True):

@@ -132,13 +132,6 @@ class Postings:
     def __hash__(self) -> int:
         return hash((self.ids.tobytes(), self.tfs.tobytes()))
 
-    def as_dict(self) -> dict[str, int]:
-        """Path -> tf, for tests and debugging."""
-        return {
-            PATH_IDS.path(int(i)): int(tf)
-            for i, tf in zip(self.ids.tolist(), self.tfs.tolist(), strict=True)
-        }
-
     def __repr__(self) -> str:
         return f"Postings({len(self)} documents)"
 

@@ -301,6 +301,13 @@ class PendingMap(PMap):
     :func:`settle_version`).
     Any read (``len``, ``get``, iteration, equality, an evolver) builds the map once, under a
     lock, and from then on this is an ordinary ``PMap`` with the buckets ``pmap`` makes.
+
+    This reaches into ``PMap``'s private slots (``_buckets``, ``_size``): a pyrsistent that
+    renames them fails this module's import (``vars(PMap)[...]``), and one that reads its storage
+    another way fails ``tests/test_head_snapshot.py::
+    test_a_pending_map_reads_and_evolves_like_a_pmap_before_it_is_built`` (every read, update,
+    evolver and hash of a pending map against ``pmap``'s own) and the concurrent-build test
+    after it.
     """
 
     __slots__ = ("_build", "_lock")

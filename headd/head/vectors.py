@@ -6,18 +6,16 @@ embedded text is drawn from the article only (never the title, which lives in th
 unchanged article keeps its vector across versions, moves and head-only edits.
 
 :class:`VectorCache` is an immutable value (a read-only float32 matrix, a row per content hash);
-a fill returns a new cache beside the old. It persists to one file (``save``/``load``), written
-atomically; loading a file of another space is refused (:class:`EmbedModelMismatch`), never
-mixed. :func:`fill_vectors` is the one step that calls an embedder, so search stays pure.
+a fill returns a new cache beside the old, and vectors of another space are refused
+(:class:`EmbedModelMismatch`), never mixed. The daemon persists caches in ``index.db``
+(``headd_plane.head_vectors``). :func:`fill_vectors` is the one step that calls an embedder, so
+search stays pure.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Final
 
 import msgspec
@@ -25,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from headd.embed.port import DocumentEmbedder
-from headd.errors import EmbedModelMismatch, ModelUnavailable, StorageFailure
+from headd.errors import EmbedModelMismatch, ModelUnavailable
 from headd.head.ids import utf16_key
 from headd.head.indexes import HeadView, IndexedView, indexes_of
 from headd.record import MemoryRecord
@@ -35,7 +33,6 @@ log = logging.getLogger(__name__)
 #: The longest text one record embeds, in UTF-16 code units (memhtml's chunk ceiling).
 VECTOR_TEXT_MAX_CHARS: Final = 1_800
 
-_FILE_FORMAT: Final = "headd-vectors-1"
 
 #: How many of the best cosines ``VersionMatrix.ranked`` sorts before walking them (ties at the
 #: cut included); a full sort of every row only when ``admit`` refuses too many of them. A full
@@ -167,58 +164,6 @@ class VectorCache:
             scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
         values = iter(scores.tolist())
         return [None if row is None else next(values) for row in wanted]
-
-    # -- persistence -----------------------------------------------------------------------
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the cache to ``path`` atomically (a temp file renamed over it)."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        hashes = np.array(list(self._rows), dtype=np.str_)
-        try:
-            with tempfile.NamedTemporaryFile(
-                dir=target.parent, prefix=target.name, suffix=".tmp", delete=False
-            ) as handle:
-                np.savez(
-                    handle,
-                    format=np.array(_FILE_FORMAT),
-                    space=np.array(self.space.id),
-                    hashes=hashes,
-                    matrix=self._matrix,
-                )
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(handle.name, target)
-        except OSError as exc:
-            raise StorageFailure(
-                f"cannot write the vector cache at {target}", {"path": str(target)}
-            ) from exc
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str], space: VectorSpace) -> VectorCache:
-        """The cache saved at ``path``; an empty one when there is none; refused if of another space."""
-        source = Path(path)
-        if not source.exists():
-            return cls.empty(space)
-        try:
-            with np.load(source, allow_pickle=False) as data:
-                if str(data["format"]) != _FILE_FORMAT:
-                    raise StorageFailure(
-                        f"unknown vector cache format at {source}", {"path": str(source)}
-                    )
-                stored = str(data["space"])
-                if stored != space.id:
-                    raise EmbedModelMismatch(
-                        f"the vector cache holds {stored}, not {space.id}",
-                        {"cache": stored, "space": space.id},
-                    )
-                hashes = [str(h) for h in data["hashes"].tolist()]
-                matrix = np.asarray(data["matrix"], dtype=np.float32)
-        except (OSError, KeyError, ValueError) as exc:
-            raise StorageFailure(
-                f"cannot read the vector cache at {source}", {"path": str(source)}
-            ) from exc
-        return cls(space, {h: i for i, h in enumerate(hashes)}, matrix)
 
 
 class FillCounts(msgspec.Struct, frozen=True):

@@ -17,7 +17,8 @@ import contextlib
 import gc
 import logging
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+
+import pygit2
 
 from headd.errors import GitFailure
 from headd.git_cache import cache_large_trees
@@ -25,13 +26,7 @@ from headd.head.blob_parse import SkippedFile as SkippedFile
 from headd.head.blob_parse import parse_record as parse_record
 from headd.head.blob_parse import read_and_parse
 from headd.head.indexes import EMPTY_INDEXES, IndexedView, Indexes, IndexesBuilder
-from headd.lazy_import import LazyModule
 from headd.record import MemoryRecord
-
-if TYPE_CHECKING:
-    import pygit2
-else:  # imported at first use: a daemon starting from a snapshot needs no libgit2 (issue 5)
-    pygit2 = LazyModule("pygit2", globals(), "pygit2")
 
 log = logging.getLogger(__name__)
 

@@ -253,10 +253,6 @@ class Document:
         parts.extend(self.texts[at : mark.end])
         return tx.collapse_ascii("".join(parts))
 
-    def canonical_of(self, element: Element) -> str:
-        """The canonical (hash) text of an element's subtree."""
-        return self.canonical_and_text_of(element)[0]
-
     def canonical_and_text_of(self, element: Element) -> tuple[str, str]:
         """The canonical (hash) text of an element's subtree and its searchable text.
 

@@ -51,8 +51,3 @@ def read_vector_coverage(db: PlaneDb, space: str | None = None) -> VectorCoverag
         coverage=1.0 if chunks == 0 else embedded / chunks,
         model=None if row is None else row["model"],
     )
-
-
-def format_coverage(coverage: float) -> str:
-    text = f"{coverage * 100:.1f}".rstrip("0").rstrip(".")
-    return f"{text}%"

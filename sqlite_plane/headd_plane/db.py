@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from headd.lazy_import import LazyModule
 
@@ -346,7 +346,3 @@ def open_reader(index_path: Path | str, state_path: Path | str | None = None) ->
         db.run(f"ATTACH DATABASE ? AS {STATE_SCHEMA}", (uri,), op="state.attach")
         db.has_state = _state_ready(db)
     return db
-
-
-def row_dict(row: sqlite3.Row | None) -> dict[str, Any] | None:
-    return None if row is None else {key: row[key] for key in row.keys()}  # noqa: SIM118

@@ -37,10 +37,6 @@ class DisclosureFold:
     truncated: bool = False
 
 
-def budget_for(memory_type: str) -> int:
-    return ARC_BODY_BUDGET if memory_type == "arc" else MEMORY_BODY_BUDGET
-
-
 def fold_disclosure(
     candidates: Sequence[DisclosureCandidate],
     budget_chars: int,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -161,29 +160,3 @@ def status(plane: Plane) -> dict[str, Any]:
 
 def search(plane: Plane, query: str, scope: Scope | None = None, limit: int = 10) -> dict[str, Any]:
     return plane.search(query, scope, limit).to_wire()
-
-
-def recall_pack(
-    plane: Plane, query: str, scope: Scope | None = None, budget_chars: int | None = None
-) -> dict[str, Any]:
-    return plane.recall(query, scope, budget_chars).to_wire()
-
-
-def backfill_report(plane: Plane, dry_run: bool = False) -> dict[str, Any]:
-    return asdict(plane.backfill(dry_run=dry_run))
-
-
-def scope_from_filter(filter_: dict[str, Any] | None) -> Scope:
-    """The contract's ``filter`` object as a :class:`Scope`."""
-    from .scope import parse_facet_filters
-
-    f = filter_ or {}
-    return Scope(
-        memory_types=tuple(f.get("types") or ()),
-        workspace=f.get("workspace") or None,
-        tags=tuple(f.get("tags") or ()),
-        entity=f.get("entity") or None,
-        facets=parse_facet_filters(list(f.get("facets") or ())),
-        include_archived=bool(f.get("include_archived", False)),
-        as_of=f.get("as_of") or None,
-    )

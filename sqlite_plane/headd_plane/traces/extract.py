@@ -344,14 +344,6 @@ class Folder:
         return self.out
 
 
-def extract_lines(lines: list[bytes]) -> FileExtract:
-    """Fold whole lines (for tests and tools; the scanner streams)."""
-    folder = Folder()
-    for raw in lines:
-        folder.line(raw)
-    return folder.finish()
-
-
 def _earliest(a: str | None, b: str | None) -> str | None:
     return b if a is None else a if b is None else min(a, b)
 
