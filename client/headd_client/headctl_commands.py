@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from headd.daemon.usage import headd_version
+from headd import installed_version
 from headd.memfile.vocabulary import MEMORY_TYPES
 from headd_client import headctl_output as show
 
@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Talk to headd, the memhtml head daemon, or work on a store without one.",
     )
     _global_options(parser, top=True)
-    parser.add_argument("--version", action="version", version=f"headctl {headd_version()}")
+    parser.add_argument("--version", action="version", version=f"headctl {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     groups: dict[str, argparse._SubParsersAction[Any]] = {}
     for command in _all_commands():

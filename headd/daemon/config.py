@@ -15,7 +15,8 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from headd.daemon.usage import LOG_LEVELS, UsageParser, headd_version
+from headd import installed_version
+from headd.daemon.usage import LOG_LEVELS, UsageParser
 from headd.wire.framing import DEFAULT_LINE_LIMIT
 
 FOLLOW_INTERVAL_S = 0.02
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LEVEL",
         help=f"{', '.join(LOG_LEVELS)} (default $HEADD_LOG_LEVEL, else INFO)",
     )
-    parser.add_argument("--version", action="version", version=f"headd {headd_version()}")
+    parser.add_argument("--version", action="version", version=f"headd {installed_version()}")
     return parser
 
 

@@ -27,15 +27,6 @@ class UsageParser(argparse.ArgumentParser):
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
-def headd_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("headd")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
 def embedder_choices() -> list[str]:
     """Every value ``--embedder`` accepts (the model names import no model code)."""
     from headd.embed.factory import LOCAL_MODELS
