@@ -1,6 +1,6 @@
 """The MCP bridge against memhtml 0.15.1's MCP server, on the same store and queries, in one run.
 
-``python -m bench.mcp_bench --scifact DIR [--n 10000] [--queries 200]`` builds a store of ``n``
+``python -m bench.mcp_bench --scifact DIR [--n 10000] [--queries 200]`` (or ``HEADD_SCIFACT=DIR``) builds a store of ``n``
 memories (``bench.stores``: SciFact abstracts, topped up with generated notes), indexes it for
 memhtml (``memhtml index rebuild``), starts ``headd`` on it with ``--embedder off`` (memhtml runs
 with ``MEMHTML_EMBED=off``: both answer lexically) and measures:
@@ -154,14 +154,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--scifact", type=Path, required=True, help="the BEIR SciFact directory")
+    parser.add_argument(
+        "--scifact", type=Path, help=f"the BEIR SciFact directory (default ${stores.SCIFACT_ENV})"
+    )
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--spawn-runs", type=int, default=7)
     parser.add_argument("--hook-runs", type=int, default=15)
     parser.add_argument("--work", type=Path, help="where to build the store (default: a temp dir)")
     args = parser.parse_args(argv)
-    stores.SCIFACT = args.scifact
+    if args.scifact is not None:
+        os.environ[stores.SCIFACT_ENV] = str(args.scifact)
     work = args.work or Path(tempfile.mkdtemp(prefix="mcpb-"))
     store = work / "store"
     out: dict[str, Any] = {"n": args.n, "memhtml": mcp_peer.memhtml_version()}

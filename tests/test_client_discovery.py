@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_support import Daemon, make_store, short_socket_dir
 from headd_client import Client, default_socket
 from headd_client.discovery import find_socket, read_env_file, unit_store
+from support.daemon import Daemon, short_socket_dir
+from support.stores import make_store
 
 
 def listening(path: Path) -> socket.socket:

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_support import make_store, short_socket_dir
 from headd_client.async_client import AsyncClient
 from headd_client.sync_client import Client
+from support.daemon import short_socket_dir
+from support.stores import make_store
 
 from headd.daemon.config import build_parser, config_from
 from headd.daemon.main import run

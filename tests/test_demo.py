@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import subprocess
 
-from daemon_support import PYTHON, REPO
+from support.daemon import PYTHON
+from support.data import REPO
 
 
 def test_the_demo_finishes_and_names_its_embedder() -> None:

@@ -19,18 +19,11 @@ from typing import Any
 
 import pygit2
 import pytest
-from daemon_support import (
-    BASE_FILES,
-    PYTHON,
-    REPO,
-    Daemon,
-    headctl,
-    make_store,
-    memory_html,
-    short_socket_dir,
-    wait_for,
-)
 from headd_client.headctl import build_parser
+from support.daemon import PYTHON, Daemon, headctl, short_socket_dir, wait_for
+from support.data import REPO
+from support.memory import memory_html
+from support.stores import BASE_FILES, make_store
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
 #: The tree ``memhtml init`` (0.15.1) commits, measured on that tool: ``headctl init`` lays out

@@ -19,7 +19,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from daemon_support import REPO, Daemon, make_store, short_socket_dir
+from support.daemon import Daemon, short_socket_dir
+from support.data import REPO
+from support.stores import make_store
 
 
 def headctl(
@@ -171,7 +173,7 @@ def test_doctor_reports_each_piece_and_the_mcp_server(places: tuple[Path, Path, 
 PROMPT = {
     "session_id": "0b6f5d2e-1111-4222-8333-444455556666",
     "transcript_path": "/nonexistent/.claude/projects/-work-shop/0b6f5d2e.jsonl",
-    "cwd": "/work/postgres-orders",
+    "cwd": "/home/dana/postgres-orders",
     "hook_event_name": "UserPromptSubmit",
     "prompt": "Which database is the system of record for orders?",
 }

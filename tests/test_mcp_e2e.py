@@ -14,9 +14,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from daemon_support import Daemon, external_commit, git, make_store, memory_html, short_socket_dir
 from headd_client.mcp.protocol import handshake_lines
-from mcp_support import (
+from support.daemon import Daemon, short_socket_dir
+from support.git import external_commit, git
+from support.mcp import (
     bridge,
     bridge_args,
     bridge_env,
@@ -26,6 +27,8 @@ from mcp_support import (
     stop_spawned,
     structured,
 )
+from support.memory import memory_html
+from support.stores import make_store
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
 
@@ -129,7 +132,10 @@ def test_plain_git_commit_is_found_by_the_next_search(store: Path, daemon: Daemo
             assert after["hits"][0]["path"] == path
             assert after["sha"] == sha
             status = structured(await client.call_tool("memory_status", {}))
-            assert status["head_sha"] == sha
+            assert status["head_sha"] == sha and status["dirty"] is False
+            (store / path).write_text("edited, not committed\n", encoding="utf-8")
+            edited = structured(await client.call_tool("memory_status", {}))
+            assert edited["dirty"] is True and edited["head_sha"] == sha
 
     run(go)
 

@@ -13,14 +13,16 @@ from headd_plane.plane import Plane, open_plane
 from headd_plane.polarity import PolarityRow, negation_divergent, polarity_scored
 from headd_plane.retrieval_sql import SNIPPET_MAX_CHARS, truncate_snippet
 from headd_plane.scope import FacetFilter, Scope, assemble_scope, parse_facet_filter
-from plane_testkit import HashEmbedder, Store, memory_html
+from support.memory import memory_html
+from support.plane import HashEmbedder
+from support.stores import Store
 
 NOW = "2026-11-30T10:00:00.000Z"
 LONG_BODY = " ".join(f"Sentence {n} about the ledger migration window." for n in range(80))
 
 
 def _store(tmp_path: Path) -> Store:
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     store.commit(
         {
             "areas/ops/gate.html": memory_html(
@@ -57,7 +59,7 @@ def _store(tmp_path: Path) -> Store:
             "areas/ops/new-gate.html": memory_html(
                 "New gate",
                 "The deploy gate now blocks Fridays only.",
-                links=[("supersedes", "archive/2026/areas/ops/old-gate.html")],
+                links=[("supersedes", "/archive/2026/areas/ops/old-gate.html")],
             ),
         }
     )

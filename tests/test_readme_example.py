@@ -8,7 +8,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from daemon_support import PYTHON, REPO, Daemon, headctl, short_socket_dir
+from support.daemon import PYTHON, Daemon, headctl, short_socket_dir
+from support.data import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_support import REPO, make_store, read_line, request_line, short_socket_dir, wait_for
 from headd_client.discovery import ENV_FILE, RUNTIME_SOCKET
+from support.daemon import read_line, request_line, short_socket_dir, wait_for
+from support.data import REPO
+from support.stores import make_store
 
 UNITS = REPO / "systemd"
 ANALYZE = shutil.which("systemd-analyze")

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from daemon_support import Daemon, connect, make_store, read_line, short_socket_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from wire_support import TYPED_ERRORS, any_params, params_are_wrong
+from support.daemon import Daemon, connect, read_line, short_socket_dir
+from support.stores import make_store
+from support.wire import TYPED_ERRORS, any_params, params_are_wrong
 
 from headd.daemon.methods import METHODS
 from headd.wire.nesting import MAX_DEPTH

@@ -729,6 +729,14 @@ def _builtin_commands() -> list[Command]:
             _by_attrs("vectors.fill", limit="limit"),
             show.vectors_fill,
         ),
+        c(
+            ("sync",),
+            "one round with the followed git remote now (or mark a conflict resolved)",
+            lambda p: p.add_argument(
+                "--resolve", metavar="CONFLICT", help="mark this conflict (its path or id) resolved"
+            ),
+            _by_attrs("sync", resolve="resolve"),
+        ),
         c(("call",), "call any method with JSON params", _call_args, _call),
         c(
             ("init",),

@@ -58,6 +58,7 @@ from headd.daemon.methods import (
     StateExport,
     StateImport,
     Status,
+    Sync,
     TracesIndex,
     TracesSearch,
     TracesShow,
@@ -65,6 +66,7 @@ from headd.daemon.methods import (
     decode_request,
 )
 from headd.daemon.plane_service import PlaneService
+from headd.daemon.remote_follower import RemoteFollower
 from headd.daemon.session_calls import SessionCalls
 from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.vectors import NO_VECTORS, VectorService
@@ -73,6 +75,7 @@ from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
 from headd.record import record_to_wire
+from headd.store.results import CommitResult
 from headd.wire.filter import Filter
 
 if TYPE_CHECKING:
@@ -110,6 +113,11 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _landed_paths(result: object) -> bool:
+    """Whether a ``session.commit`` answer moved the branch (a commit with paths)."""
+    return isinstance(result, CommitResult) and result.outcome == "committed" and bool(result.paths)
+
+
 @dataclass
 class Service:
     """Everything a request may touch, and the handlers over it."""
@@ -120,6 +128,8 @@ class Service:
     vectors: VectorService | None = None
     plane: PlaneService | None = None
     snapshots: SnapshotWriter | None = None
+    #: Following a git remote (``--remote``), when the daemon does.
+    remote: RemoteFollower | None = None
     socket_path: Path | None = None
     embedder: str = "off"
     clock: Callable[[], datetime] = utc_now
@@ -175,14 +185,12 @@ class Service:
                 return await self.advance(to)
             case Gate():
                 return await self.gate(request)
-            case (
-                SessionOpen()
-                | SessionApply()
-                | SessionCommit()
-                | SessionRebase()
-                | SessionClose()
-                | SessionList()
-            ):
+            case SessionCommit():
+                result = await self._session_calls.call(request)
+                if self.remote is not None and _landed_paths(result):
+                    self.remote.poke()
+                return result
+            case SessionOpen() | SessionApply() | SessionRebase() | SessionClose() | SessionList():
                 return await self._session_calls.call(request)
             case (
                 Recall()
@@ -197,6 +205,8 @@ class Service:
                 | TracesShow()
             ):
                 return await self.plane_call(request)
+            case Sync(resolve=target):
+                return await self.sync(target)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
         raise MethodNotFound(f"no handler for {type(request).__name__}")
@@ -218,6 +228,22 @@ class Service:
         return await self.follower.at(at)
 
     # -- status ----------------------------------------------------------------------------
+
+    async def sync(self, resolve: str | None) -> dict[str, Any]:
+        """``sync``: one round with the remote now, or mark a conflict resolved."""
+        if self.remote is None:
+            raise InvalidParams("this daemon follows no remote (start it with --remote NAME)")
+        if resolve is not None:
+            resolved = await self.remote.resolve(resolve)
+            return {"resolved": msgspec.to_builtins(resolved), "remote": self._remote_status()}
+        report = await self.remote.round_now()
+        return {"round": msgspec.to_builtins(report), "remote": self._remote_status()}
+
+    def _remote_status(self) -> dict[str, Any] | None:
+        if self.remote is None:
+            return None
+        status: dict[str, Any] = msgspec.to_builtins(self.remote.status())
+        return status
 
     async def status(self) -> dict[str, Any]:
         view = await self.follower.current()
@@ -248,6 +274,7 @@ class Service:
             "embedder_state": embedder_state(
                 None if self.vectors is None else self.vectors.embedder, self.embedder
             ),
+            "remote": self._remote_status(),
             "uptime_s": round(self.monotonic() - self.started, 3),
             "pid": os.getpid(),
             "version": daemon_version(),

@@ -52,9 +52,11 @@ if TYPE_CHECKING:
     from headd.daemon.collector import VersionCollector
     from headd.daemon.follow import ColdLoader
     from headd.daemon.notify import Notifier
+    from headd.daemon.remote_follower import RemoteFollower
     from headd.daemon.snapshots import SnapshotWriter
     from headd.embed.port import DocumentEmbedder
     from headd.head.version import HeadVersion
+    from headd.store.manager import SessionManager
 
 log = logging.getLogger("headd")
 
@@ -245,6 +247,8 @@ async def run(
             socket_path=owned,
             embedder=config.embedder,
         )
+        if config.remote is not None and service.sessions is not None:
+            service.remote = make_remote_follower(config, ref, service.sessions)
         server = Server(
             listener,
             service.dispatch,
@@ -278,6 +282,8 @@ async def run(
             await loop.run_in_executor(None, import_late_modules)
 
         background = asyncio.create_task(after_ready())
+        if service.remote is not None:
+            service.remote.start()
         log.info(
             "ready: %s at %s, %d records, loaded from %s in %.0f ms",
             ref,
@@ -295,6 +301,8 @@ async def run(
             await follow
         with contextlib.suppress(asyncio.CancelledError):
             await background
+        if service.remote is not None:
+            await service.remote.close()
         await server.stop()
         vectors.stop()
         plane.stop()
@@ -336,6 +344,30 @@ def import_late_modules() -> None:
         except ImportError:  # the call that needs it will say so
             log.exception("importing %s failed", module)
     log.debug("late modules imported in %.1f ms", (time.perf_counter() - started) * 1000.0)
+
+
+def make_remote_follower(config: Config, ref: str, sessions: SessionManager) -> RemoteFollower:
+    """The remote follower ``--remote`` asks for; a remote git does not know is refused at start."""
+    from headd.daemon.remote_follower import RemoteFollower
+    from headd.remote import transport
+    from headd.remote.sync import RemoteSync
+
+    assert config.remote is not None
+    if transport.remote_url(config.store, config.remote) is None:
+        raise GitFailure(
+            f"no git remote named {config.remote!r} in {config.store} "
+            f"(add one: git -C {config.store} remote add {config.remote} URL)",
+            {"remote": config.remote},
+        )
+    sync = RemoteSync(
+        config.store,
+        config.remote,
+        ref,
+        versions=sessions.versions,
+        overlay=sessions.overlay,
+        lock=sessions.exclusive,
+    )
+    return RemoteFollower(sync, config.fetch_interval)
 
 
 def make_snapshot_writer(config: Config) -> SnapshotWriter | None:

@@ -190,6 +190,13 @@ class VectorsFill(_Params):
     limit: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
+class Sync(_Params):
+    """One round with the followed remote now; ``resolve`` marks a conflict (its path or id)
+    resolved instead."""
+
+    resolve: str | None = None
+
+
 Request = (
     Status
     | Search
@@ -219,6 +226,7 @@ Request = (
     | TracesSearch
     | TracesShow
     | VectorsFill
+    | Sync
 )
 
 METHODS: dict[str, type[_Params]] = {
@@ -250,6 +258,7 @@ METHODS: dict[str, type[_Params]] = {
     "traces.search": TracesSearch,
     "traces.show": TracesShow,
     "vectors.fill": VectorsFill,
+    "sync": Sync,
 }
 
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}

@@ -600,15 +600,11 @@ class Tools:
         }
 
     def _dirty(self) -> bool:
+        """Uncommitted edits to tracked files (new untracked files and ignored ones aside)."""
         import pygit2
 
-        repo = pygit2.Repository(str(self.store))
-        flags = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
-        return any(
-            not (f & flags) or (f & ~flags)
-            for f in repo.status().values()
-            if not (f & pygit2.GIT_STATUS_IGNORED)
-        )
+        quiet = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
+        return any(flags & ~quiet for flags in pygit2.Repository(str(self.store)).status().values())
 
     # -- usage state and traces --------------------------------------------------------------
 

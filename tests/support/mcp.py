@@ -20,9 +20,9 @@ from typing import Any
 from headd_client.sync_client import Client
 
 from headd.errors import DaemonUnavailable
+from support.data import DATA, REPO
 
-REPO = Path(__file__).resolve().parents[1]
-TOOLS_LIST = REPO / "tests" / "data" / "memhtml-0.15.1-mcp-tools-list.json"
+TOOLS_LIST = DATA / "memhtml-0.15.1-mcp-tools-list.json"
 
 
 def memhtml_tools() -> dict[str, dict[str, Any]]:
