@@ -9,7 +9,12 @@ fi
 stamp=.venv/.headd-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-  .venv/bin/python -m pip install -q -e ".[test,embed,bench,mcp]" 2>&1 | grep -v '^WARNING: Location' || true
+  # pip's and setuptools' chatter (an editable install's BuildBackendWarning) goes to a log,
+  # shown only when the install fails.
+  if ! .venv/bin/python -m pip install -q -e ".[test,embed,bench,mcp]" >.venv/pip-install.log 2>&1; then
+    cat .venv/pip-install.log >&2
+    exit 1
+  fi
   .venv/bin/python -c "import headd, headd_client, headd_plane, pygit2, selectolax, pyrsistent, msgspec, uvloop, numpy"
   touch "$stamp"
 fi

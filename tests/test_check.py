@@ -112,7 +112,8 @@ def test_human_output_and_unreadable_files(store: Path, capsys: pytest.CaptureFi
 @pytest.mark.parametrize("argv", [[], ["--json"], ["--bogus", "x.html"]])
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run_main(argv, capsys)
-    assert code == 2 and out == "" and err.startswith("headctl check: ")
+    assert code == 2 and out == "" and err.startswith("ERR_USAGE: headctl check: ")
+    assert err.count("\n") == 1
 
 
 def test_a_missing_root_is_a_usage_error(store: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,5 @@
-"""``headd`` refusing to start: each refusal is one ``ERR_…`` log line and exit status 1."""
+"""``headd`` refusing to start: each refusal is one ``ERR_…`` log line and exit status 1, and a
+usage error is one ``ERR_USAGE: …`` line and exit status 2."""
 
 from __future__ import annotations
 
@@ -31,12 +32,70 @@ def test_a_socket_path_over_107_bytes_is_refused(
     assert not long_path.exists()
 
 
-def test_an_unknown_embedder_is_refused(store: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_an_unknown_embedder_is_a_usage_error_naming_the_value_and_the_choices(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = short_socket_dir() / "head.sock"
-    with caplog.at_level(logging.ERROR):
-        code = main(["--store", str(store), "--socket", str(path), "--embedder", "nonsense"])
-    assert code == 1 and "ERR_MODEL_UNAVAILABLE" in caplog.text
+    with pytest.raises(SystemExit) as exited:
+        main(["--store", str(store), "--socket", str(path), "--embedder", "nonsense"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ERR_USAGE: --embedder 'nonsense' is not an embedder; choose from auto,")
+    assert "hash" in err and "minilm" in err and err.count("\n") == 1
     assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ", "named"),
+    [
+        (["--log-level", "loud"], {}, "--log-level 'loud'"),
+        ([], {"HEADD_LOG_LEVEL": "chatty"}, "$HEADD_LOG_LEVEL 'chatty'"),
+        ([], {"HEADD_EMBEDDER": "bogus"}, "$HEADD_EMBEDDER 'bogus'"),
+    ],
+)
+def test_a_bad_log_level_or_embedder_from_the_environment_is_a_usage_error(
+    store: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    environ: dict[str, str],
+    named: str,
+) -> None:
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(SystemExit) as exited:
+        main(["--store", str(store), "--socket", str(short_socket_dir() / "h.sock"), *argv])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.startswith(f"ERR_USAGE: {named} is not")
+
+
+def test_a_missing_store_says_how_to_create_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    missing = tmp_path / "nowhere"
+    with caplog.at_level(logging.ERROR):
+        assert main(["--store", str(missing), "--socket", str(short_socket_dir() / "h.sock")]) == 1
+    assert f"no store at {missing}; create one with `headctl init {missing}`" in caplog.text
+
+
+def test_a_repository_without_a_commit_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import pygit2
+
+    pygit2.init_repository(str(tmp_path / "empty"))
+    with caplog.at_level(logging.ERROR):
+        code = main(
+            [
+                "--store",
+                str(tmp_path / "empty"),
+                "--socket",
+                str(short_socket_dir() / "h.sock"),
+                "--embedder",
+                "off",
+            ]
+        )
+    assert code == 1 and "the repository has no commit yet" in caplog.text
 
 
 def test_a_store_that_is_not_a_git_repository_is_refused(
@@ -45,7 +104,7 @@ def test_a_store_that_is_not_a_git_repository_is_refused(
     path = short_socket_dir() / "head.sock"
     with caplog.at_level(logging.ERROR):
         assert main(["--store", str(tmp_path), "--socket", str(path)]) == 1
-    assert "ERR_GIT" in caplog.text
+    assert "ERR_GIT" in caplog.text and "is not a git repository; create one with" in caplog.text
     assert not path.exists()
 
 

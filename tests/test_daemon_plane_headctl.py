@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -201,7 +202,8 @@ def test_the_console_entry_point_runs_without_a_daemon(pair: Pair) -> None:
         "status",
     )
     assert done.returncode == 0, done.stderr
-    assert "head_sha:" in done.stdout and "files: 5" in done.stdout
+    assert re.search(r"^head_sha +[0-9a-f]{40}$", done.stdout, re.M)
+    assert re.search(r"^files +5$", done.stdout, re.M)
 
 
 def test_without_a_daemon_the_plane_files_never_dirty_the_checkout(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def ctl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ctl]:
 def test_status_human_and_json(ctl: Ctl) -> None:
     code, out, err = ctl.run("status")
     assert code == 0 and err == ""
-    assert "records: 10" in out and f"sha: {ctl.landed}" in out
+    assert "memories  10 " in out and f"at {ctl.landed[:12]}" in out
     assert ctl.json("status")["records"] == 10
 
 
@@ -188,3 +188,30 @@ def test_the_console_entry_point_as_a_shell_sees_it(ctl: Ctl) -> None:
     done = headctl("gate", ctl.seed, ctl.landed, env=env)
     assert done.returncode == 1
     assert done.stderr.startswith("ERR_DISCRIMINATION_FAILED: ")
+
+
+def test_a_parser_hook_adds_a_command_that_owns_its_run(
+    ctl: Ctl, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The registration another module uses: a hook adds an argparse subcommand whose
+    ``run_agent`` gets the resolved store and socket; the global options work on it too."""
+    from headd_client import headctl_commands
+
+    seen: list[tuple[str, str, bool]] = []
+
+    def hook(sub: Any, parser_class: type) -> None:
+        p = sub.add_parser("echo-store", help="print the store and socket")
+        p.add_argument("--loud", action="store_true", help="shout")
+
+        def run_agent(args: Any, store: Path, sock: Path, *_streams: Any) -> int:
+            seen.append((str(store), str(sock), bool(args.json)))
+            return 7 if args.loud else 0
+
+        p.set_defaults(run_agent=run_agent)
+
+    monkeypatch.setattr(headctl_commands, "PARSER_HOOKS", [hook])
+    assert ctl.run("echo-store", "--json")[0] == 0
+    assert seen == [(str(ctl.store), str(ctl.socket_path), True)]
+    assert ctl.run("echo-store", "--loud")[0] == 7
+    code, _, err = ctl.run("echo-store", "--bogus")
+    assert code == 2 and err.startswith("ERR_USAGE: unrecognized arguments: --bogus")

@@ -16,9 +16,11 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support.daemon import read_line, request_line, short_socket_dir
+from headd_client.discovery import ENV_FILE, RUNTIME_SOCKET
+from support.daemon import read_line, request_line, short_socket_dir, wait_for
 from support.data import REPO
 from support.stores import make_store
 
@@ -39,6 +41,18 @@ def verify(directory: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=60,
+    )
+
+
+def activate(listen: Path, store: Path, *options: str, stdout: Any) -> subprocess.Popen[bytes]:
+    """systemd-socket-activate holding ``listen`` for a daemon on ``store`` (no embedder)."""
+    assert ACTIVATE is not None
+    daemon = [sys.executable, "-m", "headd.daemon.main", "--store", str(store), "--embedder", "off"]
+    return subprocess.Popen(
+        [ACTIVATE, "-l", str(listen), *options, *daemon],
+        cwd=str(REPO),
+        stdout=stdout,
+        stderr=subprocess.STDOUT,
     )
 
 
@@ -75,14 +89,81 @@ def test_a_broken_unit_fails_the_check(tmp_path: Path, unit: str, good: str, bad
     assert done.returncode != 0 or done.stderr.strip() != ""
 
 
-def test_units_say_what_the_contract_asks() -> None:
+def test_units_say_what_the_protocol_asks() -> None:
     service = settings(UNITS / "headd.service")
     sock = settings(UNITS / "headd.socket")
     assert service["Type"] == ["notify"]
     assert service["Restart"] == ["on-failure"]
     assert sock["SocketMode"] == ["0600"]
-    assert sock["ListenStream"] == ["%h/memhtml/.memhtml/head.sock"], "the daemon's default path"
     assert "headd.socket" in service["Requires"]
+    assert "Documentation" not in service and "Documentation" not in sock, "nothing installs docs"
+
+
+def test_the_units_and_the_client_agree_on_the_socket_and_the_store_file() -> None:
+    """The socket under the runtime directory, the store in one file both units read: the paths
+    the client's discovery looks at are the units' own."""
+    service = settings(UNITS / "headd.service")
+    sock = settings(UNITS / "headd.socket")
+    assert sock["ListenStream"] == [f"%t/{RUNTIME_SOCKET.as_posix()}"]
+    assert service["EnvironmentFile"] == [f"-%E/{ENV_FILE.as_posix()}"]
+    assert "MEMHTML_ROOT=%h/memhtml" in service["Environment"], "the default without the file"
+    assert service["ExecStart"] == ["/usr/bin/env headd"], "the store comes from the environment"
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    comment = (UNITS / "headd.service").read_text(encoding="utf-8")
+    for text in (readme, comment):
+        assert f"~/.config/{ENV_FILE.as_posix()}" in text
+        assert 'echo "MEMHTML_ROOT=$HOME/memhtml" > ~/.config/headd/headd.env' in text
+        assert "systemctl --user enable --now headd.socket" in text
+        assert "pipx install" in text
+
+
+@needs_activate
+def test_headctl_finds_the_units_socket_for_the_store_the_env_file_names(
+    tmp_path: Path,
+) -> None:
+    """systemd-socket-activate holds ``$XDG_RUNTIME_DIR/headd/head.sock`` as headd.socket would;
+    headctl, given neither --socket nor $HEADD_SOCKET, connects there for the store the units'
+    env file names, and for no other store."""
+    assert ACTIVATE is not None
+    store = tmp_path / "store"
+    make_store(store)
+    runtime = short_socket_dir()
+    listen = runtime / RUNTIME_SOCKET
+    listen.parent.mkdir()
+    config = tmp_path / "config"
+    (config / "headd").mkdir(parents=True)
+    (config / ENV_FILE).write_text(f"# the store\nMEMHTML_ROOT={store}\n", encoding="utf-8")
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("HEADD_SOCKET", "MEMHTML_ROOT")
+    }
+    env.update(XDG_RUNTIME_DIR=str(runtime), XDG_CONFIG_HOME=str(config))
+    proc = activate(listen, store, stdout=subprocess.DEVNULL)
+    try:
+        assert wait_for(listen.exists, timeout=30)
+
+        def ctl(*argv: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "headd_client.headctl", *argv],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=str(REPO),
+                timeout=120,
+            )
+
+        done = ctl("--store", str(store), "--json", "status")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["pid"] == proc.pid
+        other = tmp_path / "other"
+        make_store(other)
+        done = ctl("--store", str(other), "status")
+        assert done.returncode == 1 and done.stderr.startswith("ERR_DAEMON_UNAVAILABLE: ")
+        assert str(other / ".memhtml" / "head.sock") in done.stderr
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
 @needs_activate
@@ -97,25 +178,7 @@ def test_socket_activation_starts_the_daemon_and_it_notifies_ready(tmp_path: Pat
     sink.bind(str(notify))
     sink.settimeout(30)
     log = open(tmp_path / "activate.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [
-            ACTIVATE,
-            "-l",
-            str(listen),
-            "-E",
-            f"NOTIFY_SOCKET={notify}",
-            sys.executable,
-            "-m",
-            "headd.daemon.main",
-            "--store",
-            str(store),
-            "--embedder",
-            "off",
-        ],
-        cwd=str(REPO),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    proc = activate(listen, store, "-E", f"NOTIFY_SOCKET={notify}", stdout=log)
     try:
         for _ in range(400):
             if listen.exists():

@@ -1,8 +1,10 @@
 """Client library for headd: a sans-I/O protocol core, a sync client and an asyncio client.
 
     from headd_client import Client
-    with Client("/path/to/store/.memhtml/head.sock") as c:
+    with Client(store="~/memhtml") as c:          # or Client("/path/to/head.sock")
         hits = c.call("search", query="postgres", limit=5)["hits"]
+
+Without a path the client finds the store's socket itself (``headd_client.discovery``).
 
 Failures raise the classes of ``headd.errors`` (by their ``ERR_`` code), and
 ``DaemonUnavailable`` when no daemon answers.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from headd.errors import DaemonUnavailable, ProtocolViolation
+from headd_client.discovery import default_socket
 from headd_client.protocol import ClientProtocol
 from headd_client.sync_client import Client
 
@@ -30,4 +33,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'headd_client' has no attribute {name!r}")
 
 
-__all__ = ["AsyncClient", "Client", "ClientProtocol", "DaemonUnavailable", "ProtocolViolation"]
+__all__ = [
+    "AsyncClient",
+    "Client",
+    "ClientProtocol",
+    "DaemonUnavailable",
+    "ProtocolViolation",
+    "default_socket",
+]

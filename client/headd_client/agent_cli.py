@@ -24,22 +24,31 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("integrations", help="connect a coding agent (MCP entry, hooks, notes)")
     ss = p.add_subparsers(dest="integrations_command", required=True, parser_class=parser_class)
-    for action in ("install", "uninstall"):
-        q = ss.add_parser(action)
-        q.add_argument("client", choices=CLIENTS)
-        q.add_argument("--scope", choices=("user", "project"), default="user")
+    for action, what in (("install", "write"), ("uninstall", "remove")):
+        q = ss.add_parser(action, help=f"{what} the agent's MCP entry, hooks and notes")
+        q.add_argument("client", choices=CLIENTS, help=f"the agent: {', '.join(CLIENTS)}")
+        q.add_argument(
+            "--scope",
+            choices=("user", "project"),
+            default="user",
+            help="the user's configuration (default) or one project's",
+        )
         q.add_argument("--project-root", help="the project for --scope project (default: cwd)")
         q.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
         q.set_defaults(run_agent=_run_integrations)
-    q = ss.add_parser("doctor")
-    q.add_argument("client", nargs="?", choices=CLIENTS)
-    q.add_argument("--scope", choices=("user", "project"), default=None)
-    q.add_argument("--project-root")
+    q = ss.add_parser("doctor", help="check each piece an install wrote")
+    q.add_argument("client", nargs="?", choices=CLIENTS, help="one agent (default: all three)")
+    q.add_argument(
+        "--scope", choices=("user", "project"), default=None, help="one scope (default: both)"
+    )
+    q.add_argument("--project-root", help="the project for --scope project (default: cwd)")
     q.set_defaults(run_agent=_run_integrations)
 
     p = sub.add_parser("hook", help="a Claude Code hook (reads its JSON on stdin)")
-    p.add_argument("event", choices=HOOK_EVENTS)
-    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("event", choices=HOOK_EVENTS, help=f"the hook event: {', '.join(HOOK_EVENTS)}")
+    p.add_argument(
+        "--limit", type=int, default=5, help="at most N memories in what it injects (default 5)"
+    )
     p.set_defaults(run_agent=_run_hook)
 
 

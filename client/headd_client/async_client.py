@@ -16,16 +16,25 @@ from types import TracebackType
 from typing import Any
 
 from headd.errors import DaemonUnavailable
+from headd_client.discovery import default_socket
 from headd_client.protocol import Answer, ClientProtocol, unwrap
 
 READ_CHUNK = 256 * 1024
 
 
 class AsyncClient:
-    """``async with AsyncClient(path) as c: await c.call("status")``."""
+    """``async with AsyncClient() as c: await c.call("status")``.
 
-    def __init__(self, socket_path: str | os.PathLike[str]) -> None:
-        self.socket_path = Path(socket_path)
+    Without ``socket_path`` the client finds the socket of ``store`` by itself, as ``Client``.
+    """
+
+    def __init__(
+        self,
+        socket_path: str | os.PathLike[str] | None = None,
+        *,
+        store: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.socket_path = Path(socket_path) if socket_path is not None else default_socket(store)
         self._protocol = ClientProtocol()
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None

@@ -1,13 +1,21 @@
 """``headctl``: a thin command line over the client library (docs/protocol.md, ``headctl``).
 
 ``headctl [--store PATH] [--socket PATH] [--json] COMMAND …``. Each command is one method call;
-output is human-readable, or one JSON document with ``--json``. Exit 0 on success, 1 on a runtime
-failure, 2 on a usage error; a failure prints exactly one line ``ERR_…: message`` on stderr.
+output is designed for a person (aligned columns, ``headctl_output``), or one JSON document with
+``--json``. Exit 0 on success, 1 on a runtime failure, 2 on a usage error; a failure prints exactly
+one line ``ERR_…: message`` on stderr, and with ``--json`` also one JSON error document on stdout.
+The global options (``--json``, ``--store``, ``--socket``, ``--timeout``, ``--verbose``) are
+accepted anywhere on the line, before or after the command words.
 
-Some commands need no daemon: ``check`` (the parser's own command line, ``headd.memfile.check``);
-``gate``, which asks the daemon when one serves the store and otherwise loads both versions in
-this process; and ``index``, ``state`` and ``traces``, which otherwise run the same plane calls on
-the store's SQLite plane here (``plane_local``). Either way the answer is the same.
+The commands themselves, their arguments and the parser are ``headctl_commands``; this module
+runs one: parse, call (or fall back to the in-process paths), show, and turn a failure into its
+one line.
+
+Some commands need no daemon: ``check`` (the parser's own command line, ``headd.memfile.check``)
+and ``init`` (lays a new store out); ``gate``, which asks the daemon when one serves the store
+and otherwise loads both versions in this process; and ``index``, ``state`` and ``traces``, which
+otherwise run the same plane calls on the store's SQLite plane here (``plane_local``). Either way
+the answer is the same.
 """
 
 from __future__ import annotations
@@ -20,8 +28,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 import msgspec
 
@@ -31,308 +40,36 @@ from headd.errors import (
     HeaddError,
     InvalidMemory,
     InvalidParams,
+    PathNotFound,
     RpcError,
     WriteConflict,
 )
-from headd.wire.socket_path import resolve_socket, resolve_store
-from headd_client.agent_cli import register as register_agent_commands
+from headd.wire.socket_path import resolve_store
+from headd_client.discovery import find_socket
+from headd_client.headctl_commands import (
+    COMMANDS,
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    Context,
+    Params,
+    UsageError,
+    build_parser,
+    register,
+)
 from headd_client.sync_client import Client
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 #: Seconds a plane scan may run before ``headctl`` says on stderr that it is still working.
 PROGRESS_AFTER_S = 2.0
 PROGRESS_EVERY_S = 10.0
-_LONG_METHODS = frozenset({"traces.index", "index.rebuild", "index.update"})
+_LONG_METHODS = frozenset({"traces.index", "index.rebuild", "index.update", "vectors.fill"})
 
+USAGE_CODE = "ERR_USAGE"
+BROKEN_PIPE_CODE = "ERR_OUTPUT_CLOSED"
+__all__ = ["COMMANDS", "Command", "build_parser", "main", "register", "run"]
 
-class UsageError(Exception):
-    """A command line that does not parse; exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing usage and exiting, so we own the one-line form."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="headctl", description="Talk to headd, the memhtml head daemon.")
-    parser.add_argument("--store", help="the store (default $MEMHTML_ROOT, else ~/memhtml)")
-    parser.add_argument(
-        "--socket", help="the daemon's socket (default $HEADD_SOCKET, else in the store)"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds to wait for an answer"
-    )
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    sub.add_parser("status", help="what the daemon holds")
-
-    p = sub.add_parser("search", help="search the head")
-    p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--at")
-    p.add_argument("--session")
-    p.add_argument("--type", dest="types", action="append", default=None)
-    p.add_argument("--now")
-    p.add_argument("--plane", choices=("head", "index"), default=None)
-
-    p = sub.add_parser("recall", help="the SQLite plane's disclosure pack for a query")
-    p.add_argument("query")
-    p.add_argument("--budget", type=int, dest="budget_chars")
-    p.add_argument("--type", dest="types", action="append", default=None)
-
-    p = sub.add_parser("reinforce", help="note that memories were used (state plane)")
-    p.add_argument("paths", nargs="+")
-    p.add_argument("--signal", choices=("neutral", "positive", "negative"), default="neutral")
-
-    p = sub.add_parser("index", help="the SQLite index (works without a daemon)")
-    ss = p.add_subparsers(dest="index_command", required=True, parser_class=_Parser)
-    q = ss.add_parser("rebuild")
-    q.add_argument("--embed", action="store_true", default=None)
-    q.add_argument("--force", action="store_true", default=None)
-    q = ss.add_parser("update")
-    q.add_argument("--embed", action="store_true", default=None)
-    ss.add_parser("status")
-
-    p = sub.add_parser("state", help="the state sidecar (works without a daemon)")
-    ss = p.add_subparsers(dest="state_command", required=True, parser_class=_Parser)
-    ss.add_parser("export", help="write .memhtml/state/access.jsonl (not committed)")
-    ss.add_parser("import", help="merge .memhtml/state/access.jsonl into state.db")
-
-    p = sub.add_parser("traces", help="the transcript index (works without a daemon)")
-    ss = p.add_subparsers(dest="traces_command", required=True, parser_class=_Parser)
-    q = ss.add_parser("index")
-    q.add_argument("--trace-root")
-    q = ss.add_parser("search")
-    q.add_argument("query", nargs="?", default="")
-    q.add_argument("--limit", type=int, default=10)
-    q = ss.add_parser("show")
-    q.add_argument("session")
-
-    p = sub.add_parser("read", help="one memory's record")
-    p.add_argument("path")
-    p.add_argument("--at")
-    p.add_argument("--session")
-
-    p = sub.add_parser("skipped", help="files the head could not parse")
-    p.add_argument("--at")
-
-    p = sub.add_parser("resolve", help="follow archive moves and supersedes links forward")
-    p.add_argument("path")
-
-    p = sub.add_parser("advance", help="advance to the ref's tip (or load TO)")
-    p.add_argument("to", nargs="?")
-
-    p = sub.add_parser("gate", help="the head gate between two commits")
-    p.add_argument("base")
-    p.add_argument("landed")
-    p.add_argument("--probes", type=int, default=200)
-    p.add_argument("--k", type=int, default=10)
-    p.add_argument("--tolerance", type=float, default=0.02)
-    p.add_argument("--seed", type=int, default=1)
-
-    p = sub.add_parser("session", help="agent sessions")
-    ss = p.add_subparsers(dest="session_command", required=True, parser_class=_Parser)
-    q = ss.add_parser("open")
-    q.add_argument("--id")
-    q.add_argument("--base")
-    q = ss.add_parser("apply", help="append ops (a JSON array or JSON lines) from FILE or stdin")
-    q.add_argument("session")
-    q.add_argument("file", nargs="?", default="-")
-    q = ss.add_parser("commit", help="land the session's ops on the branch")
-    q.add_argument("session")
-    q.add_argument("--message", "-m")
-    q.add_argument(
-        "--rebase",
-        choices=("auto", "never"),
-        default="auto",
-        help="auto (default): a stale base is rebased onto the tip by the daemon unless a path "
-        "or a memory really conflicts; never: a stale base answers rebase-needed",
-    )
-    q.add_argument("--trace-session", help="the transcript session the writes came from")
-    q.add_argument("--prompt", help="its prompt id")
-    q.add_argument("--turn", help="its turn (uuid)")
-    q = ss.add_parser("rebase")
-    q.add_argument("session")
-    q.add_argument("--onto")
-    q = ss.add_parser("close")
-    q.add_argument("session")
-    ss.add_parser("list")
-
-    p = sub.add_parser("call", help="call any method with JSON params")
-    p.add_argument("method")
-    p.add_argument("params", nargs="?", default="{}")
-
-    sub.add_parser("check", help="check memory files (no daemon needed)", add_help=False)
-    register_agent_commands(sub, _Parser)
-    return parser
-
-
-# -- human output -------------------------------------------------------------------------
-
-
-def _print_mapping(value: Mapping[str, Any], out: TextIO, indent: str = "") -> None:
-    for key, item in value.items():
-        if isinstance(item, Mapping):
-            print(f"{indent}{key}:", file=out)
-            _print_mapping(item, out, indent + "  ")
-        elif isinstance(item, list) and item and isinstance(item[0], Mapping):
-            print(f"{indent}{key}:", file=out)
-            for row in item:
-                print(f"{indent}  - " + ", ".join(f"{k}={v}" for k, v in row.items()), file=out)
-        elif isinstance(item, list):
-            print(f"{indent}{key}: {', '.join(str(x) for x in item)}", file=out)
-        else:
-            print(f"{indent}{key}: {item}", file=out)
-
-
-def _human_search(result: Mapping[str, Any], out: TextIO) -> None:
-    for rank, hit in enumerate(result.get("hits", []), 1):
-        print(f"{rank:>3}. {hit['score']:.6f}  {hit['path']}  [{', '.join(hit['arms'])}]", file=out)
-        print(f"     {hit.get('title') or ''}", file=out)
-    degraded = " (degraded: no vector arm)" if result.get("degraded") else ""
-    print(
-        f"{len(result.get('hits', []))} hits at {str(result.get('sha'))[:12]}{degraded}", file=out
-    )
-
-
-def _human_gate(report: Mapping[str, Any], out: TextIO) -> None:
-    verdict = "passed" if report.get("passed") else "refused"
-    print(
-        f"head gate {verdict}: {report.get('probes')} probes, MRR {report.get('mrr_before')} → "
-        f"{report.get('mrr')} (floor {report.get('floor')}), inversions "
-        f"{report.get('inversions_before')} → {len(report.get('inversions') or [])}",
-        file=out,
-    )
-
-
-def _human(command: str, result: Any, out: TextIO) -> None:
-    if command == "search":
-        _human_search(result, out)
-    elif command == "gate":
-        _human_gate(result, out)
-    elif command == "read" and isinstance(result, Mapping) and result.get("record") is None:
-        print(f"no memory at that path (at {str(result.get('sha'))[:12]})", file=out)
-    elif isinstance(result, Mapping):
-        _print_mapping(result, out)
-    elif isinstance(result, list):
-        for item in result:
-            print(item, file=out)
-    elif result is not None:
-        print(result, file=out)
-
-
-# -- commands -----------------------------------------------------------------------------
-
-
-def _read_ops(source: str, stdin: TextIO) -> list[Any]:
-    text = stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    text = text.strip()
-    if not text:
-        return []
-    try:
-        if text.startswith("["):
-            ops = json.loads(text)
-        else:
-            ops = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"ops are not JSON: {exc}") from None
-    if not isinstance(ops, list):
-        raise UsageError("ops must be a JSON array or JSON lines")
-    return ops
-
-
-def _request_for(args: argparse.Namespace, stdin: TextIO) -> tuple[str, dict[str, Any]]:
-    """The method and params a command stands for."""
-    command = args.command
-    if command == "status":
-        return "status", {}
-    if command == "search":
-        params: dict[str, Any] = {"query": args.query, "limit": args.limit}
-        params.update(at=args.at, session=args.session, now=args.now)
-        if args.types:
-            params["filter"] = {"types": args.types}
-        params["plane"] = args.plane
-        return "search", params
-    if command == "recall":
-        params = {"query": args.query, "budget_chars": args.budget_chars}
-        if args.types:
-            params["filter"] = {"types": args.types}
-        return "recall", params
-    if command == "reinforce":
-        return "reinforce", {"paths": args.paths, "signal": args.signal}
-    if command == "index":
-        ic = args.index_command
-        if ic == "rebuild":
-            return "index.rebuild", {"embed": args.embed, "force": args.force}
-        if ic == "update":
-            return "index.update", {"embed": args.embed}
-        return "index.status", {}
-    if command == "state":
-        return f"state.{args.state_command}", {}
-    if command == "traces":
-        tc = args.traces_command
-        if tc == "index":
-            return "traces.index", {"trace_root": args.trace_root}
-        if tc == "search":
-            return "traces.search", {"query": args.query, "limit": args.limit}
-        return "traces.show", {"session": args.session}
-    if command == "read":
-        return "read", {"path": args.path, "at": args.at, "session": args.session}
-    if command == "skipped":
-        return "skipped", {"at": args.at}
-    if command == "resolve":
-        return "resolve", {"path": args.path}
-    if command == "advance":
-        return "advance", {"to": args.to}
-    if command == "gate":
-        return "gate", _gate_params(args)
-    if command == "call":
-        try:
-            params = json.loads(args.params)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"params are not JSON: {exc}") from None
-        if not isinstance(params, dict):
-            raise UsageError("params must be a JSON object")
-        return args.method, params
-    if command == "session":
-        sc = args.session_command
-        if sc == "open":
-            return "session.open", {"id": args.id, "base": args.base}
-        if sc == "apply":
-            return "session.apply", {"session": args.session, "ops": _read_ops(args.file, stdin)}
-        if sc == "commit":
-            return "session.commit", {
-                "session": args.session,
-                "message": args.message,
-                "session_id": args.trace_session,
-                "prompt_id": args.prompt,
-                "turn": args.turn,
-                "rebase": args.rebase,
-            }
-        if sc == "rebase":
-            return "session.rebase", {"session": args.session, "onto": args.onto}
-        if sc == "close":
-            return "session.close", {"session": args.session}
-        return "session.list", {}
-    raise UsageError(f"unknown command {command}")
-
-
-def _gate_params(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "base": args.base,
-        "landed": args.landed,
-        "probes": args.probes,
-        "k": args.k,
-        "tolerance": args.tolerance,
-        "seed": args.seed,
-    }
+# -- running without a daemon -------------------------------------------------------------
 
 
 def gate_in_process(store: Path, params: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
@@ -393,96 +130,125 @@ def _to_plain(value: Any) -> Any:
     return msgspec.json.decode(msgspec.json.encode(value))
 
 
-def run(
-    argv: Sequence[str],
-    *,
-    environ: Mapping[str, str],
-    stdin: TextIO,
-    stdout: TextIO,
-    stderr: TextIO,
-    connect: Callable[[Path, float], Client] | None = None,
-) -> int:
-    argv = list(argv)
-    idx = _command_index(argv)
-    if idx is not None and argv[idx] == "check":
-        from headd.memfile.check import main as check_main
+# -- failures -----------------------------------------------------------------------------
 
-        rest = argv[idx + 1 :]
-        if "--json" in argv[:idx] and "--json" not in rest:
-            rest = ["--json", *rest]
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            return int(check_main(rest) or 0)
+
+@dataclass
+class Failure(Exception):
+    """One failure as headctl reports it: a code, a one-line message, an exit status."""
+
+    code: str
+    message: str
+    status: int = EXIT_FAILURE
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def report(self, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+        if as_json:
+            error = {"code": self.code, "message": self.message, "details": self.details}
+            stdout.write(json.dumps({"error": error}, ensure_ascii=False) + "\n")
+        print(f"{self.code}: {_one_line(self.message)}", file=stderr)
+        return self.status
+
+
+def _failure_of(exc: HeaddError | RpcError, ctx: Context | None) -> Failure:
+    if isinstance(exc, DaemonUnavailable) and ctx is not None:
+        return Failure(exc.code, _unavailable_message(exc, ctx), EXIT_FAILURE, exc.details)
+    if isinstance(exc, HeaddError):
+        return Failure(exc.code, exc.message, EXIT_FAILURE, exc.details)
+    status = EXIT_USAGE if isinstance(exc, InvalidParams) else EXIT_FAILURE
+    details = exc.data if isinstance(exc.data, dict) else {}
+    return Failure(_rpc_name(exc), exc.message, status, details)
+
+
+def _unavailable_message(exc: DaemonUnavailable, ctx: Context) -> str:
+    """Why no daemon answered, and what to run so one does."""
+    store = ctx.store
+    if not store.exists():
+        return f"no store at {store}; create one with `headctl init {store}`"
+    if not (store / ".git").exists():
+        return (
+            f"{store} is not a git repository; create a store with `headctl init {store}` "
+            "(or `memhtml init`)"
+        )
+    if _has_no_commit(store):
+        return (
+            f"{store} has no commit yet: commit a first memory (or start over with "
+            f"`headctl init` in an empty directory), then start the daemon with "
+            f"`headd --store {store}`"
+        )
+    return (
+        f"{exc.message}; start the daemon with `headd --store {store}` "
+        "(or `systemctl --user start headd.socket`)"
+    )
+
+
+def _has_no_commit(store: Path) -> bool:
+    import pygit2
+
     try:
-        args = build_parser().parse_args(argv)
-        store = resolve_store(args.store, environ)
-        socket_path = resolve_socket(args.socket, store, environ)
-        if getattr(args, "run_agent", None) is not None:
-            return int(args.run_agent(args, store, socket_path, environ, stdin, stdout, stderr))
-        method, params = _request_for(args, stdin)
-    except UsageError as exc:
-        print(f"ERR_USAGE: {exc}", file=stderr)
-        return EXIT_USAGE
-    params = {k: v for k, v in params.items() if v is not None}
-    make = connect or (lambda path, timeout: Client(path, timeout=timeout))
-    try:
-        try:
-            with progress(method, stderr), make(socket_path, args.timeout) as client:
-                result = client.call(method, params)
-            failure = describe_gate(result) if method == "gate" else ""
-        except DaemonUnavailable:
-            failure = ""
-            if method == "gate":
-                result, failure = gate_in_process(store, params)
-            elif method in _local_methods():
-                with progress(method, stderr):
-                    result = plane_in_process(store, method, params, environ)
-            else:
-                raise
-    except (HeaddError, RpcError) as exc:
-        code = exc.code if isinstance(exc, HeaddError) else _rpc_name(exc)
-        print(f"{code}: {_one_line(exc.message)}", file=stderr)
-        return EXIT_USAGE if isinstance(exc, InvalidParams) else EXIT_FAILURE
-    result = _to_plain(result)
-    if args.json:
-        stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
-    else:
-        _human(method if method in ("search", "gate") else args.command, result, stdout)
-    if method == "gate" and not result.get("passed", False):
-        print(f"{DiscriminationFailed.code}: {_one_line(failure)}", file=stderr)
-        return EXIT_FAILURE
-    refusal = session_refusal(method, result)
-    if refusal is not None:
-        print(refusal, file=stderr)
-        return EXIT_FAILURE
-    return EXIT_OK
+        return bool(pygit2.Repository(str(store)).is_empty)
+    except (pygit2.GitError, KeyError):
+        return False
 
 
-def session_refusal(method: str, result: Any) -> str | None:
-    """The one failure line for a session write that did not happen, else None.
+def _rpc_name(exc: RpcError) -> str:
+    return {
+        -32700: "ERR_PARSE",
+        -32600: "ERR_INVALID_REQUEST",
+        -32601: "ERR_METHOD_NOT_FOUND",
+        -32602: "ERR_INVALID_PARAMS",
+    }.get(exc.rpc_code, "ERR_INTERNAL")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def answer_failure(
+    method: str, result: Any, params: Mapping[str, Any] | None = None
+) -> Failure | None:
+    """The failure an answer stands for, else None.
 
     ``session.apply`` with violations appended nothing, ``session.commit`` answered
-    ``refused`` or ``rebase-needed``: answers, not errors, on the wire, but a script running
-    ``headctl`` needs a non-zero exit to notice. Kinds are named, never file content.
+    ``refused`` or ``rebase-needed``, ``read`` found nothing: answers, not errors, on the wire,
+    but a script running ``headctl`` needs a non-zero exit to notice. Kinds are named, never
+    file content.
     """
     if not isinstance(result, Mapping):
         return None
+    if method == "read" and result.get("record") is None:
+        return Failure(
+            PathNotFound.code,
+            f"no memory at {(params or {}).get('path', 'that path')} "
+            f"(at {str(result.get('sha'))[:12]})",
+            details={"path": (params or {}).get("path"), "sha": result.get("sha")},
+        )
     violations = result.get("violations") or []
     kinds = ", ".join(sorted({str(v.get("kind")) for v in violations if isinstance(v, Mapping)}))
     if method == "session.apply" and violations:
-        return f"{InvalidMemory.code}: apply refused, nothing appended ({kinds})"
+        return Failure(InvalidMemory.code, f"apply refused, nothing appended ({kinds})")
     if method == "session.commit":
         outcome = result.get("outcome")
         if outcome == "refused":
-            return f"{InvalidMemory.code}: commit refused ({kinds})"
+            return Failure(InvalidMemory.code, f"commit refused ({kinds})")
         if outcome == "rebase-needed":
             overlapping = len(result.get("overlapping") or [])
             conflicts = f", {kinds} at the tip" if kinds else ""
-            return (
-                f"{WriteConflict.code}: the branch moved since the session's base "
-                f"({overlapping} overlapping paths{conflicts}); run headctl session rebase"
+            return Failure(
+                WriteConflict.code,
+                f"the branch moved since the session's base ({overlapping} overlapping paths"
+                f"{conflicts}); run headctl session rebase",
             )
     return None
 
+
+def session_refusal(method: str, result: Any) -> str | None:
+    """The one failure line for a session write that did not happen, else None."""
+    failure = answer_failure(method, result) if method.startswith("session.") else None
+    return None if failure is None else f"{failure.code}: {failure.message}"
+
+
+# -- the run ------------------------------------------------------------------------------
 
 _VALUED_OPTIONS = frozenset({"--store", "--socket", "--timeout"})
 
@@ -502,27 +268,128 @@ def _command_index(argv: Sequence[str]) -> int | None:
     return None
 
 
-def _rpc_name(exc: RpcError) -> str:
-    return {
-        -32700: "ERR_PARSE",
-        -32600: "ERR_INVALID_REQUEST",
-        -32601: "ERR_METHOD_NOT_FOUND",
-        -32602: "ERR_INVALID_PARAMS",
-    }.get(exc.rpc_code, "ERR_INTERNAL")
+def _run_check(argv: list[str], idx: int, stdout: TextIO, stderr: TextIO) -> int:
+    """``headctl check``: the parser's own command line, with the global ``--json`` passed on."""
+    from headd.memfile.check import main as check_main
+
+    rest = argv[idx + 1 :]
+    if "--json" in argv[:idx] and "--json" not in rest:
+        rest = ["--json", *rest]
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        return int(check_main(rest) or 0)
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def _parse(argv: list[str], stdout: TextIO) -> argparse.Namespace:
+    """Parse, with ``--help`` and ``--version`` printed on ``stdout`` (SystemExit(0) follows)."""
+    with contextlib.redirect_stdout(stdout):
+        return build_parser().parse_args(argv)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    environ: Mapping[str, str],
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    connect: Callable[[Path, float], Client] | None = None,
+) -> int:
+    argv = list(argv)
+    idx = _command_index(argv)
+    if idx is not None and argv[idx] == "check":
+        return _run_check(argv, idx, stdout, stderr)
+    as_json = "--json" in argv
+    try:
+        args = _parse(argv, stdout)
+    except UsageError as exc:
+        return Failure(USAGE_CODE, str(exc), EXIT_USAGE).report(as_json, stdout, stderr)
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    store = resolve_store(args.store, environ)
+    ctx = Context(store, find_socket(args.socket, store, environ), environ, stdin, stdout, stderr)
+    try:
+        runner = getattr(args, "run_agent", None)
+        if runner is not None:  # a command added through PARSER_HOOKS
+            return int(runner(args, ctx.store, ctx.socket, environ, stdin, stdout, stderr))
+        command: Command = args._command
+        if command.local is not None:
+            return command.local(args, ctx)
+        assert command.request is not None
+        method, params = command.request(args, ctx)
+        return _call_and_show(command, args, ctx, method, params, connect)
+    except UsageError as exc:
+        return Failure(USAGE_CODE, str(exc), EXIT_USAGE).report(args.json, stdout, stderr)
+    except (HeaddError, RpcError) as exc:
+        return _failure_of(exc, ctx).report(args.json, stdout, stderr)
+
+
+def _call_and_show(
+    command: Command,
+    args: argparse.Namespace,
+    ctx: Context,
+    method: str,
+    params: Params,
+    connect: Callable[[Path, float], Client] | None,
+) -> int:
+    params = {k: v for k, v in params.items() if v is not None}
+    make = connect or (lambda path, timeout: Client(path, timeout=timeout))
+    failure_line = ""
+    try:
+        with progress(method, ctx.stderr), make(ctx.socket, args.timeout) as client:
+            result = client.call(method, params)
+        if method == "gate":
+            failure_line = describe_gate(result)
+    except DaemonUnavailable:
+        if method == "gate":
+            result, failure_line = gate_in_process(ctx.store, params)
+        elif method in _local_methods():
+            with progress(method, ctx.stderr):
+                result = plane_in_process(ctx.store, method, params, ctx.environ)
+        else:
+            raise
+    result = _to_plain(result)
+    failure = answer_failure(method, result, params)
+    if method == "gate" and not result.get("passed", False):
+        failure = Failure(DiscriminationFailed.code, failure_line)
+    if args.json:
+        if failure is None or method in ("gate", "session.apply", "session.commit"):
+            ctx.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+            if failure is not None:
+                return failure.report(False, ctx.stdout, ctx.stderr)
+            return EXIT_OK
+        return failure.report(True, ctx.stdout, ctx.stderr)
+    if failure is not None and method == "read":
+        return failure.report(False, ctx.stdout, ctx.stderr)
+    command.human(result, args, ctx.stdout)
+    if failure is not None:
+        return failure.report(False, ctx.stdout, ctx.stderr)
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(
-        sys.argv[1:] if argv is None else argv,
-        environ=os.environ,
-        stdin=sys.stdin,
-        stdout=sys.stdout,
-        stderr=sys.stderr,
-    )
+    try:
+        code = run(
+            sys.argv[1:] if argv is None else argv,
+            environ=os.environ,
+            stdin=sys.stdin,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+        )
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): say so once, and let the interpreter's own final
+        # flush of stdout write nowhere instead of printing a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print(
+            f"{BROKEN_PIPE_CODE}: the output was closed before headctl wrote it all",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("ERR_INTERRUPTED: interrupted", file=sys.stderr)
+        return 130
+    return code
 
 
 if __name__ == "__main__":

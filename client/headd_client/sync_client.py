@@ -15,18 +15,27 @@ from types import TracebackType
 from typing import Any
 
 from headd.errors import DaemonUnavailable, ProtocolViolation
+from headd_client.discovery import default_socket
 from headd_client.protocol import Answer, ClientProtocol, unwrap
 
 READ_CHUNK = 256 * 1024
 
 
 class Client:
-    """``Client(path).call("status")``; use as a context manager to close the connection."""
+    """``Client().call("status")``; use as a context manager to close the connection.
+
+    Without ``socket_path`` the client finds the socket of ``store`` (default ``$MEMHTML_ROOT``,
+    else ``~/memhtml``) by itself, as ``headctl`` does (``headd_client.discovery``).
+    """
 
     def __init__(
-        self, socket_path: str | os.PathLike[str], *, timeout: float | None = 60.0
+        self,
+        socket_path: str | os.PathLike[str] | None = None,
+        *,
+        store: str | os.PathLike[str] | None = None,
+        timeout: float | None = 60.0,
     ) -> None:
-        self.socket_path = Path(socket_path)
+        self.socket_path = Path(socket_path) if socket_path is not None else default_socket(store)
         self.timeout = timeout
         self._sock: socket.socket | None = None
         self._protocol = ClientProtocol()

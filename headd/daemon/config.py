@@ -12,11 +12,12 @@ of the daemon itself, so a usage error answers at once (exit 2).
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from headd import installed_version
+from headd.daemon.usage import LOG_LEVELS, UsageParser
 from headd.wire.framing import DEFAULT_LINE_LIMIT
 
 FOLLOW_INTERVAL_S = 0.02
@@ -45,19 +46,30 @@ class Config:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="headd", description="Serve a memhtml store's head over a Unix socket (JSON-RPC)."
     )
-    parser.add_argument("--store", help="the store (default $MEMHTML_ROOT, else ~/memhtml)")
     parser.add_argument(
-        "--socket", help="socket path (default $HEADD_SOCKET, else <store>/.memhtml/head.sock)"
-    )
-    parser.add_argument("--ref", help="the branch to follow (default: the branch HEAD names)")
-    parser.add_argument(
-        "--embedder", help="auto|off|hash|NAME (default $HEADD_EMBEDDER, else auto)"
+        "--store", metavar="PATH", help="the store (default $MEMHTML_ROOT, else ~/memhtml)"
     )
     parser.add_argument(
-        "--trace-root", help="transcripts root (default $MEMHTML_TRACE_ROOT, else ~/.claude)"
+        "--socket",
+        metavar="PATH",
+        help="socket path (default $HEADD_SOCKET, else <store>/.memhtml/head.sock)",
+    )
+    parser.add_argument(
+        "--ref", metavar="REF", help="the branch to follow (default: the branch HEAD names)"
+    )
+    parser.add_argument(
+        "--embedder",
+        metavar="NAME",
+        help="auto (the local model when the embed extra is installed, else none), off, hash "
+        "(deterministic, for tests) or a model name (default $HEADD_EMBEDDER, else auto)",
+    )
+    parser.add_argument(
+        "--trace-root",
+        metavar="DIR",
+        help="transcripts root (default $MEMHTML_TRACE_ROOT, else ~/.claude)",
     )
     parser.add_argument(
         "--line-limit", type=int, default=DEFAULT_LINE_LIMIT, help=argparse.SUPPRESS
@@ -70,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--snapshot-interval",
         type=float,
         default=DEFAULT_SNAPSHOT_INTERVAL_S,
+        metavar="SECONDS",
         help="seconds between head snapshot writes (negative: no snapshots; default 30)",
     )
     parser.add_argument(
@@ -83,7 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"seconds between two fetches of the remote (default {DEFAULT_FETCH_INTERVAL_S:g})",
     )
-    parser.add_argument("--log-level", default=os.environ.get("HEADD_LOG_LEVEL", "INFO"))
+    parser.add_argument(
+        "--log-level",
+        metavar="LEVEL",
+        help=f"{', '.join(LOG_LEVELS)} (default $HEADD_LOG_LEVEL, else INFO)",
+    )
+    parser.add_argument("--version", action="version", version=f"headd {installed_version()}")
     return parser
 
 

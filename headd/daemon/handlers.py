@@ -70,6 +70,7 @@ from headd.daemon.remote_follower import RemoteFollower
 from headd.daemon.session_calls import SessionCalls
 from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.vectors import NO_VECTORS, VectorService
+from headd.embed.factory import embedder_state
 from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
@@ -270,6 +271,9 @@ class Service:
             "snapshot": self.snapshots.status() if self.snapshots is not None else None,
             "socket": None if self.socket_path is None else str(self.socket_path),
             "embedder": self.embedder,
+            "embedder_state": embedder_state(
+                None if self.vectors is None else self.vectors.embedder, self.embedder
+            ),
             "remote": self._remote_status(),
             "uptime_s": round(self.monotonic() - self.started, 3),
             "pid": os.getpid(),

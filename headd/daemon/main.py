@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from headd.daemon.config import Config, build_parser, config_from
+from headd.daemon.usage import check_arguments, start_failure_hint, store_problem
 from headd.errors import GitFailure, HeaddError
 
 if TYPE_CHECKING:
@@ -88,7 +89,13 @@ def make_embedder(
     from headd.embed.factory import make_embedder as factory
     from headd.embed.quantize import model_cache_for_store
 
-    return factory(setting, model_cache=model_cache_for_store(store, environ))
+    embedder = factory(setting, model_cache=model_cache_for_store(store, environ))
+    if embedder is None and setting.strip() == "auto":
+        log.info(
+            "vectors off: --embedder auto found no embed extra installed (pip install "
+            "'headd[embed]'); searches run lexical + recency and answer degraded"
+        )
+    return embedder
 
 
 class StartSteps:
@@ -447,22 +454,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     steps = StartSteps()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    environ = os.environ
+    level = check_arguments(parser, args, environ)
     logging.basicConfig(
         stream=sys.stderr,
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+        level=getattr(logging, level),
         format="%(asctime)s headd[%(process)d] %(levelname)s %(name)s: %(message)s",
     )
-    environ = os.environ
     steps.mark("imported, logging set")
     config = config_from(args, environ)
     steps.mark("configured")
+    problem = store_problem(config.store)
+    if problem is not None:
+        log.error("%s: %s", GitFailure.code, problem)
+        return 1
     try:
         import uvloop
 
         return uvloop.run(run(config, environ, steps=steps, collector_off=True))
     except HeaddError as exc:
-        log.error("%s: %s", exc.code, exc.message)
+        log.error("%s: %s%s", exc.code, exc.message, start_failure_hint(exc, config.store))
         return 1
 
 

@@ -133,3 +133,24 @@ def make_embedder(
             {"model": key, "reason": "not installed"},
         )
     return factory(model_cache=model_cache)
+
+
+def embedder_state(embedder: object | None, setting: str) -> dict[str, object]:
+    """``status.embedder_state``: which model answers and where its load stands.
+
+    ``state`` is ``off`` (no embedder: ``reason`` says why), ``idle`` (not loaded yet),
+    ``loading``, ``converting`` (the local model's one-time int8 conversion), ``ready`` or
+    ``failed`` (``error`` names why; searches answer degraded).
+    """
+    if embedder is None:
+        reason = (
+            "the embed extra is not installed" if setting.strip() == "auto" else "--embedder off"
+        )
+        return {"setting": setting, "model": None, "state": "off", "reason": reason}
+    return {
+        "setting": setting,
+        "model": getattr(embedder, "space", None),
+        "state": str(getattr(embedder, "phase", "ready")),
+        "load_s": getattr(embedder, "load_seconds", None),
+        "error": getattr(embedder, "failure_reason", None),
+    }

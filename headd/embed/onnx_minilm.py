@@ -39,7 +39,7 @@ else:  # numpy waits for the first embedding: a daemon's start does not need it 
     np = LazyModule("numpy", globals(), "np")
 
 from headd.embed.pooling import l2_normalize, masked_mean
-from headd.embed.quantize import quantized_weights
+from headd.embed.quantize import converted_path, quantized_weights
 from headd.embed.wordpiece import WordPieceTokenizer, load_tokenizer_json
 from headd.errors import ModelUnavailable
 from headd.thread_priority import lower_thread_priority
@@ -221,6 +221,9 @@ class OnnxEmbedder:
         self._failure: ModelUnavailable | None = None
         #: Seconds the last load took (import, checksum, session, tokenizer); None before it.
         self.load_seconds: float | None = None
+        #: Where the load stands, for ``status``: idle, loading, converting (the one-time int8
+        #: conversion of a first use), ready or failed.
+        self.phase = "idle"
 
     @property
     def space(self) -> str:
@@ -230,6 +233,11 @@ class OnnxEmbedder:
     @property
     def loaded(self) -> bool:
         return self._loaded is not None
+
+    @property
+    def failure_reason(self) -> str | None:
+        """Why the model could not be loaded (it is not retried), or None."""
+        return None if self._failure is None else self._failure.message
 
     def load(self) -> None:
         """Load now (idempotent); a daemon calls this off the request path to warm up."""
@@ -328,13 +336,16 @@ class OnnxEmbedder:
                 # Installed packages do not change under a running daemon: fail fast and alike.
                 raise ModelUnavailable(self._failure.message, self._failure.details)
             started = self._clock()
+            self.phase = "loading"
             try:
                 self._loaded = self._load()
             except ModelUnavailable as exc:
                 self._failure = exc
+                self.phase = "failed"
                 log.warning("embedder %s unavailable: %s", self.space, exc.details.get("reason"))
                 raise
             self.load_seconds = self._clock() - started
+            self.phase = "ready"
             log.info("embedder %s loaded in %.3f s", self.space, self.load_seconds)
             return self._loaded
 
@@ -350,7 +361,11 @@ class OnnxEmbedder:
         if self._weights_sha256 is not None and source_sha256 != self._weights_sha256:
             raise _unavailable("weights file does not match the pinned sha256")
         if self.quantized:
+            if not converted_path(source_sha256, self._model_cache).is_file():
+                self.phase = "converting"
+                log.info("converting %s to int8 once (first use, a few seconds)", self.model_id)
             weights = quantized_weights(weights, source_sha256, self._model_cache)
+            self.phase = "loading"
         try:
             tokenizer = load_tokenizer_json(self._tokenizer_path or bundled_tokenizer_path())
         except (OSError, ValueError) as exc:

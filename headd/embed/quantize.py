@@ -59,6 +59,13 @@ def quantized_name(source_sha256: str, ort_version: str) -> str:
     return f"all-MiniLM-L6-v2-q8-{source_sha256[:16]}-ort{ort_version}.onnx"
 
 
+def converted_path(source_sha256: str, cache_dir: Path | None = None) -> Path:
+    """Where the int8 model for these weights is (or will be once converted)."""
+    ort = importlib.import_module("onnxruntime")
+    directory = cache_dir if cache_dir is not None else _writable(model_cache_dir())
+    return directory / quantized_name(source_sha256, ort.__version__)
+
+
 def quantized_weights(source: Path, source_sha256: str, cache_dir: Path | None = None) -> Path:
     """The int8 model for ``source`` (whose sha256 the caller has checked), converting once.
 
@@ -66,9 +73,8 @@ def quantized_weights(source: Path, source_sha256: str, cache_dir: Path | None =
     conversion, an unwritable cache) and leaves no partial file behind.
     """
     ort = importlib.import_module("onnxruntime")
-    name = quantized_name(source_sha256, ort.__version__)
-    directory = cache_dir if cache_dir is not None else _writable(model_cache_dir())
-    target = directory / name
+    target = converted_path(source_sha256, cache_dir)
+    directory = target.parent
     if target.is_file():
         return target
     try:

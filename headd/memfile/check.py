@@ -1,10 +1,11 @@
-"""``headctl check [--root DIR] [--json] FILE…``: check memory files as an author would.
+"""``headctl check [--root DIR] [--json] FILE|DIR…``: check memory files as an author would.
 
-Needs no daemon and no store: each file is read, parsed and checked exactly as the daemon would
-parse it at that path (docs/protocol.md, ``headctl check``). The path given to the parser, and
-printed, is the file's path relative to ``--root``, by default the git work tree holding the file
-(found with ``pygit2.discover_repository``), so ``archived``, ``para`` and ``workspace`` come out as
-they will once committed. A file outside every work tree and outside ``--root`` keeps the path as
+A directory stands for every ``.html`` file under it. Needs no daemon and no store: each file
+is read, parsed and checked exactly as the daemon would parse it at that path (docs/protocol.md,
+``headctl check``). The path given to the parser, and printed, is the file's path relative to
+``--root``, by default the git work tree holding the file (found with
+``pygit2.discover_repository``), so ``archived``, ``para`` and ``workspace`` come out as they
+will once committed. A file outside every work tree and outside ``--root`` keeps the path as
 given on the command line.
 
 Exit status: 0 when every file is valid, 1 when any file is invalid or unreadable (one line
@@ -48,7 +49,12 @@ def _arg_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--root", help="store root the printed paths are relative to")
     parser.add_argument("--json", action="store_true", help="print one JSON array")
-    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="memory files, or directories to check every .html file under",
+    )
     return parser
 
 
@@ -90,11 +96,31 @@ def _symlink_on(file: str, root: str | None) -> str | None:
     return None
 
 
+#: Directories a recursive check never enters: git's, and the tool's own state.
+SKIPPED_DIRS = frozenset({".git", ".memhtml"})
+
+
+def expand(arguments: list[str]) -> list[str]:
+    """The files to check: each FILE as given, each DIR as the ``.html`` files under it (sorted,
+    recursively, without ``.git/`` and ``.memhtml/``)."""
+    files: list[str] = []
+    for argument in arguments:
+        if not os.path.isdir(argument):
+            files.append(argument)
+            continue
+        found: list[str] = []
+        for folder, dirs, names in os.walk(argument):
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+            found += [os.path.join(folder, n) for n in names if n.endswith(".html")]
+        files += sorted(found)
+    return files
+
+
 def check_files(files: list[str], root: str | None) -> list[dict[str, Any]]:
-    """One result object per file, in the order given."""
+    """One result object per file, in the order given (directories expanded, see ``expand``)."""
     root_path = Path(root).resolve() if root is not None else None
     results: list[dict[str, Any]] = []
-    for file in files:
+    for file in expand(files):
         path = _store_path(file, root_path)
         link = _symlink_on(file, root)
         if link is not None:
@@ -150,12 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _arg_parser().parse_args(args_list)
     except _UsageError as exc:
-        sys.stderr.write(f"headctl check: {exc}\n")
+        sys.stderr.write(f"ERR_USAGE: headctl check: {exc}\n")
         return EXIT_USAGE
     except SystemExit as exc:  # --help prints and exits 0
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     if args.root is not None and not os.path.isdir(args.root):
-        sys.stderr.write(f"headctl check: --root {args.root} is not a directory\n")
+        sys.stderr.write(f"ERR_USAGE: headctl check: --root {args.root} is not a directory\n")
         return EXIT_USAGE
 
     results = check_files(args.files, args.root)
