@@ -1,14 +1,17 @@
 """Where head snapshots live: one file per commit under ``<store>/.memhtml/headd/snapshots/``.
 
-A snapshot (``headd.head.snapshot``) is tens of megabytes at 10,000 memories. Measured on this
-machine with a 60 MB snapshot, a sidecar file reads in ~0.15 s and writes in ~0.2 s, where a
-blob row of ``index.db`` read in 0.4-0.5 s and wrote in ~2 s (the WAL writes it twice, the
+A snapshot (``headd.head.snapshot``) is megabytes at 10,000 memories. Measured on this machine
+with a 60 MB snapshot (before snapshot bodies were deflated), a sidecar file reads in ~0.15 s and
+writes in ~0.2 s, where a blob row of ``index.db`` read in 0.4-0.5 s and wrote in ~2 s (the WAL writes it twice, the
 write holds the plane's one writer lock, and a deleted row leaves free pages until a VACUUM).
 So snapshots are files beside ``index.db``, not rows in it.
 
 Each file is ``<sha>.snap``, written to a temporary name in the same directory, fsynced, then
 renamed over (a reader sees a whole file or none), and the directory is fsynced. Only the newest
-``keep`` files (by modification time) are kept. Nothing here interprets the bytes.
+``keep`` files (by modification time) are kept, one by default: a cold start uses the newest
+snapshot of an ancestor of the tip, which is the newest one written unless the ref moved back, and
+a store that keeps two pays twice the disk for that rare case (it costs one git load). Nothing
+here interprets the bytes.
 
 The cold start reads a snapshot through :meth:`SnapshotStore.mapped` (a read-only memory map):
 reading 70 MB into a ``bytes`` and freeing it cost ~75 ms more CPU than mapping the page cache,
@@ -34,7 +37,7 @@ log = logging.getLogger(__name__)
 
 SNAPSHOT_DIR: Final = Path(".memhtml") / "headd" / "snapshots"
 SUFFIX: Final = ".snap"
-DEFAULT_KEEP: Final = 3
+DEFAULT_KEEP: Final = 1
 _SHA: Final = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
