@@ -50,7 +50,7 @@ from headd.head.indexes import Indexes
 from headd.head.lexical import STOP_WORDS, LexicalIndex, Postings
 from headd.head.version import HeadVersion, SkippedFile, collector_paused
 from headd.lazy_import import LazyModule
-from headd.record import Chunk, Citation, EntityRow, Facet, Link, MemoryRecord
+from headd.record import Citation, EntityRow, Facet, Link, MemoryRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -103,7 +103,6 @@ SNAPSHOT_STRUCTS: Final[tuple[type[msgspec.Struct], ...]] = (
     Facet,
     Citation,
     EntityRow,
-    Chunk,
     SkippedFile,
 )
 
