@@ -209,12 +209,15 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         (work / "cold").mkdir()
         (work / "warm").mkdir()
-        result["cold"] = cold_start(store, work / "cold")
-        result["warm"] = warm_start(store, work / "warm", queries, args.searches, args.commits)
-    result["disk"] = state_sizes(store, args.n)
-    result["goals"] = judge(args.n, result["warm"], result["disk"])
-    if not args.no_peer:
-        result["memhtml_mcp"] = peer(store, queries, args.searches)
+        # A copy per run: the session commits would otherwise meet the last run's memories.
+        copy = work / "store"
+        shutil.copytree(store, copy, symlinks=True, ignore=shutil.ignore_patterns("headd"))
+        result["cold"] = cold_start(copy, work / "cold")
+        result["warm"] = warm_start(copy, work / "warm", queries, args.searches, args.commits)
+        result["disk"] = state_sizes(copy, args.n)
+        result["goals"] = judge(args.n, result["warm"], result["disk"])
+        if not args.no_peer:
+            result["memhtml_mcp"] = peer(copy, queries, args.searches)
     json.dump(result, sys.stdout, indent=2)
     print()
     return 0

@@ -70,7 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    sub.add_parser("status", help="what the daemon holds")
+    status = sub.add_parser("status", help="what the daemon holds")
+    status.add_argument(
+        "--memory", action="store_true", help="only where its memory goes (status.memory)"
+    )
 
     p = sub.add_parser("search", help="search the head")
     p.add_argument("query")
@@ -431,6 +434,8 @@ def run(
         print(f"{code}: {_one_line(exc.message)}", file=stderr)
         return EXIT_USAGE if isinstance(exc, InvalidParams) else EXIT_FAILURE
     result = _to_plain(result)
+    if args.command == "status" and args.memory:
+        result = result.get("memory") or {}
     if args.json:
         stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:
