@@ -47,7 +47,7 @@ from pyrsistent import PMap, pmap
 from headd.errors import IndexStale, StorageFailure
 from headd.head.ids import PATH_IDS
 from headd.head.indexes import Indexes
-from headd.head.lexical import STOP_WORDS, LexicalIndex, Postings
+from headd.head.lexical import POSTING_ID, POSTING_TF, STOP_WORDS, LexicalIndex, Postings
 from headd.head.version import HeadVersion, SkippedFile, collector_paused
 from headd.lazy_import import LazyModule
 from headd.record import Citation, EntityRow, Facet, Link, MemoryRecord
@@ -466,9 +466,9 @@ def _lexical_from(lex: _Lexical, idents: list[int]) -> LexicalIndex:
         ids_local = np.frombuffer(lex.ids, dtype="<i4")
         if ids_local.size and (int(ids_local.min()) < 0 or int(ids_local.max()) >= count):
             raise StorageFailure("snapshot arrays are inconsistent", {"error": "document ids"})
-        held = np.array(idents, dtype=np.int64)
-        ids = held[ids_local] if count else ids_local.astype(np.int64)
-        tfs = np.frombuffer(lex.tfs, dtype="<u4").astype(np.float64)
+        held = np.array(idents, dtype=POSTING_ID)
+        ids = held[ids_local] if count else ids_local.astype(POSTING_ID)
+        tfs = np.frombuffer(lex.tfs, dtype="<u4").astype(POSTING_TF)
         ends = np.cumsum(sizes)
         starts = ends - sizes
         if count > 1 and not bool(np.all(held[1:] > held[:-1])):
@@ -477,11 +477,9 @@ def _lexical_from(lex: _Lexical, idents: list[int]) -> LexicalIndex:
             order = np.lexsort((ids, codes))
             ids, tfs = ids[order], tfs[order]
         frozen_ids = _frozen(np.ascontiguousarray(ids))
-        frozen_tfs = _frozen(tfs)
-        return {
-            token: Postings(frozen_ids[a:b], frozen_tfs[a:b])
-            for token, a, b in zip(tokens, starts.tolist(), ends.tolist(), strict=True)
-        }
+        frozen_tfs = _frozen(np.ascontiguousarray(tfs))
+        buckets = Postings.views(frozen_ids, frozen_tfs, starts.tolist(), ends.tolist())
+        return dict(zip(tokens, buckets, strict=True))
 
     size = max(len(PATH_IDS), max(idents) + 1 if count else 0)
 
