@@ -48,3 +48,22 @@ def test_the_process_figures_are_read_from_proc() -> None:
     memory = process_memory()
     assert memory["rss_bytes"] is not None and memory["rss_bytes"] > 10 * 1024 * 1024
     assert memory["peak_bytes"] is not None and memory["peak_bytes"] >= memory["rss_bytes"]
+
+
+def test_releasing_free_memory_lowers_the_resident_size_after_a_burst() -> None:
+    from headd.memory_trim import release_free_memory
+
+    def rss() -> int:
+        value = process_memory()["rss_bytes"]
+        assert value is not None
+        return value
+
+    release_free_memory()
+    # ~60 MB of blocks past Python's small-object allocator (so glibc's heap holds them), then
+    # freed but for a few survivors, which keep free() alone from giving the heap back.
+    burst = [bytearray(4000) for _ in range(15_000)]
+    burst = burst[::64]
+    high = rss()
+    assert release_free_memory()
+    assert rss() < high - 20 * 1024 * 1024
+    assert burst

@@ -20,8 +20,8 @@ from headd.head.snapshot import PendingMap
 #: Text fields whose characters dominate a record (the others are short strings and numbers).
 _TEXT_FIELDS: Final = ("html", "body_text", "disclosure_text", "claim", "title")
 
-#: What one ``Postings`` costs besides its arrays' data: the object and its two array views.
-_BUCKET_OVERHEAD_BYTES: Final = 56 + 2 * 112
+#: What one ``Postings`` costs besides its arrays' data: the object and its range's two ints.
+_BUCKET_OVERHEAD_BYTES: Final = 48 + 2 * 28
 
 _KEPT: Final = 4
 _lock = threading.Lock()
