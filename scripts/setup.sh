@@ -9,7 +9,7 @@ fi
 stamp=.venv/.headd-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-  .venv/bin/python -m pip install -q -e ".[test,embed,bench]" 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/python -m pip install -q -e ".[test,embed,bench,mcp]" 2>&1 | grep -v '^WARNING: Location' || true
   .venv/bin/python -c "import headd, headd_client, headd_plane, pygit2, selectolax, pyrsistent, msgspec, uvloop, numpy"
   touch "$stamp"
 fi

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_support import make_store, short_socket_dir
 from headd_client.async_client import AsyncClient
 from headd_client.sync_client import Client
+from support.daemon import short_socket_dir
+from support.stores import make_store
 
 from headd.daemon.config import build_parser, config_from
 from headd.daemon.main import run
@@ -89,7 +90,7 @@ def test_sync_client_calls_and_typed_errors(daemon: InProcessDaemon) -> None:
         assert c.call("status")["records"] == 5
         assert c.call("read", path=SHORT)["record"]["path"] == SHORT
         with pytest.raises(PathNotFound):
-            c.call("resolve", path="nope.html")
+            c.call("resolve", path="areas/nope.html")
         with pytest.raises(InvalidParams):
             c.call("read")
         with pytest.raises(MethodNotFound):
@@ -116,7 +117,7 @@ def test_async_client_shares_one_connection_between_tasks(daemon: InProcessDaemo
             assert all(r["hits"][0]["path"].endswith("system-of-record.html") for r in results[:20])
             assert results[20]["record"]["path"] == SHORT
             with pytest.raises(PathNotFound):
-                await c.call("resolve", path="nope.html")
+                await c.call("resolve", path="areas/nope.html")
             await c.notify("status")
             assert (await c.call("status"))["records"] == 5
 

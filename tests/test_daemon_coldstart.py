@@ -16,18 +16,14 @@ from typing import Any
 
 import pygit2
 import pytest
-from daemon_support import (
-    Daemon,
-    external_commit,
-    make_store,
-    memory_html,
-    short_socket_dir,
-    wait_for,
-)
-from daemon_support import git as run_git
-from fixtures.head.corpus import FixtureRepo, make_corpus, memory_for
 from headd_client.sync_client import Client
 from headd_plane.snapshot_store import SnapshotStore
+from support.daemon import Daemon, short_socket_dir, wait_for
+from support.git import external_commit
+from support.git import git as run_git
+from support.head_corpus import make_corpus, memory_for
+from support.memory import memory_html
+from support.stores import Store, make_store
 
 from headd.daemon.coldstart import (
     GIT,
@@ -88,7 +84,7 @@ class Loads:
         return advance_head(repo, parent, sha)
 
 
-def start(repo: FixtureRepo, store: SnapshotStore, tip: str, loads: Loads) -> ColdStart:
+def start(repo: Store, store: SnapshotStore, tip: str, loads: Loads) -> ColdStart:
     return cold_load(
         repo.repo,
         tip,
@@ -100,14 +96,14 @@ def start(repo: FixtureRepo, store: SnapshotStore, tip: str, loads: Loads) -> Co
 
 
 @pytest.fixture
-def corpus(tmp_path: Path) -> tuple[FixtureRepo, str, SnapshotStore]:
+def corpus(tmp_path: Path) -> tuple[Store, str, SnapshotStore]:
     repo, sha, _files = make_corpus(tmp_path / "store", 20)
     # Several snapshots, so the fallbacks from one to an older one are reachable.
     return repo, sha, SnapshotStore(tmp_path / "store", keep=3)
 
 
 def test_without_snapshots_it_loads_from_git(
-    corpus: tuple[FixtureRepo, str, SnapshotStore],
+    corpus: tuple[Store, str, SnapshotStore],
 ) -> None:
     repo, sha, store = corpus
     loads = Loads()
@@ -116,7 +112,7 @@ def test_without_snapshots_it_loads_from_git(
 
 
 def test_the_tips_own_snapshot_is_decoded_without_git(
-    corpus: tuple[FixtureRepo, str, SnapshotStore],
+    corpus: tuple[Store, str, SnapshotStore],
 ) -> None:
     repo, sha, store = corpus
     loaded = load_head(repo.repo, sha)
@@ -129,7 +125,7 @@ def test_the_tips_own_snapshot_is_decoded_without_git(
 
 
 def test_an_ancestors_snapshot_is_advanced_over_the_difference(
-    corpus: tuple[FixtureRepo, str, SnapshotStore],
+    corpus: tuple[Store, str, SnapshotStore],
 ) -> None:
     repo, sha, store = corpus
     store.write(sha, snap.encode_version(load_head(repo.repo, sha)))
@@ -146,7 +142,7 @@ def test_an_ancestors_snapshot_is_advanced_over_the_difference(
 
 
 def test_a_snapshot_of_a_commit_off_the_tips_history_is_not_used(
-    corpus: tuple[FixtureRepo, str, SnapshotStore],
+    corpus: tuple[Store, str, SnapshotStore],
 ) -> None:
     repo, sha, store = corpus
     side = repo.commit([(memory_for(60).path, memory_for(60).html)], "side")
@@ -160,7 +156,7 @@ def test_a_snapshot_of_a_commit_off_the_tips_history_is_not_used(
 
 
 def test_a_corrupt_snapshot_falls_back_with_a_warning(
-    corpus: tuple[FixtureRepo, str, SnapshotStore], caplog: pytest.LogCaptureFixture
+    corpus: tuple[Store, str, SnapshotStore], caplog: pytest.LogCaptureFixture
 ) -> None:
     repo, sha, store = corpus
     data = bytearray(snap.encode_version(load_head(repo.repo, sha)))
@@ -175,7 +171,7 @@ def test_a_corrupt_snapshot_falls_back_with_a_warning(
 
 
 def test_a_bad_tip_snapshot_falls_back_to_a_good_ancestor(
-    corpus: tuple[FixtureRepo, str, SnapshotStore],
+    corpus: tuple[Store, str, SnapshotStore],
 ) -> None:
     repo, sha, store = corpus
     store.write(sha, snap.encode_version(load_head(repo.repo, sha)))

@@ -19,20 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_support import (
-    BASE_FILES,
-    Daemon,
-    connect,
-    external_commit,
-    git,
-    make_store,
-    memory_html,
-    read_line,
-    request_line,
-    short_socket_dir,
-    wait_for,
-)
 from headd_client.sync_client import Client
+from support.daemon import Daemon, connect, read_line, request_line, short_socket_dir, wait_for
+from support.git import external_commit, git
+from support.memory import memory_html
+from support.stores import BASE_FILES, make_store
 
 from headd.errors import GitFailure, InvalidParams, MethodNotFound, PathNotFound, WriteConflict
 

@@ -6,9 +6,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from daemon_support import external_commit, make_store, memory_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.git import external_commit
+from support.memory import memory_html
+from support.stores import make_store
 
 from headd.daemon.follow import GitThread, RefFollower, VersionLRU, resolve_followed_ref
 from headd.errors import GitFailure

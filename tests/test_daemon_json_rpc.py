@@ -26,10 +26,10 @@ async def dispatch(method: str, params: Raw | None) -> Any:
     match request:
         case Status():
             return {"ok": True}
-        case Read(path="boom"):
+        case Read(path="areas/boom.html"):
             raise RuntimeError("secret memory text must not leak")
-        case Read(path="missing"):
-            raise PathNotFound("no memory at missing", {"path": "missing"})
+        case Read(path="areas/missing.html"):
+            raise PathNotFound("no memory at areas/missing.html", {"path": "areas/missing.html"})
         case Read(path=path):
             return {"path": path}
         case SessionApply():
@@ -58,12 +58,14 @@ def test_string_and_null_ids_are_echoed() -> None:
 
 def test_a_notification_gets_no_answer_but_runs() -> None:
     calls.clear()
-    assert answer('{"jsonrpc":"2.0","method":"read","params":{"path":"x"}}') is None
+    assert answer('{"jsonrpc":"2.0","method":"read","params":{"path":"areas/x.html"}}') is None
     assert calls and calls[0][0] == "read"
 
 
 def test_a_failing_notification_gets_no_answer() -> None:
-    assert answer('{"jsonrpc":"2.0","method":"read","params":{"path":"missing"}}') is None
+    assert (
+        answer('{"jsonrpc":"2.0","method":"read","params":{"path":"areas/missing.html"}}') is None
+    )
     assert answer('{"jsonrpc":"2.0","method":"nope"}') is None
 
 
@@ -104,16 +106,16 @@ def test_method_not_found_and_invalid_params() -> None:
 
 
 def test_domain_errors_carry_their_err_code() -> None:
-    got = answer('{"jsonrpc":"2.0","id":1,"method":"read","params":{"path":"missing"}}')
+    got = answer('{"jsonrpc":"2.0","id":1,"method":"read","params":{"path":"areas/missing.html"}}')
     assert got["error"] == {
         "code": -32000,
-        "message": "no memory at missing",
-        "data": {"code": "ERR_PATH_NOT_FOUND", "details": {"path": "missing"}},
+        "message": "no memory at areas/missing.html",
+        "data": {"code": "ERR_PATH_NOT_FOUND", "details": {"path": "areas/missing.html"}},
     }
 
 
 def test_an_unexpected_exception_is_an_internal_error_that_leaks_nothing() -> None:
-    got = answer('{"jsonrpc":"2.0","id":1,"method":"read","params":{"path":"boom"}}')
+    got = answer('{"jsonrpc":"2.0","id":1,"method":"read","params":{"path":"areas/boom.html"}}')
     assert got["error"]["code"] == -32603
     assert "secret" not in json.dumps(got)
 
@@ -122,13 +124,13 @@ def test_a_batch_is_answered_with_an_array_in_order_without_notifications() -> N
     batch = [
         {"jsonrpc": "2.0", "id": 1, "method": "status"},
         {"jsonrpc": "2.0", "method": "status"},
-        {"jsonrpc": "2.0", "id": 2, "method": "read", "params": {"path": "p"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "read", "params": {"path": "areas/p.html"}},
         {"jsonrpc": "2.0", "id": 3, "method": "nope"},
         5,
     ]
     got = answer(json.dumps(batch))
     assert [a.get("id") for a in got] == [1, 2, 3, None]
-    assert got[1]["result"] == {"path": "p"}
+    assert got[1]["result"] == {"path": "areas/p.html"}
     assert got[2]["error"]["code"] == -32601
     assert got[3]["error"]["code"] == -32600
 
@@ -156,8 +158,8 @@ def test_session_apply_decodes_tagged_ops() -> None:
             "params": {
                 "session": "s1",
                 "ops": [
-                    {"op": "label", "path": "a.html", "entity": "service:x"},
-                    {"op": "put", "path": "b.html", "html": "<html></html>"},
+                    {"op": "label", "path": "areas/a.html", "entity": "service:x"},
+                    {"op": "put", "path": "areas/b.html", "html": "<html></html>"},
                 ],
             },
         }

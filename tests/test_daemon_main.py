@@ -6,7 +6,8 @@ import logging
 from pathlib import Path
 
 import pytest
-from daemon_support import make_store, short_socket_dir
+from support.daemon import short_socket_dir
+from support.stores import make_store
 
 from headd.daemon.main import main
 

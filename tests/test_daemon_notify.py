@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 
-from daemon_support import short_socket_dir
+from support.daemon import short_socket_dir
 
 from headd.daemon.notify import Notifier, inherited_listener
 

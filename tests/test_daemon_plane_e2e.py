@@ -16,15 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_support import (
-    Daemon,
-    external_commit,
-    make_store,
-    memory_html,
-    short_socket_dir,
-    wait_for,
-)
 from headd_client.sync_client import Client
+from support.daemon import Daemon, short_socket_dir, wait_for
+from support.git import external_commit
+from support.memory import memory_html
+from support.stores import make_store
 from support.transcripts import write_transcript
 
 from headd.errors import (

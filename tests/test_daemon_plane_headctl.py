@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_support import Daemon, git, headctl, make_store, short_socket_dir, wait_for
 from headd_client import headctl as cli
+from support.daemon import Daemon, headctl, short_socket_dir, wait_for
+from support.git import git
+from support.stores import make_store
 from support.transcripts import write_transcript
 
 SID = "0a1b2c3d-4e5f-4a6b-8c7d-8e9f00112233"

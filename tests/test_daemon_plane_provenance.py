@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_store_support import TickingClock, file_at, git, make_store, memory
+from support.git import file_at, git
+from support.memory import memory_html
+from support.stores import SEED_FILES, WRITTEN, TickingClock, make_store
 
 from headd.memfile.head_edit import read_meta
 from headd.memfile.parse import parse_memory
@@ -21,14 +23,16 @@ from headd.ops import Archive, Put
 from headd.store.commit import Provenance, commit_message, stamp_provenance
 from headd.store.manager import SessionManager
 
-BETA = memory("Beta", "Beta is the second letter of the Greek alphabet.")
-GAMMA = memory("Gamma", "Gamma is the third letter of the Greek alphabet.")
+BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
+GAMMA = memory_html("Gamma", "Gamma is the third letter of the Greek alphabet.", **WRITTEN)
 PROV = Provenance(session_id="f7e32699-d45b-4248", prompt_id="pr_01JQ8ZK3", turn="t_7c1a")
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    return make_store(tmp_path / "store")
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
+    return store
 
 
 def test_commit_message_with_provenance_uses_memhtml_trailers() -> None:

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_support import external_commit, make_store, memory_html
+from support.git import external_commit
+from support.memory import memory_html
+from support.stores import make_store
 
 from headd.daemon.plane_service import PlaneService
 

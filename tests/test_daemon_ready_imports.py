@@ -13,9 +13,10 @@ import re
 from pathlib import Path
 
 import pygit2
-from daemon_support import Daemon, make_store, short_socket_dir
 from headd_client.sync_client import Client
 from headd_plane.snapshot_store import SnapshotStore
+from support.daemon import Daemon, short_socket_dir
+from support.stores import make_store
 
 from headd.head import snapshot as snap
 from headd.head.version import load_head

@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pygit2
-from daemon_support import make_store
 from headd_plane.head_vectors import load_cache
 from headd_plane.plane import index_path_of
+from support.stores import make_store
 
 from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder

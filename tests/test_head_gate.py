@@ -7,7 +7,8 @@ from pathlib import Path
 import msgspec
 import pygit2
 import pytest
-from fixtures.head.corpus import MapView, make_corpus, memory_for, render_template
+from support.head_corpus import MapView, make_corpus, memory_for
+from support.memory import memory_html
 
 from headd.errors import DiscriminationFailed
 from headd.head.gate import (
@@ -31,7 +32,9 @@ AT = "2026-03-01T12:00:00Z"
 
 
 def record(path: str, *, title: str, claim: str, at: str = AT, links: tuple = ()) -> MemoryRecord:  # type: ignore[type-arg]
-    return parse_record(path, render_template(title=title, claim=claim, at=at, links=links))
+    return parse_record(
+        path, memory_html(content_hash=True, title=title, claim=claim, created=at, links=links)
+    )
 
 
 def view(records: list[MemoryRecord], sha: str):  # type: ignore[no-untyped-def]

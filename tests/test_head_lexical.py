@@ -6,9 +6,9 @@ import math
 import re
 
 import msgspec
-from fixtures.head.corpus import render_template
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.memory import memory_html
 
 from headd.head.ids import PATH_IDS
 from headd.head.lexical import (
@@ -142,10 +142,11 @@ def test_bm25_equals_the_reference_bit_for_bit(texts: list[str], query: str) -> 
 def test_a_record_is_indexed_by_title_claim_and_body() -> None:
     record = parse_record(
         "areas/inbox/x.html",
-        render_template(
+        memory_html(
+            content_hash=True,
             title="Kafka lag",
             claim="Lag exceeded ten minutes.",
-            at="2026-01-01T00:00:00Z",
+            created="2026-01-01T00:00:00Z",
             body=("Partitions moved.",),
         ),
     )

@@ -7,9 +7,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fixtures.head.corpus import BROKEN_HTML, MapView, make_corpus, memory_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.head_corpus import BROKEN_HTML, MapView, make_corpus, memory_for
 
 from headd.errors import InvalidMemory, InvalidOp, PathNotFound
 from headd.head.indexes import IndexedView

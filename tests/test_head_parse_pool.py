@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from fixtures.head.corpus import BROKEN_HTML, make_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.head_corpus import BROKEN_HTML, make_corpus
 
 from headd.head import parallel_parse
 from headd.head.blob_parse import SkippedFile, read_and_parse

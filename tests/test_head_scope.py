@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from fixtures.head.corpus import MapView, render_template
+from support.head_corpus import MapView
+from support.memory import memory_html
 
 from headd.errors import InvalidParams
 from headd.head.scope import Scope, parse_facet_filter, parse_facet_filters
@@ -16,7 +17,12 @@ from headd.record import EntityRow, Facet, MemoryRecord
 def rec(path: str, **fields) -> MemoryRecord:  # type: ignore[no-untyped-def]
     base = parse_record(
         path,
-        render_template(title="Zinc note", claim="Zinc is a metal.", at="2026-01-01T00:00:00Z"),
+        memory_html(
+            content_hash=True,
+            title="Zinc note",
+            claim="Zinc is a metal.",
+            created="2026-01-01T00:00:00Z",
+        ),
     )
     return msgspec.structs.replace(base, **fields)
 

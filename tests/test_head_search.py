@@ -13,9 +13,10 @@ from pathlib import Path
 import msgspec
 import numpy as np
 import pytest
-from fixtures.head.corpus import MapView, memory_for, render_template
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.head_corpus import MapView, memory_for
+from support.memory import memory_html
 
 from headd.head.lexical import STOP_WORDS, tokenize
 from headd.head.overlay import with_overlay
@@ -35,7 +36,13 @@ GOLDEN_PATH = Path(__file__).parent / "fixtures" / "head" / "search-two-arm.gold
 
 
 def memory(path: str, *, title: str, claim: str, at: str, body: str | None = None) -> MemoryRecord:
-    html = render_template(title=title, claim=claim, at=at, body=() if body is None else (body,))
+    html = memory_html(
+        content_hash=True,
+        title=title,
+        claim=claim,
+        created=at,
+        body=() if body is None else (body,),
+    )
     return parse_record(path, html)
 
 

@@ -15,7 +15,7 @@ import random
 
 import numpy as np
 import pytest
-from fixtures.head.corpus import render_template
+from support.memory import memory_html
 
 from headd.head import search as search_module
 from headd.head.ids import PATH_IDS, utf16_key
@@ -82,10 +82,11 @@ def _corpus(count: int = 150) -> list[MemoryRecord]:
     records = []
     for index in range(count):
         words = [rng.choice(WORDS) for _ in range(rng.randint(1, 4))]
-        html = render_template(
+        html = memory_html(
+            content_hash=True,
             title=f"Note {words[0]}",
             claim=f"{' '.join(words)}.",
-            at=rng.choice(TIMES),
+            created=rng.choice(TIMES),
             memory_type=TYPES[index % len(TYPES)],
             tags=("rock",) if index % 3 == 0 else (),
         )

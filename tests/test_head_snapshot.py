@@ -20,11 +20,11 @@ from pathlib import Path
 import msgspec
 import pygit2
 import pytest
-from fixtures.head.corpus import BROKEN_HTML, make_corpus, memory_for
 from headd_plane.snapshot_store import SnapshotStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap
+from support.head_corpus import BROKEN_HTML, make_corpus, memory_for
 
 from headd.errors import IndexStale, StorageFailure
 from headd.head import snapshot as snap

@@ -10,7 +10,7 @@ Mutation notes (each applied once, the named test seen red, then reverted):
 from __future__ import annotations
 
 import pytest
-from daemon_support import memory_html
+from support.memory import memory_html
 
 from headd.errors import PathNotFound
 from headd.head.successors import resolve

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 import pytest
-from fixtures.head.corpus import MapView, render_template
+from support.head_corpus import MapView
+from support.memory import memory_html
 
 from headd.embed.hashing import HashingEmbedder
 from headd.embed.port import DocumentEmbedder
@@ -31,10 +32,11 @@ SPACE = VectorSpace.parse(EMBEDDER.space)
 def memory(
     path: str, claim: str, *, body: str | None = None, title: str | None = None
 ) -> MemoryRecord:
-    html = render_template(
+    html = memory_html(
+        content_hash=True,
         title=title or f"About {path}",
         claim=claim,
-        at="2026-01-01T00:00:00Z",
+        created="2026-01-01T00:00:00Z",
         body=() if body is None else (body,),
     )
     return parse_record(path, html)

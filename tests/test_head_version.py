@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from fixtures.head.corpus import BROKEN_HTML, FixtureRepo, make_corpus, memory_for
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.head_corpus import BROKEN_HTML, make_corpus, memory_for
+from support.stores import Store
 
 from headd.errors import GitFailure
 from headd.head import parallel_parse
@@ -31,7 +32,7 @@ from headd.head.version import (
 from headd.memfile.hashes import content_hash_of
 
 
-def eligible(repo: FixtureRepo, sha: str) -> list[str]:
+def eligible(repo: Store, sha: str) -> list[str]:
     """The candidate rule restated from the tree, not from the head."""
     return [
         path
@@ -366,7 +367,7 @@ STEP = st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 10_000)), min_s
 class Model:
     """What the work tree should hold, and the ops that change it (each a plain file change)."""
 
-    def __init__(self, repo: FixtureRepo, files: dict[str, str]) -> None:
+    def __init__(self, repo: Store, files: dict[str, str]) -> None:
         self.repo = repo
         self.files = dict(files)
         self.serial = 1000

@@ -15,16 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_support import (
-    BASE_FILES,
-    Daemon,
-    external_commit,
-    headctl,
-    make_store,
-    memory_html,
-    short_socket_dir,
-)
 from headd_client import headctl as cli
+from support.daemon import Daemon, headctl, short_socket_dir
+from support.git import external_commit
+from support.memory import memory_html
+from support.stores import BASE_FILES, make_store
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
 

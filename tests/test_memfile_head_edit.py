@@ -8,11 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memfile_writer_support import (
-    HeadEditVector,
-    cached_head_edits,
-    meta_value,
-)
+from support.writer_vectors import HeadEditVector, cached_head_edits, meta_value
 
 from headd.errors import InvalidOp
 from headd.memfile.hashes import blob_sha_of, content_hash_of

@@ -8,22 +8,19 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memfile_writer_support import (
-    WriteVector,
-    cached_write_vectors,
-)
+from support.writer_vectors import WriteVector, cached_write_vectors
 
 from headd.errors import InvalidMemory, WriteConflict
 from headd.memfile.placement import (
     SLUG_MAX_LENGTH,
     choose_path,
     is_valid_memory_path,
-    normalize_path,
     place,
     placement_dir,
     slugify,
     with_collision_ordinal,
 )
+from headd.paths import normalize_path
 
 
 @pytest.fixture
@@ -178,7 +175,7 @@ def test_chosen_paths_are_free_usable_and_in_budget(
 
 def test_every_path_the_tool_chose_is_reproduced(writer_vectors: tuple[WriteVector, ...]) -> None:
     vectors = writer_vectors
-    from memfile_writer_support import instant
+    from support.writer_vectors import instant
 
     assert len(vectors) == 228
     wrong = []
@@ -200,7 +197,7 @@ def test_every_path_the_tool_chose_is_reproduced(writer_vectors: tuple[WriteVect
 def test_the_build_logs_refused_paths_are_refused(writer_vectors: tuple[WriteVector, ...]) -> None:
     """apply #125 / write seq 12: occupied explicit path; #124 / seq 13: strict unusable path."""
     vectors = writer_vectors
-    from memfile_writer_support import instant
+    from support.writer_vectors import instant
 
     explicit = next(
         v for v in vectors if v.explicit_path == "resources/runbooks/explicit-name.html"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memfile_writer_support import (
+from support.writer_vectors import (
     StoreHistory,
     WriteVector,
     cached_history,

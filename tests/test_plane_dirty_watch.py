@@ -25,7 +25,9 @@ import pytest
 from headd_plane import dirty_watch
 from headd_plane.gitsource import GitSource, StatusEntry
 from headd_plane.plane import open_plane
-from plane_testkit import Store, memory_html, rows
+from support.memory import memory_html
+from support.plane import rows
+from support.stores import Store
 
 NOW = "2026-11-30T10:00:00.000Z"
 pytestmark = pytest.mark.skipif(os.uname().sysname != "Linux", reason="inotify is Linux's")
@@ -36,7 +38,7 @@ def _memory(seed: int) -> str:
 
 
 def _store(tmp_path: Path, name: str = "store") -> Store:
-    store = Store(tmp_path / name)
+    store = Store(tmp_path / name, ignore=".memhtml/\n", add_all=True)
     store.commit(
         {
             "areas/inbox/a.html": _memory(1),

@@ -14,7 +14,9 @@ from pathlib import Path
 import pygit2
 import pytest
 from headd_plane.plane import open_plane
-from plane_testkit import Store, memory_html, rows
+from support.memory import memory_html
+from support.plane import rows
+from support.stores import Store
 
 from headd.errors import IndexStale
 
@@ -51,14 +53,14 @@ def _files(version: int) -> dict[str, str | None]:
             f"Claim {n} version {version} about the ledger.",
             tags=[f"t{n % 3}", "bulk"],
             entities=[f"service:s{n}"],
-            links=[("relates_to", f"areas/bulk/m{(n + 1) % 12:02d}.html")],
+            links=[("relates_to", f"/areas/bulk/m{(n + 1) % 12:02d}.html")],
         )
     return out
 
 
 @pytest.fixture
 def store_at_second_commit(tmp_path: Path) -> tuple[Store, Path]:
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     store.commit(_files(1))
     plane = open_plane(store.root, now=lambda: NOW)
     plane.rebuild()

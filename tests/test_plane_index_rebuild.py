@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from headd_plane.indexer import RebuildNoEmbedRefused
 from headd_plane.plane import Plane, open_plane
-from plane_testkit import HashEmbedder, Store, clone_anchor, memory_html, rows
-from support.data import ANCHOR
+from support.data import ANCHOR, anchor_index, clone_anchor
+from support.memory import memory_html
+from support.plane import HashEmbedder, rows
+from support.stores import Store
 
 from headd.errors import DuplicateContent, EmbedModelMismatch
 
@@ -27,7 +29,7 @@ def rebuilt_anchor(tmp_path_factory: pytest.TempPathFactory) -> Plane:
 
 def test_every_row_equals_the_tools_own_index(rebuilt_anchor: Plane) -> None:
     ours = rows(rebuilt_anchor.db.conn)
-    theirs = rows(sqlite3.connect(ANCHOR / "index.db"))
+    theirs = rows(anchor_index())
     for table in theirs:
         assert ours[table] == theirs[table], table
     assert len(ours["files"]) == 241 and len(ours["chunks"]) == 247 and len(ours["edges"]) == 26
@@ -86,7 +88,7 @@ def test_state_records_the_commit_and_skips_match_the_tools_report(tmp_path: Pat
 
 
 def _two_file_store(tmp_path: Path) -> Store:
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     store.commit(
         {
             "areas/a.html": memory_html("A", "Alpha runs the deploy gate.", tags=["x"]),
@@ -115,7 +117,7 @@ def test_duplicate_content_fails_and_empties_nothing(tmp_path: Path) -> None:
 
 
 def test_two_open_tasks_with_one_body_are_not_duplicates(tmp_path: Path) -> None:
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     task = memory_html(
         "Review", "Review the deploy runbook.", memory_type="task", task_status="todo"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from headd_plane.db import MIGRATIONS_DIR, STATE_MIGRATIONS_DIR, open_reader, open_writer
-from support.data import ANCHOR
+from support.data import anchor_index
 
 from headd.errors import StorageFailure
 
@@ -32,7 +32,7 @@ def _schema(conn: sqlite3.Connection) -> dict[tuple[str, str], str | None]:
 
 def test_migrations_build_exactly_the_schema_of_memhtml_0_15_1(tmp_path: Path) -> None:
     db = open_writer(tmp_path / "index.db", tmp_path / "state.db")
-    reference = sqlite3.connect(ANCHOR / "index.db")
+    reference = anchor_index()
     ours, theirs = _schema(db.conn), _schema(reference)
     assert sorted(ours) == sorted(theirs)
     assert {k: v for k, v in ours.items() if theirs[k] != v} == {}

@@ -9,7 +9,9 @@ from headd_plane import indexer as indexer_module
 from headd_plane.plane import open_plane
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plane_testkit import HashEmbedder, Store, memory_html, rows
+from support.memory import memory_html
+from support.plane import HashEmbedder, rows
+from support.stores import Store
 
 from headd.errors import IndexStale
 
@@ -26,7 +28,7 @@ WORDS = ["deploy", "ledger", "billing", "gate", "region", "pool", "retry", "aler
 
 def _memory(seed: int, links: bool = True) -> str:
     words = [WORDS[(seed * 7 + i) % len(WORDS)] for i in range(3)]
-    link = [("relates_to", PATHS[seed % len(PATHS)])] if links else []
+    link = [("relates_to", "/" + PATHS[seed % len(PATHS)])] if links else []
     return memory_html(
         f"Memory {seed}",
         f"Fact {seed}: {' '.join(words)}.",
@@ -80,7 +82,7 @@ def test_update_after_any_history_equals_a_fresh_rebuild(
     tmp_path_factory: pytest.TempPathFactory, history: list[list[tuple[str, int, int, int]]]
 ) -> None:
     root = tmp_path_factory.mktemp("upd")
-    store = Store(root / "store")
+    store = Store(root / "store", ignore=".memhtml/\n", add_all=True)
     seeds: dict[str, int] = {}
     for n, path in enumerate(PATHS[:3]):
         store.write({path: _memory(n)})
@@ -107,7 +109,7 @@ def _clone(store: Store, dest: Path) -> Path:
 
 
 def _store(tmp_path: Path) -> Store:
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     store.commit({p: _memory(n, links=False) for n, p in enumerate(PATHS[:4])})
     return store
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from headd_plane.plane import Plane, open_plane
 from headd_plane.scope import Scope, parse_facet_filters
-from plane_testkit import clone_anchor
+from support.data import clone_anchor
 
 RECORDED = json.loads(
     (Path(__file__).parent / "data" / "plane_memhtml_search.json").read_text(encoding="utf-8")

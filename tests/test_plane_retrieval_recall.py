@@ -14,7 +14,8 @@ from headd_plane.disclosure import (
 from headd_plane.plane import open_plane
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from plane_testkit import Store
+from support.memory import memory_html
+from support.stores import Store
 
 NOW = "2026-11-30T10:00:00.000Z"
 
@@ -68,41 +69,30 @@ def test_a_candidate_that_does_not_fit_leaves_room_for_a_later_shorter_one() -> 
     assert fold.spent_chars == 15
 
 
-MEMORY = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{title}</title>
-<meta name="memhtml-type" content="{kind}">
-<meta name="memhtml-status" content="active">
-<meta name="memhtml-created" content="2026-11-01T09:00:00Z">
-<meta name="memhtml-updated" content="2026-11-30T09:00:00Z">
-<meta name="memhtml-entity" content="service:ledger">
-</head>
-<body>
-<article>
-<p><mark>{claim}</mark></p>
-<details><summary>Why the ledger moved</summary><p>SECRET-BACKSTORY {n}</p></details>
-<aside>CAVEAT-ONLY {n}</aside>
-<dl><dt>owner</dt><dd>team-{n}</dd></dl>
-</article>
-</body>
-</html>
-"""
+def memory(title: str, kind: str, claim: str, n: int) -> str:
+    """A memory with a summary, an aside and a facet: what recall may and may not quote."""
+    return memory_html(
+        title,
+        updated="2026-11-30T09:00:00Z",
+        memory_type=kind,
+        entities=("service:ledger",),
+        article=f"<p><mark>{claim}</mark></p>\n"
+        f"<details><summary>Why the ledger moved</summary><p>SECRET-BACKSTORY {n}</p></details>\n"
+        f"<aside>CAVEAT-ONLY {n}</aside>\n"
+        f"<dl><dt>owner</dt><dd>team-{n}</dd></dl>",
+    )
 
 
 @pytest.fixture
 def plane(tmp_path: Path):  # type: ignore[no-untyped-def]
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     files = {
-        f"areas/ledger/m{n}.html": MEMORY.format(
-            title=f"Ledger {n}", kind="semantic", claim=f"The ledger fact number {n}.", n=n
+        f"areas/ledger/m{n}.html": memory(
+            f"Ledger {n}", "semantic", f"The ledger fact number {n}.", n
         )
         for n in range(4)
     }
-    files["areas/arcs/ledger-arc.html"] = MEMORY.format(
-        title="Ledger arc", kind="arc", claim="The ledger keeps moving.", n=9
-    )
+    files["areas/arcs/ledger-arc.html"] = memory("Ledger arc", "arc", "The ledger keeps moving.", 9)
     store.commit(files)
     plane = open_plane(store.root, now=lambda: NOW)
     plane.rebuild()

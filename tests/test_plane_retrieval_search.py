@@ -13,14 +13,16 @@ from headd_plane.plane import Plane, open_plane
 from headd_plane.polarity import PolarityRow, negation_divergent, polarity_scored
 from headd_plane.retrieval_sql import SNIPPET_MAX_CHARS, truncate_snippet
 from headd_plane.scope import FacetFilter, Scope, assemble_scope, parse_facet_filter
-from plane_testkit import HashEmbedder, Store, memory_html
+from support.memory import memory_html
+from support.plane import HashEmbedder
+from support.stores import Store
 
 NOW = "2026-11-30T10:00:00.000Z"
 LONG_BODY = " ".join(f"Sentence {n} about the ledger migration window." for n in range(80))
 
 
 def _store(tmp_path: Path) -> Store:
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     store.commit(
         {
             "areas/ops/gate.html": memory_html(
@@ -57,7 +59,7 @@ def _store(tmp_path: Path) -> Store:
             "areas/ops/new-gate.html": memory_html(
                 "New gate",
                 "The deploy gate now blocks Fridays only.",
-                links=[("supersedes", "archive/2026/areas/ops/old-gate.html")],
+                links=[("supersedes", "/archive/2026/areas/ops/old-gate.html")],
             ),
         }
     )
@@ -216,7 +218,7 @@ def test_a_read_only_reader_answers_beside_the_writer(lexical: Plane) -> None:
 
 
 def test_the_contract_filter_and_the_wire_shapes(lexical: Plane) -> None:
-    from headd_plane.plane import scope_from_filter
+    from headd_plane.scope import scope_from_filter
 
     faceted = scope_from_filter({"facets": ["tier=2", "bad"], "include_archived": True})
     assert faceted == Scope(facets=(FacetFilter("tier", "2"),), include_archived=True)

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from daemon_support import external_commit, git, make_store, memory_html
 from headd_plane.sidecar import STATE_SIDECAR_PATH, parse_sidecar
+from support.git import external_commit, git
+from support.memory import memory_html
+from support.stores import make_store
 
 from headd.head.version import load_head
 from headd.remote import rescue, transport
@@ -39,17 +41,19 @@ def sync_of(store: Path) -> RemoteSync:
     )
 
 
-@pytest.fixture
-def hub(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """(bare hub, clone a, clone b), both clones at the seed commit with ``origin`` = the hub."""
+@pytest.fixture(params=["path", "file-url"])
+def hub(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, Path, Path]:
+    """(bare hub, clone a, clone b), both clones at the seed commit with ``origin`` = the hub,
+    named by its path or by a ``file://`` URL (git's two transports for a shared disk)."""
     a = tmp_path / "a"
     make_store(a)
     hub = tmp_path / "hub.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(a), str(hub)], check=True)
-    git(a, "remote", "add", "origin", str(hub))
+    url = str(hub) if request.param == "path" else hub.as_uri()
+    git(a, "remote", "add", "origin", url)
     git(a, "fetch", "-q", "origin")
     b = tmp_path / "b"
-    subprocess.run(["git", "clone", "-q", str(hub), str(b)], check=True)
+    subprocess.run(["git", "clone", "-q", url, str(b)], check=True)
     return hub, a, b
 
 
@@ -302,3 +306,21 @@ def test_an_empty_remote_gets_the_branch(tmp_path: Path) -> None:
 def test_failures_are_classified_honestly(stderr: str, kind: str) -> None:
     assert transport.classify(stderr) == kind
     assert (kind in transport.TRANSIENT) == (kind == "network")
+
+
+def test_push_local_pushes_the_tip_and_falls_back_to_a_round(
+    hub: tuple[Path, Path, Path],
+) -> None:
+    remote, a, b = hub
+    a_sync, b_sync = sync_of(a), sync_of(b)
+    a_sync.round()
+    b_sync.round()
+    ours = external_commit(a, memory("alpha-fact", "Alpha keeps one fact."))
+    report = a_sync.push_local()
+    assert (report.action, report.attempts) == ("pushed", 1)
+    assert git(remote, "rev-parse", "main") == ours
+    # b's tracking ref is stale: its push is refused, and the round it falls back to replays.
+    external_commit(b, memory("bravo-fact", "Bravo keeps another fact."))
+    report = b_sync.push_local()
+    assert report.action == "replayed"
+    assert {"areas/inbox/alpha-fact.html", "areas/inbox/bravo-fact.html"} <= tree_paths(remote)

@@ -14,29 +14,22 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from test_store_support import (
-    ALPHA,
-    CAPITAL,
-    TickingClock,
-    commit_files,
-    file_at,
-    git,
-    make_store,
-    memory,
-    tip,
-    tree_paths,
-)
+from support.git import file_at, git, tip, tree_paths
+from support.memory import memory_html
+from support.stores import ALPHA, CAPITAL, SEED_FILES, WRITTEN, Store, TickingClock, make_store
 
 from headd.ops import Archive, LinkOp, Put
 from headd.store.commit import commit_message
 from headd.store.manager import SessionManager
 
-BETA = memory("Beta", "Beta is the second letter of the Greek alphabet.")
+BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    return make_store(tmp_path / "store")
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
+    return store
 
 
 @pytest.fixture
@@ -88,7 +81,7 @@ def test_a_put_lands_with_trailer_author_and_checkout(manager: SessionManager, s
     # A second commit with nothing pending is answered with the session's base.
     again = manager.commit(s)
     assert again.outcome == "committed" and again.sha == result.sha and again.paths == ()
-    gamma = memory("Gamma", "Gamma is the third letter of the Greek alphabet.")
+    gamma = memory_html("Gamma", "Gamma is the third letter of the Greek alphabet.", **WRITTEN)
     long_log = log_file.read_text()
     for restart in (False, True):
         live = manager
@@ -107,7 +100,7 @@ def test_refused_writes_nothing(manager: SessionManager, store: Path) -> None:
     base = tip(store)
     s = session_with(manager, Put(path="areas/inbox/beta.html", html=BETA))
     # The file lands on the branch by hand, then the session is rebased onto it.
-    commit_files(store, {"areas/inbox/beta.html": BETA})
+    Store.open(store).commit({"areas/inbox/beta.html": BETA})
     manager.rebase(s)
     moved = tip(store)
     result = manager.commit(s)
@@ -126,8 +119,10 @@ def test_a_moved_branch_needs_a_rebase(manager: SessionManager, store: Path) -> 
         Put(path="areas/inbox/beta.html", html=BETA),
         LinkOp(path="areas/inbox/alpha.html", rel="relates_to", href="/areas/inbox/capital.html"),
     )
-    t = session_with(manager, Put(path="areas/inbox/other.html", html=memory("O", "Other fact.")))
-    commit_files(store, {"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
+    t = session_with(
+        manager, Put(path="areas/inbox/other.html", html=memory_html("O", "Other fact.", **WRITTEN))
+    )
+    Store.open(store).commit({"areas/inbox/alpha.html": ALPHA.replace("</title>", " </title>")})
     moved = tip(store)
     blocked = manager.commit(s)
     assert blocked.outcome == "rebase-needed"
@@ -147,9 +142,11 @@ def test_a_moved_branch_needs_a_rebase(manager: SessionManager, store: Path) -> 
 
 
 def test_same_path_from_two_sessions(manager: SessionManager, store: Path) -> None:
-    shared = memory("Shared", "Shared claim one.")
+    shared = memory_html("Shared", "Shared claim one.", **WRITTEN)
     a = session_with(manager, Put(path="areas/inbox/shared.html", html=shared))
-    b = session_with(manager, Put(path="areas/inbox/shared.html", html=memory("Shared", "Two.")))
+    b = session_with(
+        manager, Put(path="areas/inbox/shared.html", html=memory_html("Shared", "Two.", **WRITTEN))
+    )
     c = session_with(manager, Put(path="areas/inbox/shared.html", html=shared))
     first = manager.commit(a)
     assert first.outcome == "committed"
@@ -167,7 +164,7 @@ def test_same_path_from_two_sessions(manager: SessionManager, store: Path) -> No
 
 
 def test_a_frame_key_rival_gets_a_contradicts_link(manager: SessionManager, store: Path) -> None:
-    rival = memory("Capital, revised", "The capital of India is Mumbai.")
+    rival = memory_html("Capital, revised", "The capital of India is Mumbai.", **WRITTEN)
     s = session_with(manager, Put(path="areas/inbox/capital-2.html", html=rival))
     result = manager.commit(s, "rival")
     assert result.outcome == "committed"
@@ -292,7 +289,7 @@ def test_commit_on_a_clone_of_the_anchor_corpus(tmp_path: Path, anchor_store: Pa
         manager,
         Put(
             path="areas/inbox/headd-probe.html",
-            html=memory("Headd probe", "Headd can commit here."),
+            html=memory_html("Headd probe", "Headd can commit here.", **WRITTEN),
         ),
         LinkOp(path="areas/inbox/headd-probe.html", rel="relates_to", href="/" + some),
     )
@@ -310,13 +307,17 @@ def test_the_judgement_kept_from_apply_lands_what_a_fresh_one_would(tmp_path: Pa
     """``commit`` reuses apply's judgement; a restarted manager judges afresh: same tree."""
     ops = [
         Put(path="areas/inbox/beta.html", html=BETA),
-        Put(path="areas/inbox/capital-2.html", html=memory("C2", "The capital of India is Pune.")),
+        Put(
+            path="areas/inbox/capital-2.html",
+            html=memory_html("C2", "The capital of India is Pune.", **WRITTEN),
+        ),
         LinkOp(path="areas/inbox/beta.html", rel="supports", href="/areas/inbox/alpha.html"),
         Archive(path="areas/inbox/alpha.html"),
     ]
     trees = []
     for fresh in (False, True):
-        store = make_store(tmp_path / f"store-{fresh}")
+        store = tmp_path / f"store-{fresh}"
+        make_store(store, SEED_FILES, ignore=None)
         manager = SessionManager(store, clock=TickingClock())
         s = manager.open(id="same").session
         for op in ops:
@@ -337,7 +338,8 @@ def test_commit_judges_again_when_it_holds_no_judgement(store: Path) -> None:
     first = SessionManager(store, clock=TickingClock())
     s = first.open().session
     puts = [
-        Put(path=f"areas/p{i}.html", html=memory(f"P{i}", f"Fact number {i}.")) for i in range(3)
+        Put(path=f"areas/p{i}.html", html=memory_html(f"P{i}", f"Fact number {i}.", **WRITTEN))
+        for i in range(3)
     ]
     assert first.apply(s, puts).ops == 3
     base = tip(store)
@@ -356,7 +358,7 @@ def test_index_changes_made_between_commits_are_kept(manager: SessionManager, st
     assert manager.commit(first).outcome == "committed"
     (store / "areas/inbox/staged.html").write_text("staged by hand\n")
     git(store, "add", "areas/inbox/staged.html")
-    gamma = memory("Gamma", "Gamma is the third letter of the Greek alphabet.")
+    gamma = memory_html("Gamma", "Gamma is the third letter of the Greek alphabet.", **WRITTEN)
     second = session_with(manager, Put(path="areas/inbox/gamma.html", html=gamma))
     assert manager.commit(second).outcome == "committed"
     assert git(store, "status", "--porcelain") == "A  areas/inbox/staged.html"

@@ -14,28 +14,35 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from test_store_support import TickingClock, file_at, git, make_store, memory, tip
+from support.git import file_at, git, tip
+from support.memory import memory_html
+from support.stores import SEED_FILES, WRITTEN, TickingClock, make_store
 
 from headd.head.version import load_head
 from headd.ops import Put
 from headd.store import git_io
 from headd.store.manager import SessionManager
 
-SAME_CONTENT = memory("Twin", "Twins share exactly one claim.")
+SAME_CONTENT = memory_html("Twin", "Twins share exactly one claim.", **WRITTEN)
 
 
 def plan() -> list[tuple[str, Put]]:
     """16 sessions: 6 disjoint, 4 on one path, 3 with one content, 3 frame-key rivals."""
     out: list[tuple[str, Put]] = []
     for i in range(6):
-        out.append(("disjoint", Put(path=f"areas/d/{i}.html", html=memory(f"D{i}", f"Fact {i}."))))
+        out.append(
+            (
+                "disjoint",
+                Put(path=f"areas/d/{i}.html", html=memory_html(f"D{i}", f"Fact {i}.", **WRITTEN)),
+            )
+        )
     for i in range(4):
-        html = memory("Same path", f"Same path version {i} here.")
+        html = memory_html("Same path", f"Same path version {i} here.", **WRITTEN)
         out.append(("same-path", Put(path="areas/inbox/same.html", html=html)))
     for i in range(3):
         out.append(("same-content", Put(path=f"areas/twins/t{i}.html", html=SAME_CONTENT)))
     for i in range(3):
-        html = memory(f"Pool {i}", f"The pool ceiling is {64 * (i + 1)}.")
+        html = memory_html(f"Pool {i}", f"The pool ceiling is {64 * (i + 1)}.", **WRITTEN)
         out.append(("rival", Put(path=f"areas/pool/p{i}.html", html=html)))
     return out
 
@@ -116,7 +123,8 @@ def check(store: Path, ref: str, base: str, jobs, outcomes) -> None:
 
 @pytest.mark.slow
 def test_sixteen_sessions_one_manager_checked_out(tmp_path: Path) -> None:
-    store = make_store(tmp_path / "store")
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
     base = tip(store)
     manager = SessionManager(store, clock=TickingClock())
     jobs = plan()
@@ -128,7 +136,8 @@ def test_sixteen_sessions_one_manager_checked_out(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_sixteen_sessions_four_managers_racing_on_the_ref(tmp_path: Path, monkeypatch) -> None:
-    store = make_store(tmp_path / "store")
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
     git(store, "branch", "shared")
     base = tip(store)
     managers = [SessionManager(store, ref="shared", clock=TickingClock()) for _ in range(4)]

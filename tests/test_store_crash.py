@@ -21,7 +21,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_store_support import NOW, TickingClock, git, make_store, memory, tip, tree_paths
+from support.git import git, tip, tree_paths
+from support.memory import memory_html
+from support.stores import NOW, SEED_FILES, WRITTEN, TickingClock, make_store
 
 from headd.ops import Archive, Put
 from headd.store.crashpoints import CRASH_ENV, STEPS
@@ -37,7 +39,7 @@ result = SessionManager(store, clock=clock).commit(session, "crash me")
 print(result.outcome)
 """
 
-BETA = memory("Beta", "Beta is the second letter of the Greek alphabet.")
+BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
 LANDS = {"validated": False, "objects": False, "intent": False, "worktree": False}
 
 
@@ -54,7 +56,8 @@ def run_child(store: Path, session: str, step: str) -> subprocess.CompletedProce
 
 @pytest.mark.parametrize("step", STEPS)
 def test_a_commit_killed_at_each_step_is_settled(tmp_path: Path, step: str) -> None:
-    store = make_store(tmp_path / "store")
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
     base = tip(store)
     manager = SessionManager(store, clock=TickingClock())
     session = manager.open(id="crashy").session

@@ -8,7 +8,8 @@ import pygit2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_store_support import ALPHA, CAPITAL, NOW, commit_files, file_at, git, make_store, tip
+from support.git import file_at, git, tip
+from support.stores import ALPHA, CAPITAL, NOW, SEED_FILES, Store, make_store
 
 from headd.errors import GitFailure
 from headd.store import git_io
@@ -16,7 +17,9 @@ from headd.store import git_io
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    return make_store(tmp_path / "store")
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
+    return store
 
 
 def test_write_commit_builds_nested_tree_on_parent(store: Path) -> None:
@@ -256,7 +259,7 @@ def test_resolve_and_errors(store: Path) -> None:
     with pytest.raises(GitFailure):
         git_io.open_repo(store.parent)
     first = tip(store)
-    second = commit_files(store, {"areas/inbox/z.html": "z"})
+    second = Store.open(store).commit({"areas/inbox/z.html": "z"})
     assert git_io.is_ancestor(repo, first, second) and not git_io.is_ancestor(repo, second, first)
 
 

@@ -15,7 +15,8 @@ import gc
 from pathlib import Path
 
 import pygit2
-from test_store_support import TickingClock, make_store, memory
+from support.memory import memory_html
+from support.stores import SEED_FILES, WRITTEN, TickingClock, make_store
 
 from headd.ops import Put
 from headd.store.manager import SessionManager
@@ -23,14 +24,16 @@ from headd.store.manager import SessionManager
 
 def _one_session(manager: SessionManager, n: int) -> None:
     s = manager.open().session
-    html = memory(f"Fact {n}", f"Fact number {n} is recorded by a session.")
+    html = memory_html(f"Fact {n}", f"Fact number {n} is recorded by a session.", **WRITTEN)
     assert manager.apply(s, [Put(path=f"areas/inbox/fact-{n}.html", html=html)]).violations == ()
     assert manager.commit(s).outcome == "committed"
     manager.close(s)
 
 
 def test_sessions_leave_no_repository_to_the_cyclic_collector(tmp_path: Path) -> None:
-    manager = SessionManager(make_store(tmp_path / "store"), clock=TickingClock())
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
+    manager = SessionManager(store, clock=TickingClock())
     _one_session(manager, 0)  # warm: the per-thread repository and the versions are opened
     gc.collect()
     gc.set_debug(gc.DEBUG_SAVEALL)

@@ -13,26 +13,23 @@ import threading
 from pathlib import Path
 
 import pytest
-from test_store_support import (
-    ALPHA,
-    TickingClock,
-    commit_files,
-    make_store,
-    memory,
-    tip,
-)
+from support.git import tip
+from support.memory import memory_html
+from support.stores import ALPHA, SEED_FILES, WRITTEN, Store, TickingClock, make_store
 
 from headd.errors import GitFailure, SessionLocked, SessionNotFound, WriteConflict
 from headd.ops import Archive, Label, LinkOp, Move, Put, UnlinkOp, Write
 from headd.store.manager import SessionManager
 from headd.store.results import Violation
 
-BETA = memory("Beta", "Beta is the second letter of the Greek alphabet.")
+BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    return make_store(tmp_path / "store")
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
+    return store
 
 
 @pytest.fixture
@@ -50,7 +47,7 @@ def test_open_defaults_to_the_tip_and_resumes_by_id(manager: SessionManager, sto
     named = manager.open(id="agent-1")
     assert manager.open(id="agent-1") == named
     first = tip(store)
-    commit_files(store, {"areas/inbox/beta.html": BETA})
+    Store.open(store).commit({"areas/inbox/beta.html": BETA})
     with pytest.raises(WriteConflict):
         manager.open(id="agent-1", base=tip(store))
     assert manager.open(id="old", base=first).base == first
@@ -101,8 +98,13 @@ def test_every_violation_kind_at_apply(manager: SessionManager) -> None:
             Put(path="resources/sitemap.xml", html=BETA),  # 3: reserved
             Put(path="areas/inbox/bad.html", html=broken),  # 4: format, every reason
             Put(path="areas/inbox/copy.html", html=ALPHA),  # 5: duplicate of alpha
-            Put(path="areas/inbox/alpha.html", html=memory("Alpha", "Alpha is a letter.")),  # 6
-            Put(path="notabucket/x.html", html=memory("N", "Nothing to see here.")),  # 7
+            Put(
+                path="areas/inbox/alpha.html",
+                html=memory_html("Alpha", "Alpha is a letter.", **WRITTEN),
+            ),  # 6
+            Put(
+                path="notabucket/x.html", html=memory_html("N", "Nothing to see here.", **WRITTEN)
+            ),  # 7
             Put(path="areas/inbox/ok-again.html", html=BETA),  # 8: duplicate within the batch
             UnlinkOp(path="areas/inbox/alpha.html", rel="relates_to", href="/areas/x.html"),  # 9
             Archive(path="areas/inbox/capital.html", to="archive/2026/areas/other.html"),  # 10
@@ -135,7 +137,8 @@ def test_batch_cap(store: Path) -> None:
     manager = SessionManager(store, clock=TickingClock(), cap=3)
     s = manager.open().session
     puts = [
-        Put(path=f"areas/p{i}.html", html=memory(f"P{i}", f"Fact number {i}.")) for i in range(4)
+        Put(path=f"areas/p{i}.html", html=memory_html(f"P{i}", f"Fact number {i}.", **WRITTEN))
+        for i in range(4)
     ]
     result = manager.apply(s, puts)
     assert kinds(result.violations) == [("batch-cap", None, None)]
@@ -221,10 +224,13 @@ def test_rebase_moves_the_base_and_rejudges(manager: SessionManager, store: Path
                 claim="Beta is the second letter of the Greek alphabet.",
                 entities=["system:headd"],
             ),
-            Put(path="areas/inbox/delta.html", html=memory("Delta", "Delta is the fourth letter.")),
+            Put(
+                path="areas/inbox/delta.html",
+                html=memory_html("Delta", "Delta is the fourth letter.", **WRITTEN),
+            ),
         ],
     )
-    commit_files(store, {"areas/inbox/beta.html": BETA})
+    Store.open(store).commit({"areas/inbox/beta.html": BETA})
     rebased = manager.rebase(s)
     assert rebased.base == tip(store)
     assert kinds(rebased.violations) == [("duplicate", "areas/inbox/beta.html", 0)]

@@ -10,7 +10,9 @@ import pygit2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_store_support import make_store, memory, tip
+from support.git import tip
+from support.memory import memory_html
+from support.stores import SEED_FILES, WRITTEN, make_store
 
 from headd.errors import HeaddError, InvalidMemory
 from headd.head.overlay import with_overlay
@@ -21,7 +23,7 @@ from headd.store.results import Deduped, Violation
 from headd.store.sessions import LoggedOp
 from headd.store.validate import judge, path_problems
 
-CONTENTS = [memory(f"T{i}", f"Claim number {i} is here.") for i in range(3)]
+CONTENTS = [memory_html(f"T{i}", f"Claim number {i} is here.", **WRITTEN) for i in range(3)]
 PATHS = ["areas/inbox/alpha.html", "areas/a.html", "areas/b.html", "areas/c.html"]
 
 
@@ -68,7 +70,8 @@ def summary(violations: tuple[Violation, ...], deduped: tuple[Deduped, ...]):
 
 @pytest.fixture(scope="module")
 def version(tmp_path_factory):
-    store = make_store(tmp_path_factory.mktemp("judge") / "store")
+    store = tmp_path_factory.mktemp("judge") / "store"
+    make_store(store, SEED_FILES, ignore=None)
     return load_head(pygit2.Repository(str(store)), tip(store))
 
 

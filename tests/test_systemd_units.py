@@ -18,7 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from daemon_support import REPO, make_store, read_line, request_line, short_socket_dir
+from support.daemon import read_line, request_line, short_socket_dir
+from support.data import REPO
+from support.stores import make_store
 
 UNITS = REPO / "systemd"
 ANALYZE = shutil.which("systemd-analyze")

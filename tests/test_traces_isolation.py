@@ -9,14 +9,15 @@ from pathlib import Path
 
 from headd_plane.plane import open_plane
 from headd_plane.traces import traces_index
-from plane_testkit import Store, memory_html
+from support.memory import memory_html
+from support.stores import Store
 from support.transcripts import sample_tree
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def test_search_and_recall_read_no_trace_table(tmp_path: Path) -> None:
-    store = Store(tmp_path / "store")
+    store = Store(tmp_path / "store", ignore=".memhtml/\n", add_all=True)
     store.commit({"areas/inbox/a.html": memory_html("Zebra", "The zebra crossing is on Main.")})
     plane = open_plane(store.root, now=lambda: "2026-11-30T12:00:00Z")
     plane.rebuild()

@@ -109,7 +109,7 @@ def test_each_file_extracts_format_md_values(
     assert ex.counters.unknown_type == unknown
     assert ex.counters.bad == 0
     assert ex.first_prompt.startswith(first)
-    # promptId exists only in the 2.1.258 sample: 2 distinct ids over 4 user records.
+    # promptId exists only in the 2.1.258 sample: 2 distinct ids over 5 user records.
     assert len(ex.id_prompts) == (2 if session == S1 else 0)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from headd_plane.db import STATE_MIGRATIONS_DIR, open_writer
-from support.data import ANCHOR
+from support.data import anchor_index
 
 TABLES = ["traces", "trace_prompts", "memory_session_links", "trace_consolidations"]
 
@@ -32,7 +32,7 @@ def _shape(conn: sqlite3.Connection, table: str) -> tuple[object, ...]:
 @pytest.mark.parametrize("table", TABLES)
 def test_trace_tables_match_memhtmls(table: str, tmp_path: Path) -> None:
     ours = open_writer(tmp_path / "index.db", None)
-    theirs = sqlite3.connect(f"file:{ANCHOR / 'index.db'}?mode=ro", uri=True)
+    theirs = anchor_index()
     try:
         assert _shape(ours.conn, table) == _shape(theirs, table)
     finally:
@@ -42,7 +42,7 @@ def test_trace_tables_match_memhtmls(table: str, tmp_path: Path) -> None:
 
 def test_fts_table_definition_matches(tmp_path: Path) -> None:
     ours = open_writer(tmp_path / "index.db", None)
-    theirs = sqlite3.connect(f"file:{ANCHOR / 'index.db'}?mode=ro", uri=True)
+    theirs = anchor_index()
     try:
         query = "SELECT sql FROM sqlite_master WHERE name = 'traces_fts'"
         assert ours.conn.execute(query).fetchone()[0] == theirs.execute(query).fetchone()[0]

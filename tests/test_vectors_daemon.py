@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from daemon_support import Daemon, make_store, short_socket_dir, wait_for
 from headd_client.sync_client import Client
+from support.daemon import Daemon, short_socket_dir, wait_for
+from support.stores import make_store
 
 from headd.daemon.vectors import PlaneVectorStore
 

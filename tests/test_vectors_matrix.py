@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fixtures.head.corpus import render_template
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.memory import memory_html
 
 from headd.embed.hashing import HashingEmbedder
 from headd.head import vectors as vectors_module
@@ -25,7 +25,7 @@ WORDS = ["blue", "widget", "red", "part", "engine", "order", "postgres", "queue"
 
 
 def memory(path: str, claim: str, title: str = "About it") -> MemoryRecord:
-    html = render_template(title=title, claim=claim, at="2026-01-01T00:00:00Z")
+    html = memory_html(content_hash=True, title=title, claim=claim, created="2026-01-01T00:00:00Z")
     return parse_record(path, html)
 
 

@@ -1,6 +1,6 @@
 """The vector cache in the SQLite plane, and the daemon's vector service over it.
 
-Real git stores (``daemon_support.make_store``), real ``index.db`` files, real versions; the only
+Real git stores (``support.stores.make_store``), real ``index.db`` files, real versions; the only
 fake is the embedder (the deterministic hashing one, or a wrapper that breaks it on purpose).
 """
 
@@ -15,10 +15,12 @@ from pathlib import Path
 import numpy as np
 import pygit2
 import pytest
-from daemon_support import external_commit, git, make_store, memory_html
 from headd_plane.db import open_writer
 from headd_plane.head_vectors import append_vectors, load_cache, stored_spaces
 from headd_plane.plane import index_path_of
+from support.git import external_commit, git
+from support.memory import memory_html
+from support.stores import make_store
 
 from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder

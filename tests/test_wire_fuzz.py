@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from wire_support import TYPED_ERRORS, any_params, params_are_wrong
+from support.wire import TYPED_ERRORS, any_params, params_are_wrong
 
 from headd.daemon.json_rpc import answer_line
 from headd.daemon.methods import METHODS, decode_request

@@ -8,9 +8,26 @@ Failures raise the classes of ``headd.errors`` (by their ``ERR_`` code), and
 ``DaemonUnavailable`` when no daemon answers.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from headd.errors import DaemonUnavailable, ProtocolViolation
-from headd_client.async_client import AsyncClient
 from headd_client.protocol import ClientProtocol
 from headd_client.sync_client import Client
+
+if TYPE_CHECKING:
+    from headd_client.async_client import AsyncClient
+
+
+def __getattr__(name: str) -> Any:
+    """``AsyncClient`` on first use: importing asyncio costs the blocking paths (``headctl``,
+    its hooks and MCP server, which an agent spawns per session or per prompt) ~0.1 s of CPU."""
+    if name == "AsyncClient":
+        from headd_client.async_client import AsyncClient
+
+        return AsyncClient
+    raise AttributeError(f"module 'headd_client' has no attribute {name!r}")
+
 
 __all__ = ["AsyncClient", "Client", "ClientProtocol", "DaemonUnavailable", "ProtocolViolation"]

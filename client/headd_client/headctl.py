@@ -35,6 +35,7 @@ from headd.errors import (
     WriteConflict,
 )
 from headd.wire.socket_path import resolve_socket, resolve_store
+from headd_client.agent_cli import register as register_agent_commands
 from headd_client.sync_client import Client
 
 EXIT_OK = 0
@@ -165,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("params", nargs="?", default="{}")
 
     sub.add_parser("check", help="check memory files (no daemon needed)", add_help=False)
+    register_agent_commands(sub, _Parser)
     return parser
 
 
@@ -409,6 +411,8 @@ def run(
         args = build_parser().parse_args(argv)
         store = resolve_store(args.store, environ)
         socket_path = resolve_socket(args.socket, store, environ)
+        if getattr(args, "run_agent", None) is not None:
+            return int(args.run_agent(args, store, socket_path, environ, stdin, stdout, stderr))
         method, params = _request_for(args, stdin)
     except UsageError as exc:
         print(f"ERR_USAGE: {exc}", file=stderr)

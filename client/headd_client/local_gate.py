@@ -13,9 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import pygit2
-
-from headd.errors import GitFailure
 
 
 def _report_type() -> type:
@@ -41,20 +38,11 @@ def run_gate(store: Path, params: Mapping[str, Any]) -> tuple[dict[str, Any], st
     """(report as plain JSON values, the one-line failure account)."""
     from headd.head.gate import describe_head_gate_failure, gate_heads
     from headd.head.version import advance_head, load_head
+    from headd.store.git_io import open_repo, resolve_commit
 
-    try:
-        repo = pygit2.Repository(str(store))
-    except (pygit2.GitError, KeyError):
-        raise GitFailure(f"not a git repository: {store}", {"store": str(store)}) from None
-
-    def commit_of(spec: str) -> str:
-        try:
-            return str(repo.revparse_single(spec).peel(pygit2.Commit).id)
-        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            raise GitFailure(f"no commit named {spec!r} in the store", {"at": spec}) from None
-
-    base_sha = commit_of(str(params["base"]))
-    landed_sha = commit_of(str(params["landed"]))
+    repo = open_repo(store)
+    base_sha = resolve_commit(repo, str(params["base"]))
+    landed_sha = resolve_commit(repo, str(params["landed"]))
     base = load_head(repo, base_sha)
     landed = advance_head(repo, base, landed_sha)
     options = {k: params[k] for k in ("probes", "k", "tolerance", "seed") if k in params}

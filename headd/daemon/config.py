@@ -4,7 +4,8 @@ Flags win over the environment, which wins over the defaults: the store is ``--s
 ``$MEMHTML_ROOT``, else ``~/memhtml``; the socket ``--socket``, else ``$HEADD_SOCKET``, else
 ``<store>/.memhtml/head.sock``; the embedder ``--embedder``, else ``$HEADD_EMBEDDER``, else
 ``auto``; the transcripts ``--trace-root``, else ``$MEMHTML_TRACE_ROOT``, else ``~/.claude``.
-The log level is ``--log-level``, else ``$HEADD_LOG_LEVEL``, else INFO. Parsing imports nothing
+The remote to follow is ``--remote``, else ``$HEADD_REMOTE``, else none; it is fetched every
+``--fetch-interval`` seconds (30 by default). The log level is ``--log-level``, else ``$HEADD_LOG_LEVEL``, else INFO. Parsing imports nothing
 of the daemon itself, so a usage error answers at once (exit 2).
 """
 
@@ -20,6 +21,7 @@ from headd.wire.framing import DEFAULT_LINE_LIMIT
 
 FOLLOW_INTERVAL_S = 0.02
 DEFAULT_SNAPSHOT_INTERVAL_S = 30.0
+DEFAULT_FETCH_INTERVAL_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,10 @@ class Config:
     follow_interval: float
     #: Seconds between two head snapshot writes; negative: no snapshots (load from git only).
     snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL_S
+    #: The git remote whose ``<remote>/<branch>`` the branch follows (``--remote``), if any.
+    remote: str | None = None
+    #: Seconds between two fetches of that remote.
+    fetch_interval: float = DEFAULT_FETCH_INTERVAL_S
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,6 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_SNAPSHOT_INTERVAL_S,
         help="seconds between head snapshot writes (negative: no snapshots; default 30)",
     )
+    parser.add_argument(
+        "--remote",
+        metavar="NAME",
+        help="follow this git remote: fetch, fast-forward, push, replay (default $HEADD_REMOTE)",
+    )
+    parser.add_argument(
+        "--fetch-interval",
+        type=float,
+        metavar="SECONDS",
+        help=f"seconds between two fetches of the remote (default {DEFAULT_FETCH_INTERVAL_S:g})",
+    )
     parser.add_argument("--log-level", default=os.environ.get("HEADD_LOG_LEVEL", "INFO"))
     return parser
 
@@ -88,4 +105,8 @@ def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> 
         drain_timeout=args.drain_timeout,
         follow_interval=args.follow_interval,
         snapshot_interval=args.snapshot_interval,
+        remote=args.remote or environ.get("HEADD_REMOTE") or None,
+        fetch_interval=args.fetch_interval
+        if args.fetch_interval is not None
+        else DEFAULT_FETCH_INTERVAL_S,
     )

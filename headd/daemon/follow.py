@@ -74,16 +74,6 @@ def read_ref(repo: pygit2.Repository, ref: str) -> str | None:
     return str(target)
 
 
-def resolve_commit(repo: pygit2.Repository, spec: str) -> str:
-    """A commit sha for a ref name, a sha or an abbreviation; GitFailure when none matches."""
-    try:
-        obj = repo.revparse_single(spec)
-        commit = obj.peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise GitFailure(f"no commit named {spec!r} in the store", {"at": spec}) from None
-    return str(commit.id)
-
-
 class VersionLRU(Generic[V]):
     """A bounded map from sha to version, least recently used evicted first."""
 
@@ -145,7 +135,7 @@ class GitThread:
         self._executor.shutdown(wait=wait, cancel_futures=True)
 
 
-def changed_paths(repo: pygit2.Repository, a: str, b: str) -> int:
+def count_changed_paths(repo: pygit2.Repository, a: str, b: str) -> int:
     """How many paths the trees of two commits differ on (a rename counts both paths)."""
     if a == b:
         return 0
@@ -276,7 +266,7 @@ class RefFollower:
             new, changed = await self._git.run(
                 lambda repo: (
                     self._advance(repo, before, tip),
-                    changed_paths(repo, before.sha, tip),
+                    count_changed_paths(repo, before.sha, tip),
                 )
             )
             took = (self._clock() - start) * 1000.0
@@ -314,6 +304,8 @@ class RefFollower:
     # -- other versions --------------------------------------------------------------------
 
     def resolve(self, spec: str) -> str:
+        from headd.store.git_io import resolve_commit
+
         return resolve_commit(self._ref_repo, spec)
 
     async def at(self, spec: str | None) -> HeadVersion:
@@ -370,5 +362,7 @@ class RefFollower:
         start = self._clock()
         version = await self.at(spec)
         took = (self._clock() - start) * 1000.0
-        changed = await self._git.run(lambda repo: changed_paths(repo, current.sha, version.sha))
+        changed = await self._git.run(
+            lambda repo: count_changed_paths(repo, current.sha, version.sha)
+        )
         return version, AdvanceReport(version.sha, current.sha, changed, took)

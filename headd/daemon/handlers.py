@@ -38,7 +38,6 @@ from headd.daemon.methods import (
     ByContentHash,
     ByEntity,
     ByFrameKey,
-    Filter,
     Gate,
     Inbound,
     IndexRebuild,
@@ -60,6 +59,7 @@ from headd.daemon.methods import (
     StateExport,
     StateImport,
     Status,
+    Sync,
     TracesIndex,
     TracesSearch,
     TracesShow,
@@ -67,6 +67,7 @@ from headd.daemon.methods import (
     decode_request,
 )
 from headd.daemon.plane_service import PlaneService
+from headd.daemon.remote_follower import RemoteFollower
 from headd.daemon.session_calls import SessionCalls
 from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.vectors import NO_VECTORS, VectorService
@@ -74,6 +75,8 @@ from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
 from headd.record import record_to_wire
+from headd.store.results import CommitResult
+from headd.wire.filter import Filter
 
 if TYPE_CHECKING:
     from headd.head.gate import HeadGateReport
@@ -110,6 +113,11 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _landed_paths(result: object) -> bool:
+    """Whether a ``session.commit`` answer moved the branch (a commit with paths)."""
+    return isinstance(result, CommitResult) and result.outcome == "committed" and bool(result.paths)
+
+
 @dataclass
 class Service:
     """Everything a request may touch, and the handlers over it."""
@@ -120,6 +128,8 @@ class Service:
     vectors: VectorService | None = None
     plane: PlaneService | None = None
     snapshots: SnapshotWriter | None = None
+    #: Following a git remote (``--remote``), when the daemon does.
+    remote: RemoteFollower | None = None
     socket_path: Path | None = None
     embedder: str = "off"
     clock: Callable[[], datetime] = utc_now
@@ -175,14 +185,12 @@ class Service:
                 return await self.advance(to)
             case Gate():
                 return await self.gate(request)
-            case (
-                SessionOpen()
-                | SessionApply()
-                | SessionCommit()
-                | SessionRebase()
-                | SessionClose()
-                | SessionList()
-            ):
+            case SessionCommit():
+                result = await self._session_calls.call(request)
+                if self.remote is not None and _landed_paths(result):
+                    self.remote.poke()
+                return result
+            case SessionOpen() | SessionApply() | SessionRebase() | SessionClose() | SessionList():
                 return await self._session_calls.call(request)
             case (
                 Recall()
@@ -197,6 +205,8 @@ class Service:
                 | TracesShow()
             ):
                 return await self.plane_call(request)
+            case Sync(resolve=target):
+                return await self.sync(target)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
         raise MethodNotFound(f"no handler for {type(request).__name__}")
@@ -218,6 +228,22 @@ class Service:
         return await self.follower.at(at)
 
     # -- status ----------------------------------------------------------------------------
+
+    async def sync(self, resolve: str | None) -> dict[str, Any]:
+        """``sync``: one round with the remote now, or mark a conflict resolved."""
+        if self.remote is None:
+            raise InvalidParams("this daemon follows no remote (start it with --remote NAME)")
+        if resolve is not None:
+            resolved = await self.remote.resolve(resolve)
+            return {"resolved": msgspec.to_builtins(resolved), "remote": self._remote_status()}
+        report = await self.remote.round_now()
+        return {"round": msgspec.to_builtins(report), "remote": self._remote_status()}
+
+    def _remote_status(self) -> dict[str, Any] | None:
+        if self.remote is None:
+            return None
+        status: dict[str, Any] = msgspec.to_builtins(self.remote.status())
+        return status
 
     async def status(self) -> dict[str, Any]:
         view = await self.follower.current()
@@ -246,6 +272,7 @@ class Service:
             "memory": self.memory(view),
             "socket": None if self.socket_path is None else str(self.socket_path),
             "embedder": self.embedder,
+            "remote": self._remote_status(),
             "uptime_s": round(self.monotonic() - self.started, 3),
             "pid": os.getpid(),
             "version": daemon_version(),
@@ -284,15 +311,7 @@ class Service:
             if self._default_scope is None:
                 self._default_scope = Scope()
             return self._default_scope
-        return Scope(
-            types=tuple(filter_.types or ()),
-            workspace=filter_.workspace,
-            tags=tuple(filter_.tags or ()),
-            entity=filter_.entity,
-            facets=tuple(filter_.facets or ()),
-            include_archived=filter_.include_archived,
-            as_of=filter_.as_of,
-        )
+        return Scope.from_filter(filter_)
 
     async def search(self, request: Search) -> dict[str, Any]:
         if request.plane == "index":
@@ -316,18 +335,23 @@ class Service:
             query_vector=arm.query_vector,
         )
         took = (time.perf_counter() - start) * 1000.0
+        out_hits: list[dict[str, Any]] = [
+            {
+                "path": hit.path,
+                "score": hit.score,
+                "title": hit.title,
+                "claim": hit.claim,
+                "arms": list(hit.arms),
+            }
+            for hit in hits
+        ]
+        if request.records:
+            for out, hit in zip(out_hits, hits, strict=True):
+                record = view.record(hit.path)
+                out["record"] = None if record is None else record_to_wire(record)
         return {
             "sha": view.sha,
-            "hits": [
-                {
-                    "path": hit.path,
-                    "score": hit.score,
-                    "title": hit.title,
-                    "claim": hit.claim,
-                    "arms": list(hit.arms),
-                }
-                for hit in hits
-            ],
+            "hits": out_hits,
             "arms": ["lexical", "recency", "vector"] if arm.ran else ["lexical", "recency"],
             "degraded": not arm.ran,
             "vectors": {"coverage": round(arm.coverage, 4)},

@@ -51,9 +51,11 @@ if TYPE_CHECKING:
     from headd.daemon.collector import VersionCollector
     from headd.daemon.follow import ColdLoader
     from headd.daemon.notify import Notifier
+    from headd.daemon.remote_follower import RemoteFollower
     from headd.daemon.snapshots import SnapshotWriter
     from headd.embed.port import DocumentEmbedder
     from headd.head.version import HeadVersion
+    from headd.store.manager import SessionManager
 
 log = logging.getLogger("headd")
 
@@ -158,6 +160,7 @@ async def run(
     from headd.daemon.sessions_port import make_registry
     from headd.daemon.vectors import PlaneVectorStore, VectorService
     from headd.head.version import advance_head, load_head
+    from headd.store.git_io import open_repo
     from headd.thread_priority import lower_thread_priority
 
     steps = steps or StartSteps()
@@ -168,7 +171,7 @@ async def run(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
     notifier = Notifier.from_environ(environ)
-    ref = resolve_followed_ref(open_repository(config.store), config.ref)
+    ref = resolve_followed_ref(open_repo(config.store), config.ref)
     steps.mark("repository open, ref resolved")
     embedder = make_embedder(config.embedder, config.store)  # a bad one fails before we bind
     steps.mark("embedder made")
@@ -237,6 +240,8 @@ async def run(
             socket_path=owned,
             embedder=config.embedder,
         )
+        if config.remote is not None and service.sessions is not None:
+            service.remote = make_remote_follower(config, ref, service.sessions)
         server = Server(
             listener,
             service.dispatch,
@@ -270,6 +275,8 @@ async def run(
             await loop.run_in_executor(None, import_late_modules)
 
         background = asyncio.create_task(after_ready())
+        if service.remote is not None:
+            service.remote.start()
         log.info(
             "ready: %s at %s, %d records, loaded from %s in %.0f ms",
             ref,
@@ -287,6 +294,8 @@ async def run(
             await follow
         with contextlib.suppress(asyncio.CancelledError):
             await background
+        if service.remote is not None:
+            await service.remote.close()
         await server.stop()
         vectors.stop()
         plane.stop()
@@ -306,16 +315,6 @@ async def run(
                     os.unlink(owned)
         git.shutdown()
         fill_thread.shutdown(wait=False, cancel_futures=True)
-
-
-def open_repository(store: Path) -> pygit2.Repository:
-    """The store's repository (GitFailure when it is none): the followed ref is resolved in it."""
-    import pygit2
-
-    try:
-        return pygit2.Repository(str(store))
-    except (pygit2.GitError, KeyError):
-        raise GitFailure(f"not a git repository: {store}", {"store": str(store)}) from None
 
 
 #: What ``after_ready`` imports in the background: the modules the first calls of each kind need
@@ -338,6 +337,30 @@ def import_late_modules() -> None:
         except ImportError:  # the call that needs it will say so
             log.exception("importing %s failed", module)
     log.debug("late modules imported in %.1f ms", (time.perf_counter() - started) * 1000.0)
+
+
+def make_remote_follower(config: Config, ref: str, sessions: SessionManager) -> RemoteFollower:
+    """The remote follower ``--remote`` asks for; a remote git does not know is refused at start."""
+    from headd.daemon.remote_follower import RemoteFollower
+    from headd.remote import transport
+    from headd.remote.sync import RemoteSync
+
+    assert config.remote is not None
+    if transport.remote_url(config.store, config.remote) is None:
+        raise GitFailure(
+            f"no git remote named {config.remote!r} in {config.store} "
+            f"(add one: git -C {config.store} remote add {config.remote} URL)",
+            {"remote": config.remote},
+        )
+    sync = RemoteSync(
+        config.store,
+        config.remote,
+        ref,
+        versions=sessions.versions,
+        overlay=sessions.overlay,
+        lock=sessions.exclusive,
+    )
+    return RemoteFollower(sync, config.fetch_interval)
 
 
 def make_snapshot_writer(config: Config) -> SnapshotWriter | None:

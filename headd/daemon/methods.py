@@ -5,6 +5,11 @@ handlers ``match`` on a type instead of poking at dicts, and a malformed params 
 here with -32602 naming the offending field. Adding a method is one Struct, one entry in
 ``METHODS`` and one ``case`` in ``handlers.py``. Field names and defaults are the contract's
 (section 4); unknown fields are refused, as a command line refuses an unknown flag.
+
+Every memory path a request carries (``read``/``resolve``'s ``path``, ``inbound``'s ``href``,
+``reinforce``'s ``paths``, each op's ``path``, ``to`` and ``href``) is held to the one rule of
+``headd.paths.path_problem`` here, before any handler runs, so no method can answer a path the
+others refuse (a ``read`` of ``areas/x\n.html`` is -32602, not ``record: null``).
 """
 
 from __future__ import annotations
@@ -15,25 +20,15 @@ import msgspec
 from msgspec import Raw
 
 from headd.errors import InvalidParams, MethodNotFound
-from headd.ops import Op
+from headd.ops import Archive, LinkOp, Move, Op, UnlinkOp, Write
+from headd.paths import path_problem
+from headd.wire.filter import Filter
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
 
 
 class _Params(msgspec.Struct, forbid_unknown_fields=True):
     """Base of every params Struct."""
-
-
-class Filter(_Params):
-    """What every search arm ranks; by default active non-task memories."""
-
-    types: list[str] | None = None
-    workspace: str | None = None
-    tags: list[str] | None = None
-    entity: str | None = None
-    facets: list[str] | None = None
-    include_archived: bool = False
-    as_of: str | None = None
 
 
 class Status(_Params):
@@ -49,6 +44,8 @@ class Search(_Params):
     filter: Filter | None = None
     vectors: bool = True
     plane: Literal["head", "index"] = "head"
+    #: Each hit also carries its full ``record`` (the MCP bridge's one round trip per search).
+    records: bool = False
 
 
 class Read(_Params):
@@ -193,6 +190,13 @@ class VectorsFill(_Params):
     limit: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
+class Sync(_Params):
+    """One round with the followed remote now; ``resolve`` marks a conflict (its path or id)
+    resolved instead."""
+
+    resolve: str | None = None
+
+
 Request = (
     Status
     | Search
@@ -222,6 +226,7 @@ Request = (
     | TracesSearch
     | TracesShow
     | VectorsFill
+    | Sync
 )
 
 METHODS: dict[str, type[_Params]] = {
@@ -253,6 +258,7 @@ METHODS: dict[str, type[_Params]] = {
     "traces.search": TracesSearch,
     "traces.show": TracesShow,
     "vectors.fill": VectorsFill,
+    "sync": Sync,
 }
 
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}
@@ -271,4 +277,40 @@ def decode_request(method: str, params: Raw | bytes | None) -> Request:
         raise InvalidParams(f"invalid params for {method}: {exc}") from None
     except msgspec.DecodeError as exc:  # params present but not JSON: cannot happen after framing
         raise InvalidParams(f"invalid params for {method}: {exc}") from None
+    for field, path in paths_of(value):
+        problem = path_problem(path)
+        if problem is not None:
+            raise InvalidParams(
+                f"invalid params for {method}: `{field}`: {problem}",
+                {"field": field, "path": path[:300], "rule": problem},
+            )
     return value  # type: ignore[return-value]
+
+
+def paths_of(request: _Params) -> list[tuple[str, str]]:
+    """Every memory path ``request`` names, with the field it sits in (``ops[2].to``)."""
+    match request:
+        case Read(path=path) | Resolve(path=path):
+            return [("path", path)]
+        case Inbound(href=href):
+            return [("href", href)]
+        case Reinforce(paths=paths):
+            return [(f"paths[{i}]", path) for i, path in enumerate(paths)]
+        case SessionApply(ops=ops):
+            return [
+                (f"ops[{i}].{name}", path)
+                for i, op in enumerate(ops)
+                for name, path in _op_paths(op)
+            ]
+    return []
+
+
+def _op_paths(op: Op) -> list[tuple[str, str]]:
+    match op:
+        case Write(path=path):
+            return [] if path is None else [("path", path)]
+        case Archive(path=path, to=to) | Move(path=path, to=to):
+            return [("path", path)] if to is None else [("path", path), ("to", to)]
+        case LinkOp(path=path, href=href) | UnlinkOp(path=path, href=href):
+            return [("path", path), ("href", href)]
+    return [("path", op.path)]

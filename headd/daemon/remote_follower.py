@@ -1,8 +1,9 @@
 """The daemon's side of following a git remote: when rounds run, and what status shows.
 
 Rounds (``headd.remote.sync``) run on one thread of their own, never on the event loop, because
-they wait on the network. They run at start, every ``interval`` seconds, on ``sync`` requests and
-shortly after each session commit (``poke``): the commit answers first, and the push follows
+they wait on the network. They run at start, every ``interval`` seconds and on ``sync`` requests.
+Shortly after each session commit (``poke``) the tip is pushed as it is, without a fetch first
+(a whole round only when the remote moved): the commit answers first, and the push follows
 within about a second, so no commit ever waits on the network. Pokes that arrive while a round is
 running are folded into one more round after it.
 """
@@ -14,6 +15,7 @@ import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
+from headd.remote.rescue import Conflict
 from headd.remote.sync import RemoteStatus, RemoteSync, RoundReport
 
 log = logging.getLogger(__name__)
@@ -42,14 +44,22 @@ class RemoteFollower:
         """One round, now (``sync``): waits for a round already running, then runs its own."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, self.sync.round)
 
+    async def resolve(self, path_or_id: str) -> tuple[Conflict, ...]:
+        """Mark a conflict resolved (after any round under way)."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, self.sync.resolve, path_or_id
+        )
+
     def status(self) -> RemoteStatus:
         return self.sync.status()
 
     async def _loop(self) -> None:
         loop = asyncio.get_running_loop()
+        poked = False
         while not self._closing:
+            work = self.sync.push_local if poked else self.sync.round
             try:
-                report = await loop.run_in_executor(self._executor, self.sync.round)
+                report = await loop.run_in_executor(self._executor, work)
                 if report.action not in ("up-to-date", "failed"):
                     log.info("remote %s: %s", self.sync.upstream, report.action)
             except Exception:  # a bug in a round must not end the loop
@@ -57,8 +67,9 @@ class RemoteFollower:
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=self.interval)
                 await asyncio.sleep(PUSH_DELAY)
+                poked = True
             except TimeoutError:
-                pass
+                poked = False
             self._wake.clear()
 
     async def close(self) -> None:

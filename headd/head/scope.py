@@ -18,15 +18,16 @@ narrow; they matter to other readers of the same predicate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from headd.errors import InvalidParams
 from headd.record import MemoryRecord
+from headd.wire.filter import Filter, filter_from, parse_facet_filter, parse_facet_filters
+
+__all__ = ["Scope", "ascii_lower", "parse_facet_filter", "parse_facet_filters"]
 
 TASK_TYPE = "task"
-FACET_SEPARATOR = "="
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -34,20 +35,6 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 def ascii_lower(text: str) -> str:
     """SQLite's ``lower()``: ASCII letters only."""
     return text.translate(_ASCII_LOWER)
-
-
-def parse_facet_filter(spec: str) -> tuple[str, str] | None:
-    """``name=value`` as a pair, or None for a spec with no ``=`` or an empty half."""
-    name, separator, value = spec.partition(FACET_SEPARATOR)
-    name, value = name.strip(), value.strip()
-    if not separator or not name or not value:
-        return None
-    return name, value
-
-
-def parse_facet_filters(specs: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """Every parseable spec, in order."""
-    return tuple(pair for pair in map(parse_facet_filter, specs) if pair is not None)
 
 
 def _entity_refs(record: MemoryRecord) -> set[str]:
@@ -81,40 +68,19 @@ class Scope:
         object.__setattr__(self, "_entity", ascii_lower(entity) if entity else None)
 
     @classmethod
-    def from_filter(cls, raw: Mapping[str, Any] | None) -> Scope:
-        """The wire's ``filter`` object (contract section 4); unknown keys are refused."""
-        if raw is None:
+    def from_filter(cls, raw: Filter | Mapping[str, Any] | None) -> Scope:
+        """The wire's ``filter`` (``headd.wire.filter``); unknown keys are refused."""
+        parsed = filter_from(raw)
+        if parsed is None:
             return cls()
-        known = {"types", "workspace", "tags", "entity", "facets", "include_archived", "as_of"}
-        unknown = set(raw) - known
-        if unknown:
-            raise InvalidParams(f"unknown filter keys: {', '.join(sorted(unknown))}")
-
-        def strings(key: str) -> tuple[str, ...]:
-            value = raw.get(key)
-            if value is None:
-                return ()
-            if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-                raise InvalidParams(f"filter.{key} must be a list of strings")
-            return tuple(value)
-
-        def optional_string(key: str) -> str | None:
-            value = raw.get(key)
-            if value is not None and not isinstance(value, str):
-                raise InvalidParams(f"filter.{key} must be a string")
-            return value
-
-        include_archived = raw.get("include_archived", False)
-        if not isinstance(include_archived, bool):
-            raise InvalidParams("filter.include_archived must be a boolean")
         return cls(
-            types=strings("types"),
-            workspace=optional_string("workspace"),
-            tags=strings("tags"),
-            entity=optional_string("entity"),
-            facets=strings("facets"),
-            include_archived=include_archived,
-            as_of=optional_string("as_of"),
+            types=tuple(parsed.types or ()),
+            workspace=parsed.workspace,
+            tags=tuple(parsed.tags or ()),
+            entity=parsed.entity,
+            facets=tuple(parsed.facets or ()),
+            include_archived=parsed.include_archived,
+            as_of=parsed.as_of,
         )
 
     def __call__(self, record: MemoryRecord) -> bool:

@@ -17,8 +17,8 @@ from datetime import datetime
 
 from headd.errors import InvalidOp
 from headd.memfile.head_edit import add_link, read_meta, set_meta
-from headd.memfile.placement import normalize_path
 from headd.memfile.render import format_instant
+from headd.paths import normalize_path, origin_path_of
 
 ARCHIVE_BUCKET = "archive"
 _ARCHIVE_PREFIX = re.compile(r"^archive/(\d{4,})/(.+)$", re.DOTALL)
@@ -49,8 +49,7 @@ def archive_path(path: str, year: int) -> str:
 def original_path(path: str) -> str | None:
     """The path behind an archive path (exactly one ``archive/<YYYY>/`` stripped), or None when
     ``path`` is not one."""
-    match = _ARCHIVE_PREFIX.match(_checked(path))
-    return match.group(2) if match else None
+    return origin_path_of(_checked(path))
 
 
 def is_archive_path(path: str) -> bool:

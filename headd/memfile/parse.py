@@ -34,6 +34,7 @@ from headd.memfile.text import is_valid_datetime
 from headd.memfile.vocabulary import (
     rel_of_token,
 )
+from headd.paths import normalize_path, origin_path_of, record_para, workspace_of
 from headd.record import Citation, EntityRow, Facet, Link, MemoryRecord
 
 __all__ = [
@@ -188,7 +189,7 @@ def _build(
     article: Element,
     metas: dict[str, str],
 ) -> MemoryRecord:
-    norm_path = tx.normalize_path(path)
+    norm_path = normalize_path(path)
     text_of = doc.text_of
 
     title = text_of(doc.titles[0]) if doc.titles else ""
@@ -240,7 +241,7 @@ def _build(
         rel = rel_of_token(token)
         if rel is None:
             continue
-        dst = tx.normalize_path(href)
+        dst = normalize_path(href)
         if dst == "" or dst == norm_path or (rel, dst) in seen_edges:
             continue
         seen_edges.add((rel, dst))
@@ -258,7 +259,7 @@ def _build(
 
     content_hash = digest_of(canonical)
     word_count = tx.word_count_of(body_text, collapsed=True)
-    para = tx.para_of(norm_path) or "areas"
+    para = record_para(norm_path)
     archived = para == "archive"
     memory_type = metas["memhtml-type"]
     confidence = _bounded(metas.get("memhtml-confidence"), 0, 1, False)
@@ -272,8 +273,8 @@ def _build(
         gist, summaries, [(n, v) for n, v, _ in raw_facets], [t for t, _ in raw_citations]
     )
     entity_rows = _entity_rows(entities, terms, doc.langs)
-    origin_path = tx.origin_path_of(norm_path) if archived else None
-    workspace = tx.workspace_of(norm_path)
+    origin_path = origin_path_of(norm_path) if archived else None
+    workspace = workspace_of(norm_path)
     frame_key = frame_key_of(gist, collapsed=True)
     return MemoryRecord(
         path=norm_path,

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from headd.errors import InvalidMemory, StorageFailure, WriteConflict
-from headd.memfile.vocabulary import PARA_BUCKETS
+from headd.paths import normalize_path, para_of
 
 #: Longest slug, before the ``.html`` and outside an episodic date prefix.
 SLUG_MAX_LENGTH = 80
@@ -76,25 +76,11 @@ def file_name(slug: str, *, episodic: bool, now: datetime) -> str:
     return f"{date_prefix(now)}-{slug}.html" if episodic else f"{slug}.html"
 
 
-def normalize_path(path: str) -> str:
-    """Canonical git-tree form: leading slashes dropped, doubled slashes collapsed, no trailing
-    slash (an ``href``'s ``/areas/x.html`` and ``areas//x.html`` both become ``areas/x.html``)."""
-    collapsed = re.sub(r"/{2,}", "/", path.lstrip("/"))
-    return collapsed[:-1] if collapsed.endswith("/") else collapsed
-
-
-def para_bucket_of(path: str) -> str | None:
-    """The PARA bucket a path sits in, or None."""
-    normalized = normalize_path(path)
-    head, sep, _ = normalized.partition("/")
-    return head if sep and head in PARA_BUCKETS else None
-
-
 def unusable_reason(path: str) -> str | None:
     """Why ``path`` is not a usable memory path (None when it is): it must sit in a bucket, end
     in ``.html`` and have no ``.``, ``..`` or empty segment."""
     normalized = normalize_path(path)
-    if para_bucket_of(normalized) is None:
+    if para_of(normalized) is None:
         return (
             f"path `{path}` is not a usable memory path: it is not rooted in a PARA bucket "
             "(projects, areas, resources, archive)"

@@ -44,6 +44,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from headd.errors import InvalidMemory
 from headd.memfile import vocabulary
+from headd.memfile.text import js_trim
 from headd.ops import Write
 from headd.record import Link
 
@@ -56,15 +57,6 @@ LINK_RELS: frozenset[str] = frozenset(vocabulary.ALL_RELS)
 DEFAULT_TASK_STATUS = "todo"
 
 PREAMBLE = '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-
-# JavaScript's String.prototype.trim set: WhiteSpace plus LineTerminator.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-
-
-def js_trim(text: str) -> str:
-    """``String.prototype.trim``: Python's ``strip()`` differs on U+FEFF and a few controls."""
-    return text.strip(_JS_SPACE)
-
 
 # ---------------------------------------------------------------------------------------------
 # Escaping and scalar formatting

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
-from headd.memfile.vocabulary import GIST_EXCLUDED_ELEMENTS, INLINE_ELEMENTS, PARA_BUCKETS
+from headd.memfile.vocabulary import GIST_EXCLUDED_ELEMENTS, INLINE_ELEMENTS
 
 #: JavaScript's WhiteSpace + LineTerminator: what ``\s`` matches and ``trim()`` strips.
 JS_SPACE_CHARS: Final = (
@@ -475,45 +475,3 @@ def entity_rows_of(
             seen.add(key)
             out.append(row)
     return out
-
-
-# --- paths ---------------------------------------------------------------------------------
-
-_DOUBLE_SLASHES = re.compile(r"/{2,}")
-_ARCHIVE_PREFIX = re.compile(r"archive/[0-9]{4,}/(.+)", re.DOTALL)
-
-
-def normalize_path(path: str) -> str:
-    """Leading slashes dropped, doubled slashes collapsed, one trailing slash dropped."""
-    if not path.startswith("/") and "//" not in path and not path.endswith("/"):
-        return path  # already canonical (the common case)
-    collapsed = path.lstrip("/")  # what ``^/+`` removes
-    if "//" in collapsed:
-        collapsed = _DOUBLE_SLASHES.sub("/", collapsed)
-    return collapsed[:-1] if collapsed.endswith("/") else collapsed
-
-
-def para_of(path: str) -> str | None:
-    """The PARA bucket a path sits in (its first segment), or None outside all four."""
-    normalized = normalize_path(path)
-    at = normalized.find("/")
-    if at <= 0:
-        return None
-    head = normalized[:at]
-    return head if head in PARA_BUCKETS else None
-
-
-def origin_path_of(path: str) -> str | None:
-    """The path with exactly one ``archive/<YYYY>/`` prefix removed, or None when not archived."""
-    match = _ARCHIVE_PREFIX.fullmatch(normalize_path(path))
-    return match.group(1) if match else None
-
-
-def workspace_of(path: str) -> str | None:
-    """The directory right under ``projects/``, else None."""
-    normalized = normalize_path(path)
-    if not normalized.startswith("projects/"):
-        return None
-    rest = normalized[len("projects/") :]
-    at = rest.find("/")
-    return None if at <= 0 else rest[:at]

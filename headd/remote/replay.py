@@ -28,11 +28,12 @@ import pygit2
 from headd_plane.sidecar import STATE_SIDECAR_PATH, SidecarEntry, parse_sidecar, render_sidecar
 
 from headd.ops import Put
+from headd.paths import para_of
 from headd.record import Link
 from headd.store import git_io
 from headd.store.ports import Overlay, VersionSource, add_link
 from headd.store.sessions import LoggedOp
-from headd.store.validate import BUCKETS, judge
+from headd.store.validate import judge
 
 REPLAYED_TRAILER = "Headd-Replayed-From"
 
@@ -53,7 +54,7 @@ class Replayed:
 
 
 def _is_memory(path: str) -> bool:
-    return path.endswith(".html") and path.startswith(BUCKETS)
+    return path.endswith(".html") and para_of(path) is not None
 
 
 def _text(repo: pygit2.Repository, blob: str) -> str:

@@ -135,6 +135,9 @@ class RemoteSync:
         self.conflict_book = rescue.ConflictBook(store)
         self._round_lock = threading.Lock()
         self._repo: pygit2.Repository | None = None
+        #: ``status`` runs on the caller's thread, beside a round: a handle of its own per thread
+        #: (libgit2 repository handles are not shared between threads).
+        self._status_repos = threading.local()
         self.last_fetch_at: str | None = None
         self.last_push_at: str | None = None
         self.last_error: RemoteError | None = None
@@ -176,6 +179,37 @@ class RemoteSync:
                         attempts=attempt,
                         error=error,
                     )
+
+    def push_local(self) -> RoundReport:
+        """After a local commit: push the tip as it is, without a fetch first; fall back to a
+        whole round when that push is refused because the remote moved (or work is rescued)."""
+        with self._round_lock:
+            repo = self.repo()
+            local = git_io.resolve_ref(repo, self.ref)
+            upstream = git_io.resolve_ref(repo, transport.tracking_ref(self.remote, self.branch))
+            if local is not None and upstream is not None and not rescue.rescues(repo):
+                if local == upstream:
+                    return RoundReport(
+                        action="up-to-date", local=local, remote=upstream, attempts=0
+                    )
+                if git_io.is_ancestor(repo, upstream, local):
+                    try:
+                        transport.push(self.store, self.remote, local, self.branch, self.timeout)
+                    except RemoteFailure as failure:
+                        if failure.kind != "non-fast-forward":
+                            error = self._fail(failure)
+                            return RoundReport(
+                                action="failed",
+                                local=local,
+                                remote=upstream,
+                                attempts=1,
+                                error=error,
+                            )
+                    else:
+                        self.last_push_at = _iso(self.clock())
+                        self.last_error = None
+                        return RoundReport(action="pushed", local=local, remote=local, attempts=1)
+        return self.round()
 
     def _fail(self, failure: RemoteFailure) -> RemoteError:
         error = RemoteError(
@@ -282,7 +316,9 @@ class RemoteSync:
     # --- what status reports -------------------------------------------------------------------
 
     def status(self) -> RemoteStatus:
-        repo = self.repo()
+        repo: pygit2.Repository | None = getattr(self._status_repos, "repo", None)
+        if repo is None:
+            repo = self._status_repos.repo = git_io.open_repo(self.store)
         local = git_io.resolve_ref(repo, self.ref)
         upstream = git_io.resolve_ref(repo, transport.tracking_ref(self.remote, self.branch))
         ahead = behind = 0

@@ -32,10 +32,11 @@ DEFAULT_EMAIL = "headd@localhost"
 
 
 def open_repo(path: str | os.PathLike[str]) -> pygit2.Repository:
+    """The repository at ``path``; ``GitFailure`` naming the store when there is none."""
     try:
         return pygit2.Repository(str(path))
     except (pygit2.GitError, KeyError) as exc:
-        raise GitFailure(f"not a git repository: {path}") from exc
+        raise GitFailure(f"not a git repository: {path}", {"store": str(path)}) from exc
 
 
 def full_ref(repo: pygit2.Repository, ref: str | None) -> str:
@@ -61,12 +62,12 @@ def resolve_ref(repo: pygit2.Repository, ref: str) -> str | None:
 
 
 def resolve_commit(repo: pygit2.Repository, spec: str) -> str:
-    """A sha or ref name to a commit sha; ``GitFailure`` when it names no commit."""
+    """A ref name, a sha or an abbreviation to a commit sha; ``GitFailure`` when it names none."""
     try:
         obj = repo.revparse_single(spec)
         commit = obj.peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError) as exc:
-        raise GitFailure(f"no commit named {spec!r}") from exc
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise GitFailure(f"no commit named {spec!r} in the store", {"at": spec}) from exc
     return str(commit.id)
 
 

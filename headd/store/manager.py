@@ -131,6 +131,11 @@ class SessionManager:
         #: What the start settled: one entry per interrupted commit found in the logs.
         self.recovered: tuple[Settlement, ...] = self._load()
 
+    def exclusive(self) -> threading.Lock:
+        """The commit lock, for the one other writer of the branch (the remote sync): held, no
+        session commit moves the branch or the checkout."""
+        return self._commit_lock
+
     def _repo(self) -> pygit2.Repository:
         """This thread's repository for reads (see ``_thread_repos``)."""
         repo: pygit2.Repository | None = getattr(self._thread_repos, "repo", None)

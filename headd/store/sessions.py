@@ -23,8 +23,9 @@ import msgspec
 from headd.errors import InvalidOp
 from headd.ops import OverlayOp
 
-#: One path segment, so an id can never leave the sessions directory.
-SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+#: One path segment, so an id can never leave the sessions directory (``\Z``, not ``$``, which
+#: would let a trailing newline through).
+SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 def check_session_id(session_id: str) -> str:

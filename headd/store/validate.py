@@ -27,12 +27,12 @@ from typing import NamedTuple
 
 from headd.errors import HeaddError, InvalidMemory
 from headd.ops import Archive, LinkOp, Move, OverlayOp, Put
+from headd.paths import para_of
 from headd.store.ports import Overlay, View, parse_memory
 from headd.store.results import Deduped, Violation
 from headd.store.sessions import LoggedOp
 
 BATCH_CAP = 200
-BUCKETS = ("projects/", "areas/", "resources/", "archive/")
 RESERVED_PREFIXES = (".memhtml/",)
 RESERVED_NAMES = frozenset({"index.html", "sitemap.xml"})
 _ARCHIVE_PATH = re.compile(r"^archive/(\d{4})/(.+)$")
@@ -60,7 +60,7 @@ def path_problems(path: str) -> list[str]:
     segments = path.lstrip("/").split("/")
     if any(seg in ("", ".", "..") for seg in segments):
         problems.append("path: empty, '.' and '..' segments are not allowed")
-    if not path.lstrip("/").startswith(BUCKETS):
+    if para_of(path) is None:
         problems.append("path: must be under projects/, areas/, resources/ or archive/")
     if not path.endswith(".html"):
         problems.append("path: a memory file ends in .html")

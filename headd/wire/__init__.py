@@ -1,7 +1,10 @@
-"""What the daemon and its clients share about the wire: framing and where the socket lives.
+"""What the daemon and its clients share about the wire; both import it, it imports neither.
 
-Both sides import this package and nothing of the other: ``framing`` splits a byte stream into
-lines under the contract's line limit (sans-I/O), ``socket_path`` resolves the store and the
-socket and binds or probes it. The JSON-RPC dispatch stays in the daemon; the error tree both
-sides raise lives in ``headd.errors``.
+- ``framing``: a byte stream split into lines under the contract's line limit (sans-I/O).
+- ``nesting``: how deep a line nests, bounded before any decoder recurses into it.
+- ``socket_path``: where the store and the socket are; binding, probing and peer credentials.
+- ``filter``: the one parse of a search's ``filter`` that both planes' scopes compile from.
+
+The JSON-RPC dispatch stays in the daemon (``headd.daemon.json_rpc``); the error tree both sides
+raise is ``headd.errors``; what a memory path may be is ``headd.paths``.
 """

@@ -86,9 +86,9 @@ def indexed_sha(conn: sqlite3.Connection) -> str | None:
 
 
 def scope_of(filter_: Mapping[str, Any] | None) -> Any:
-    from headd_plane.plane import scope_from_filter
+    from headd_plane.scope import scope_from_filter
 
-    return scope_from_filter(dict(filter_) if filter_ else None)
+    return scope_from_filter(filter_ or None)
 
 
 def search(

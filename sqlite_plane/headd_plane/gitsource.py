@@ -28,8 +28,8 @@ import pygit2
 
 from headd.errors import GitFailure
 from headd.git_cache import cache_large_trees
-
-from .projection import PARA_BUCKETS, normalize_path
+from headd.memfile.vocabulary import PARA_BUCKETS
+from headd.paths import normalize_path
 
 if TYPE_CHECKING:
     from .dirty_watch import DirtyWatch, Touched

@@ -328,7 +328,7 @@ class Indexer:
         try:
             with collector_paused():  # millions of containers, none garbage
                 for entry, record in self._parsed_tree(entries, skipped):
-                    # a tree path is already normalized (projection.normalize_path)
+                    # a tree path is already normalized (headd.paths.normalize_path)
                     rows.add(
                         file_rows(record, entry.path, entry.blob_sha, indexed_at, chunks_of(record))
                     )

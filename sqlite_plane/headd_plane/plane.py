@@ -160,19 +160,3 @@ def status(plane: Plane) -> dict[str, Any]:
 
 def search(plane: Plane, query: str, scope: Scope | None = None, limit: int = 10) -> dict[str, Any]:
     return plane.search(query, scope, limit).to_wire()
-
-
-def scope_from_filter(filter_: dict[str, Any] | None) -> Scope:
-    """The contract's ``filter`` object as a :class:`Scope`."""
-    from .scope import parse_facet_filters
-
-    f = filter_ or {}
-    return Scope(
-        memory_types=tuple(f.get("types") or ()),
-        workspace=f.get("workspace") or None,
-        tags=tuple(f.get("tags") or ()),
-        entity=f.get("entity") or None,
-        facets=parse_facet_filters(list(f.get("facets") or ())),
-        include_archived=bool(f.get("include_archived", False)),
-        as_of=f.get("as_of") or None,
-    )

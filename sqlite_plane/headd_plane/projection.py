@@ -13,12 +13,12 @@ each is another file's assertion.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from headd.memfile import vocabulary
+from headd.paths import normalize_path, origin_path_of, record_para, workspace_of
 from headd.record import MemoryRecord
 
 from .chunking import PlaneChunk, chunk_id_for
@@ -28,7 +28,6 @@ from .db import SqlValue, Write
 MEMORY_RELS = frozenset(vocabulary.MEMORY_RELS)
 PERSON_RELS = frozenset(vocabulary.PERSON_RELS)
 TASK_RELS = frozenset(vocabulary.TASK_RELS)
-PARA_BUCKETS = vocabulary.PARA_BUCKETS
 
 #: The ``files`` columns in bind order: one list drives the insert and the upsert clause.
 FILE_COLUMNS: tuple[str, ...] = (
@@ -83,8 +82,6 @@ INSERT_EDGE_SQL = (
     "src_hash, created_at) VALUES (?, ?, ?, ?, 0, 1.0, 'authored', ?, ?)"
 )
 
-_ARCHIVE_PATH = re.compile(r"^archive/\d{4,}/(.+)$")
-_SLASH_RUNS = re.compile(r"/{2,}")
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -97,39 +94,6 @@ class FileProjection:
     content_hash: str
     chunks: tuple[PlaneChunk, ...]
     writes: tuple[Write, ...]
-
-
-def normalize_path(path: str) -> str:
-    """Repo-relative form: no leading slash, no doubled or trailing slash.
-
-    A git tree path is already in this form, and the indexer asks for every path of a tree, so
-    such a path returns as it came without running the regex.
-    """
-    if "//" not in path and not path.startswith("/") and not path.endswith("/"):
-        return path
-    collapsed = _SLASH_RUNS.sub("/", path.lstrip("/"))
-    return collapsed[:-1] if collapsed.endswith("/") else collapsed
-
-
-def para_of(path: str) -> str:
-    head, sep, _ = normalize_path(path).partition("/")
-    return head if sep and head in PARA_BUCKETS else "areas"
-
-
-def workspace_of(path: str) -> str | None:
-    """The directory under ``projects/``, or None outside that bucket."""
-    normalized = normalize_path(path)
-    if not normalized.startswith("projects/"):
-        return None
-    rest = normalized[len("projects/") :]
-    at = rest.find("/")
-    return None if at <= 0 else rest[:at]
-
-
-def origin_of(path: str) -> str | None:
-    """The pre-archive path of ``archive/<YYYY>/<p>``, else None."""
-    match = _ARCHIVE_PATH.match(path)
-    return match.group(1) if match else None
 
 
 def rel_class_for(rel: str) -> str:
@@ -170,7 +134,7 @@ def chunks_of(record: MemoryRecord) -> tuple[PlaneChunk, ...]:
 def file_row(
     record: MemoryRecord, path: str, blob_sha: str, indexed_at: str
 ) -> tuple[SqlValue, ...]:
-    para = para_of(path)
+    para = record_para(path)
     archived = para == "archive"
     row: tuple[SqlValue, ...] = (
         path,
@@ -187,7 +151,7 @@ def file_row(
         record.confidence,
         record.importance,
         1 if archived else 0,
-        origin_of(path) if archived else None,
+        origin_path_of(path) if archived else None,
         record.word_count,
         record.created_at,
         record.updated_at,

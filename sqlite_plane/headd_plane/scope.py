@@ -12,14 +12,15 @@ at that instant, compared as strings. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from headd.memfile import vocabulary
+from headd.wire import filter as wire_filter
 
 MEMORY_TYPES = vocabulary.MEMORY_TYPES
 EXCLUDED_BY_DEFAULT = "task"
-FACET_SEPARATOR = "="
 FIRST_SCOPE_SLOT = 5
 
 
@@ -60,17 +61,29 @@ class AssembledScope:
 
 
 def parse_facet_filter(spec: str) -> FacetFilter | None:
-    """``name=value`` split at the first ``=``; both halves trimmed, an empty half refused."""
-    at = spec.find(FACET_SEPARATOR)
-    if at < 1:
-        return None
-    name = spec[:at].strip()
-    value = spec[at + 1 :].strip()
-    return None if name == "" or value == "" else FacetFilter(name, value)
+    """A facet spec by the wire's one rule (``headd.wire.filter.parse_facet_filter``)."""
+    pair = wire_filter.parse_facet_filter(spec)
+    return None if pair is None else FacetFilter(*pair)
 
 
 def parse_facet_filters(specs: Sequence[str]) -> tuple[FacetFilter, ...]:
-    return tuple(f for f in (parse_facet_filter(s) for s in specs) if f is not None)
+    return tuple(FacetFilter(*pair) for pair in wire_filter.parse_facet_filters(specs))
+
+
+def scope_from_filter(raw: wire_filter.Filter | Mapping[str, Any] | None) -> Scope:
+    """The wire's ``filter`` (``headd.wire.filter``) as a :class:`Scope`."""
+    parsed = wire_filter.filter_from(raw)
+    if parsed is None:
+        return Scope()
+    return Scope(
+        memory_types=tuple(parsed.types or ()),
+        workspace=parsed.workspace or None,
+        tags=tuple(parsed.tags or ()),
+        entity=parsed.entity or None,
+        facets=parse_facet_filters(parsed.facets or ()),
+        include_archived=parsed.include_archived,
+        as_of=parsed.as_of or None,
+    )
 
 
 def assemble_scope(scope: Scope | None = None) -> AssembledScope:

@@ -8,5 +8,7 @@
 - ``plane``: the SQLite plane's row dumps and the deterministic embedder (the one fake allowed);
 - ``transcripts``: Claude Code transcripts, generated in the layout and fields Claude Code writes;
 - ``scifact``: a small generated data set in SciFact's file format, for the benches' own tests;
-- ``writer_vectors``: the anchor corpus's recorded writes, as test vectors for the writer.
+- ``writer_vectors``: the anchor corpus's recorded writes, as test vectors for the writer;
+- ``wire``: JSON values worth sending a daemon, for the wire fuzz tests;
+- ``head_corpus``: the port of memhtml's head-test generator (the search golden's 120 files).
 """

@@ -236,9 +236,10 @@ def _long_session() -> tuple[Session, Session, Session]:
         logicalParentUuid=s._last,
         compactMetadata={"trigger": "manual", "preTokens": 51234},
     )
+    summary = " ".join(f"step {k}: the report's version column was checked." for k in range(340))
     s.prompt(
-        "This session is being continued from a previous conversation. Summary: ...",
-        isCompactSummary=True,
+        f"This session is being continued from a previous conversation. Summary: {summary}",
+        isCompactSummary=True,  # one line of ~17 kB, as real compact summaries are
         isVisibleInTranscriptOnly=True,
     )
     s.prompt("<command-name>/compact</command-name>", back=30)

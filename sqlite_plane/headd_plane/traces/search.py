@@ -30,7 +30,7 @@ HIT_COLUMNS = (
 _HIT_SELECT = ", ".join(f"t.{c}" for c in HIT_COLUMNS)
 
 
-def fts_terms(query: str) -> list[str]:
+def trace_query_terms(query: str) -> list[str]:
     """The query's searchable terms, lowercased, in order, without repeats."""
     return list(dict.fromkeys(m.group(0).lower() for m in _TERM.finditer(query)))
 
@@ -42,7 +42,7 @@ def _match(terms: list[str], joiner: str) -> str:
 def traces_search(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, Any]:
     """``{hits: [...]}`` best first; an empty query lists the most recent sessions."""
     limit = max(1, int(limit))
-    terms = fts_terms(query)
+    terms = trace_query_terms(query)
     if not terms:
         rows = conn.execute(
             f"SELECT {_HIT_SELECT} FROM traces t"

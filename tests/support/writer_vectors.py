@@ -24,6 +24,7 @@ from typing import Any
 import pygit2
 
 from headd.memfile.render import Fence, MemoryFields, fields_from_write, split_prose
+from support.data import ANCHOR
 
 
 def instant(stamp: str) -> datetime:
@@ -371,16 +372,10 @@ def cached_history(store: Path) -> StoreHistory:
 @functools.cache
 def cached_write_vectors(store: Path) -> tuple[WriteVector, ...]:
     """Every successful write of the build log (see :func:`write_vectors`)."""
-    return tuple(write_vectors(_anchor(), cached_history(store)))
+    return tuple(write_vectors(ANCHOR, cached_history(store)))
 
 
 @functools.cache
 def cached_head_edits(store: Path) -> tuple[HeadEditVector, ...]:
     """Every recorded head-only edit (see :func:`head_edit_vectors`)."""
-    return tuple(head_edit_vectors(_anchor(), cached_history(store)))
-
-
-def _anchor() -> Path:
-    from support.data import ANCHOR
-
-    return ANCHOR
+    return tuple(head_edit_vectors(ANCHOR, cached_history(store)))

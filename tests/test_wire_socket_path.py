@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from daemon_support import short_socket_dir
+from support.daemon import short_socket_dir
 
 from headd.errors import DaemonRunning, StorageFailure
 from headd.wire.socket_path import (

@@ -1,0 +1,1 @@
+"""Connecting coding agents: per-client config writers with receipts, and the hooks."""

@@ -1,0 +1,315 @@
+"""``headctl integrations install|uninstall|doctor``: write, remove and check the pieces.
+
+``install`` applies each piece (``clients.pieces_for``) to its file and records a receipt under
+``~/.config/headd/integrations/``: every file touched, the piece's role and the sha256 of the
+fragment as written, and whether the file existed before. Installing again rewrites the same
+bytes. ``uninstall`` removes exactly the recorded fragments: a fragment whose digest no longer
+matches (a person edited it) is kept and reported, and a file is deleted only when install created
+it and nothing else is left in it. ``--dry-run`` prints each change and writes nothing.
+``doctor`` reports each recorded piece (present, unchanged) and whether the daemon and the MCP
+server answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from headd_client.integrations.clients import headctl_command, pieces_for
+
+RECEIPT_VERSION = 1
+
+
+def home_of(environ: Mapping[str, str]) -> Path:
+    return Path(environ.get("HOME") or str(Path.home())).expanduser()
+
+
+def project_root(explicit: str | None) -> Path:
+    """``--project-root``, else the git work tree holding the current directory, else cwd."""
+    start = Path(explicit).expanduser().absolute() if explicit else Path.cwd()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def receipt_path(home: Path, client: str, scope: str, root: Path) -> Path:
+    tag = (
+        "user"
+        if scope == "user"
+        else "project-" + hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    )
+    return home / ".config" / "headd" / "integrations" / f"{client}-{tag}.json"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, text: str | None) -> None:
+    if text is None:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".headd-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def install(
+    client: str, scope: str, home: Path, root: Path, store: Path, *, dry_run: bool, out: TextIO
+) -> dict[str, Any]:
+    receipt_file = receipt_path(home, client, scope, root)
+    previous = _load_receipt(receipt_file)
+    created_before = {e["path"] for e in (previous or {}).get("entries", []) if e.get("created")}
+    entries = []
+    for piece in pieces_for(client, scope, home, root, store, headctl_command()):
+        before = _read(piece.path)
+        after = piece.apply(before)
+        action = "unchanged" if after == before else ("created" if before is None else "updated")
+        entries.append(
+            {
+                "path": str(piece.path),
+                "role": piece.role,
+                "kind": piece.kind,
+                "sha256": piece.digest(),
+                "created": before is None or str(piece.path) in created_before,
+                "action": action,
+            }
+        )
+        if dry_run:
+            print(f"{action}: {piece.path} ({piece.role})", file=out)
+            if action != "unchanged":
+                print(after, file=out)
+        elif action != "unchanged":
+            _write(piece.path, after)
+    report = {
+        "action": "install",
+        "client": client,
+        "scope": scope,
+        "root": str(root if scope == "project" else home),
+        "store": str(store),
+        "dry_run": dry_run,
+        "receipt": str(receipt_file),
+        "entries": entries,
+    }
+    if not dry_run:
+        receipt = {
+            "version": RECEIPT_VERSION,
+            "client": client,
+            "scope": scope,
+            "root": str(root),
+            "store": str(store),
+            "installed_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "entries": [{k: v for k, v in e.items() if k != "action"} for e in entries],
+        }
+        if previous is not None and _same_entries(previous, receipt):
+            receipt["installed_at"] = previous.get("installed_at", receipt["installed_at"])
+        _write(receipt_file, json.dumps(receipt, indent=2) + "\n")
+    return report
+
+
+def _same_entries(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return a.get("entries") == b.get("entries") and a.get("store") == b.get("store")
+
+
+def _load_receipt(path: Path) -> dict[str, Any] | None:
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def uninstall(
+    client: str, scope: str, home: Path, root: Path, *, dry_run: bool, out: TextIO
+) -> dict[str, Any]:
+    receipt_file = receipt_path(home, client, scope, root)
+    receipt = _load_receipt(receipt_file)
+    if receipt is None:
+        return {
+            "action": "uninstall",
+            "client": client,
+            "scope": scope,
+            "entries": [],
+            "installed": False,
+        }
+    store = Path(receipt["store"])
+    recorded = {(e["path"], e["role"]): e for e in receipt.get("entries", [])}
+    pieces = pieces_for(client, scope, home, Path(receipt["root"]), store, headctl_command())
+    entries = []
+    for piece in pieces:
+        entry = recorded.get((str(piece.path), piece.role))
+        if entry is None:
+            continue
+        before = _read(piece.path)
+        current = piece.current_digest(before) if before is not None else None
+        if current is None:
+            action, after = "absent", before
+        elif current != entry["sha256"]:
+            action, after = "kept-modified", before
+        else:
+            after = piece.remove(before)
+            if after is None and not entry.get("created"):
+                # the file was there before us: leave it, emptied of our fragment
+                after = "{}\n" if piece.path.suffix == ".json" else ""
+            action = "removed"
+        entries.append({"path": str(piece.path), "role": piece.role, "action": action})
+        if dry_run:
+            print(f"{action}: {piece.path} ({piece.role})", file=out)
+        elif action == "removed":
+            _write(piece.path, after)
+    if not dry_run:
+        receipt_file.unlink(missing_ok=True)
+    return {
+        "action": "uninstall",
+        "client": client,
+        "scope": scope,
+        "dry_run": dry_run,
+        "entries": entries,
+        "installed": True,
+    }
+
+
+def doctor(
+    clients: list[str], scopes: list[str], home: Path, root: Path, socket_path: Path
+) -> dict[str, Any]:
+    """Each installed piece: present and unchanged; the daemon and the MCP server answering."""
+    from headd.errors import DaemonUnavailable
+    from headd_client.sync_client import Client
+
+    checks: list[dict[str, Any]] = []
+    try:
+        with Client(socket_path, timeout=5.0) as c:
+            sha = c.call("status")["sha"]
+        checks.append(
+            {"name": "daemon", "ok": True, "detail": f"answers on {socket_path} at {sha[:12]}"}
+        )
+    except DaemonUnavailable as exc:
+        # not a fault: the MCP server starts a daemon on first use
+        checks.append(
+            {
+                "name": "daemon",
+                "ok": True,
+                "detail": f"not running ({exc.message}); headctl mcp starts one",
+            }
+        )
+    installed = 0
+    for client in clients:
+        for scope in scopes:
+            receipt = _load_receipt(receipt_path(home, client, scope, root))
+            if receipt is None:
+                continue
+            installed += 1
+            store = Path(receipt["store"])
+            recorded = {(e["path"], e["role"]): e for e in receipt.get("entries", [])}
+            for piece in pieces_for(
+                client, scope, home, Path(receipt["root"]), store, headctl_command()
+            ):
+                entry = recorded.get((str(piece.path), piece.role))
+                if entry is None:
+                    continue
+                current = piece.current_digest(_read(piece.path))
+                ok = current == entry["sha256"]
+                detail = (
+                    "matches the receipt"
+                    if ok
+                    else ("missing" if current is None else "modified since install")
+                )
+                checks.append(
+                    {
+                        "name": f"{client}:{scope}:{piece.role}",
+                        "ok": ok,
+                        "detail": f"{piece.path} {detail}",
+                    }
+                )
+            checks.append(_mcp_answers(client, scope, store))
+    if installed == 0:
+        checks.append({"name": "installed", "ok": False, "detail": "no integration is installed"})
+    return {"healthy": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _mcp_answers(client: str, scope: str, store: Path) -> dict[str, Any]:
+    """Start the configured MCP command and ask it for its tools."""
+    command = [*headctl_command(), "--store", str(store), "mcp", "--no-spawn"]
+    from headd_client.mcp.protocol import handshake_lines
+
+    lines = handshake_lines("headctl-doctor")
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(
+            command,
+            input="".join(json.dumps(m) + "\n" for m in lines),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        tools = next(a["result"]["tools"] for a in answers if a.get("id") == 2)
+        ms = (time.perf_counter() - started) * 1000
+        return {
+            "name": f"{client}:{scope}:mcp",
+            "ok": len(tools) == 15,
+            "detail": f"{len(tools)} tools in {ms:.0f} ms",
+        }
+    except Exception as exc:
+        return {
+            "name": f"{client}:{scope}:mcp",
+            "ok": False,
+            "detail": f"the MCP server did not answer ({type(exc).__name__})",
+        }
+
+
+def run_integrations(
+    args: argparse.Namespace,
+    store: Path,
+    socket_path: Path,
+    environ: Mapping[str, str],
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    home = home_of(environ)
+    root = project_root(getattr(args, "project_root", None))
+    command = args.integrations_command
+    if command == "doctor":
+        clients = [args.client] if args.client else ["claude", "codex", "cursor"]
+        scopes = [args.scope] if args.scope else ["user", "project"]
+        report = doctor(clients, scopes, home, root, socket_path)
+        if args.json:
+            stdout.write(json.dumps(report) + "\n")
+        else:
+            for check in report["checks"]:
+                print(
+                    f"{'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']}",
+                    file=stdout,
+                )
+        return 0 if report["healthy"] else 1
+    if args.scope == "project" and root in (Path("/"), home):
+        print("ERR_USAGE: a project root may not be / or $HOME", file=stderr)
+        return 2
+    human = stdout if not args.json else stderr
+    if command == "install":
+        report = install(
+            args.client, args.scope, home, root, store, dry_run=args.dry_run, out=human
+        )
+    else:
+        report = uninstall(args.client, args.scope, home, root, dry_run=args.dry_run, out=human)
+    if args.json:
+        stdout.write(json.dumps(report) + "\n")
+    elif not args.dry_run:
+        for entry in report["entries"]:
+            print(f"{entry['action']}: {entry['path']} ({entry['role']})", file=stdout)
+    return 0
