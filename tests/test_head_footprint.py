@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixtures.head.corpus import make_corpus, memory_for
+from support.head_corpus import make_corpus, memory_for
 
 from headd.head import snapshot as snap
 from headd.head.footprint import process_memory, version_footprint
