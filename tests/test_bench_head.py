@@ -254,7 +254,7 @@ def test_bench_size_end_to_end(
     assert out["gate"]["probes"] == 40 and out["gate"]["removed"] == 5
     assert out["memory"]["bytes_per_record"] > 1_000
     assert 0 < figures["retained_100_extra_ratio"]["value"] < 1
-    assert out["vectors"]["vectors"] == 40
+    assert out["vectors"]["vectors"] == 80  # an article and a title each
     # Relevant abstracts are in the store, so every lexical ranker finds some of them.
     quality = out["ndcg_at_10"]
     assert quality["queries"] == len(queries)

@@ -90,7 +90,7 @@ def test_status_has_the_contract_fields(served: Served) -> None:
 def test_vectors_are_filled_in_the_background_and_used_by_search(served: Served) -> None:
     assert wait_for(lambda: served.call("status")["vectors"]["coverage"] == 1.0, timeout=20)
     vectors = served.call("status")["vectors"]
-    assert vectors["space"] == "headd-hash-v1@256" and vectors["entries"] == 5
+    assert vectors["space"] == "headd-hash-v1@256" and vectors["entries"] == 10  # with titles
     result = served.call("search", query="postgres orders")
     assert result["degraded"] is False and "vector" in result["arms"]
     assert "vector" in result["hits"][0]["arms"]
@@ -100,7 +100,7 @@ def test_vectors_are_filled_in_the_background_and_used_by_search(served: Served)
     index = sqlite3.connect(served.store / ".memhtml" / "headd" / "index.db")
     spaces = index.execute("SELECT space, count(*) FROM head_vectors GROUP BY space").fetchall()
     index.close()
-    assert spaces == [("headd-hash-v1@256", 5)]  # persisted in the SQLite plane, one space
+    assert spaces == [("headd-hash-v1@256", 10)]  # in the SQLite plane, one space
 
 
 def test_search_read_and_indexes(served: Served) -> None:

@@ -43,13 +43,13 @@ def test_fill_persists_and_a_restart_embeds_nothing(tmp_path: Path) -> None:
         return svc
 
     svc = asyncio.run(first())
-    assert svc.status(view)["entries"] == 5 and svc.coverage(view) == 1.0
+    assert svc.status(view)["entries"] == 10 and svc.coverage(view) == 1.0  # articles, titles
     assert load_cache(index_path_of(store), VectorSpace.parse(embedder.space)).hashes()
     calls = embedder.calls
 
     async def restart() -> None:
         again = service(store, embedder)
-        assert again.status(view)["entries"] == 5
+        assert again.status(view)["entries"] == 10
         again.schedule_fill(view)
         await again.wait_idle()
         assert embedder.calls == calls, "everything was reused from the saved cache"
@@ -68,7 +68,7 @@ def test_the_arm_waits_for_coverage(tmp_path: Path) -> None:
     svc = service(store, embedder)
     from headd.head.vectors import fill_vectors
 
-    partial = fill_vectors(view, svc.cache, embedder, limit=3).cache
+    partial = fill_vectors(view, svc.cache, embedder, limit=6).cache  # three records' texts
     svc.cache = partial
     assert svc.coverage(view) == 3 / 5 < MIN_COVERAGE
     assert not asyncio.run(svc.for_search(view, "postgres", True)).ran

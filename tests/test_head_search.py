@@ -1,4 +1,6 @@
-"""search_head: memhtml's head search tests (packages/head/tests/search.test.ts), ported.
+"""search_head in its seed-exact mode: memhtml's head search tests
+(packages/head/tests/search.test.ts), ported. They pin the mode by name (``SEED_EXACT``), which
+the head gate uses; the hybrid default has its own tests (``test_head_search_hybrid.py``).
 
 Every expected score is computable by hand from ``weight / (rank + 60)``; the golden is memhtml's
 own answer over the generated corpus, compared path for path, arm for arm, score within 1e-12.
@@ -6,6 +8,7 @@ own answer over the generated corpus, compared path for path, arm for arm, score
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -24,13 +27,16 @@ from headd.head.search import (
     LEXICAL_ARM_LIMIT,
     LEXICAL_WEIGHT,
     RRF_K,
+    SEED_EXACT,
     VECTOR_ARM_LIMIT,
     VECTOR_WEIGHT,
-    search_head,
 )
+from headd.head.search import search_head as any_mode_search
 from headd.head.version import parse_record, version_from_records
 from headd.ops import Put
 from headd.record import MemoryRecord
+
+search_head = functools.partial(any_mode_search, mode=SEED_EXACT)
 
 GOLDEN_PATH = Path(__file__).parent / "fixtures" / "head" / "search-two-arm.golden.json"
 

@@ -34,6 +34,8 @@ from headd.head.search import (
     LEXICAL_ARM_LIMIT,
     LEXICAL_WEIGHT,
     RRF_K,
+    SEARCH_MODES,
+    SEED_EXACT,
     SearchHit,
     search_head,
 )
@@ -121,8 +123,11 @@ SCOPES = [
 ]
 
 
-def _plain(view: IndexedView, query: str, limit: int, admit: Scope | None) -> list[SearchHit]:
-    """The rules with nothing skipped: the reference the quick paths must equal."""
+def _plain(
+    view: IndexedView, query: str, limit: int, admit: Scope | None, cap: int = LEXICAL_ARM_LIMIT
+) -> list[SearchHit]:
+    """The rules with nothing skipped: the reference the quick paths must equal. ``cap``: the
+    lexical arm's (40 in the seed-exact mode; the hybrid default's grows with the limit)."""
     indexes = view.indexes
     ids, scores = _bm25_per_token(indexes.lexical, query)
     scored = []
@@ -134,7 +139,7 @@ def _plain(view: IndexedView, query: str, limit: int, admit: Scope | None) -> li
     scored.sort(key=lambda row: row[1])
     scored.sort(key=lambda row: row[0], reverse=True)
     lexical = []
-    for index, (score, _key, path) in enumerate(scored[:LEXICAL_ARM_LIMIT]):
+    for index, (score, _key, path) in enumerate(scored[:cap]):
         if index == 0 or score != scored[index - 1][0]:
             rank = index + 1
         lexical.append((path, LEXICAL_WEIGHT / (rank + RRF_K)))
@@ -173,9 +178,13 @@ def test_every_path_answers_as_the_plain_rules(
     monkeypatch.setattr(search_module, "SEARCH_MEMOS", SearchMemos())
     ties = 0
     for _pass in range(2):  # the first pass fills the memo, the second reads it
-        for query, admit, limit in itertools.product(QUERIES, SCOPES, (1, 3, 10, 200)):
-            expected = _plain(view, query, limit, admit)
-            assert search_head(view, query, limit=limit, now=NOW, admit=admit) == expected
+        for query, admit, limit, mode in itertools.product(
+            QUERIES, SCOPES, (1, 3, 10, 200), SEARCH_MODES
+        ):
+            cap = LEXICAL_ARM_LIMIT if mode == SEED_EXACT else max(LEXICAL_ARM_LIMIT, limit)
+            expected = _plain(view, query, limit, admit, cap)
+            got = search_head(view, query, limit=limit, now=NOW, admit=admit, mode=mode)
+            assert got == expected
             ties += sum("recency" in hit.arms for hit in expected)
     assert ties > 0  # the corpus does exercise the recency order
 

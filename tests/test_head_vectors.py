@@ -20,6 +20,9 @@ from headd.head.vectors import (
     VectorCache,
     VectorSpace,
     fill_vectors,
+    title_key_of,
+    title_text_of,
+    vector_keys_of,
     vector_text_of,
 )
 from headd.head.version import parse_record, version_from_records
@@ -109,7 +112,7 @@ def test_fill_embeds_every_active_record_once_in_one_call() -> None:
     assert msgspec.structs.asdict(filled.counts) == {
         "records": 2,
         "reused": 0,
-        "embedded": 2,
+        "embedded": 4,  # two articles, two titles
         "empty": 0,
     }
     assert len(embedder.batches) == 1 and filled.remaining == 0
@@ -117,6 +120,10 @@ def test_fill_embeds_every_active_record_once_in_one_call() -> None:
         assert np.array_equal(
             filled.cache.get(record.content_hash), EMBEDDER.embed([vector_text_of(record)])[0]
         )  # type: ignore[arg-type]
+        assert np.array_equal(
+            filled.cache.get(title_key_of(record.title)), EMBEDDER.embed([record.title])[0]
+        )  # type: ignore[arg-type]
+        assert filled.cache.covers(record)
     assert filled.cache.space == SPACE
 
 
@@ -128,8 +135,8 @@ def test_fill_embeds_only_what_the_cache_lacks_and_keeps_what_it_held() -> None:
     once = fill_vectors(MapView([first]), VectorCache.empty(SPACE), Recording())
     embedder = Recording()
     twice = fill_vectors(MapView([second]), once.cache, embedder)
-    assert embedder.batches == [[vector_text_of(second)]]
-    assert set(twice.cache.hashes()) == {first.content_hash, second.content_hash}
+    assert embedder.batches == [[vector_text_of(second), title_text_of(second)]]
+    assert set(twice.cache.hashes()) == {*vector_keys_of(first), *vector_keys_of(second)}
     again = Recording()
     thrice = fill_vectors(MapView([first, second]), twice.cache, again)
     assert again.batches == [] and thrice.counts.reused == 2 and thrice.cache is twice.cache
@@ -141,14 +148,14 @@ def test_fill_embeds_active_records_only_and_one_text_per_content_hash() -> None
     twin = memory("projects/x/two.html", "Alpha is first.", title="Two")
     embedder = Recording()
     filled = fill_vectors(MapView([active, archived, twin]), VectorCache.empty(SPACE), embedder)
-    assert embedder.batches == [[vector_text_of(active)]]
+    assert embedder.batches == [[vector_text_of(active), title_text_of(active), "Two"]]
     assert msgspec.structs.asdict(filled.counts) == {
         "records": 2,
         "reused": 0,
-        "embedded": 1,
+        "embedded": 3,  # one article, two titles
         "empty": 0,
     }
-    assert archived.content_hash not in filled.cache and len(filled.cache) == 1
+    assert archived.content_hash not in filled.cache and len(filled.cache) == 3
 
 
 def test_an_empty_article_is_counted_and_never_sent() -> None:
@@ -158,21 +165,24 @@ def test_an_empty_article_is_counted_and_never_sent() -> None:
     )
     embedder = Recording()
     filled = fill_vectors(MapView([real, blank]), VectorCache.empty(SPACE), embedder)
-    assert embedder.batches == [[vector_text_of(real)]] and filled.counts.empty == 1
+    assert embedder.batches == [[vector_text_of(real), title_text_of(real)]]
+    assert filled.counts.empty == 1
 
 
 def test_a_limit_bounds_one_call_and_counts_the_rest_as_remaining() -> None:
     records = [memory(f"areas/inbox/{n}.html", f"{n.title()} is here.") for n in ("a", "b", "c")]
     embedder = Recording()
-    first = fill_vectors(MapView(records), VectorCache.empty(SPACE), embedder, limit=2)
+    first = fill_vectors(MapView(records), VectorCache.empty(SPACE), embedder, limit=3)
     assert (
-        [len(b) for b in embedder.batches] == [2]
-        and first.counts.embedded == 2
-        and first.remaining == 1
+        [len(b) for b in embedder.batches] == [3]  # texts, not records: a's two and b's article
+        and first.counts.embedded == 3
+        and first.remaining == 3
     )
-    second = fill_vectors(MapView(records), first.cache, embedder, limit=2)
-    assert [len(b) for b in embedder.batches] == [2, 1] and second.remaining == 0
-    assert all(r.content_hash in second.cache for r in records)
+    assert [first.cache.covers(r) for r in records] == [True, False, False]
+    second = fill_vectors(MapView(records), first.cache, embedder, limit=3)
+    assert [len(b) for b in embedder.batches] == [3, 3] and second.remaining == 0
+    assert second.counts.reused == 1
+    assert all(second.cache.covers(r) for r in records)
     none = Recording()
     assert (
         fill_vectors(MapView([]), VectorCache.empty(SPACE), none).counts.records == 0
@@ -200,7 +210,7 @@ def test_a_wrong_answer_ends_the_fill_with_nothing_stored() -> None:
     with pytest.raises(EmbedModelMismatch, match="dimensions"):
         fill_vectors(MapView([record]), cache, Broken(width=SPACE.dim - 1))
     with pytest.raises(ModelUnavailable):
-        fill_vectors(MapView([record]), cache, Broken(rows=2))
+        fill_vectors(MapView([record]), cache, Broken(rows=3))
     assert len(cache) == 0
     with pytest.raises(EmbedModelMismatch):
         fill_vectors(MapView([record]), cache, HashingEmbedder(dimension=32))
@@ -219,5 +229,6 @@ def test_the_cache_backed_vector_arm_ranks_as_a_plain_mapping_does() -> None:
     assert [h.path for h in from_cache] == [h.path for h in from_dict]
     assert [h.arms for h in from_cache] == [h.arms for h in from_dict]
     for a, b in zip(from_cache, from_dict, strict=True):
-        assert abs(a.score - b.score) < 1e-12
+        # the hybrid score carries the cosine: float32 products against float64 ones
+        assert abs(a.score - b.score) < 1e-6
     assert any("vector" in h.arms for h in from_cache)

@@ -41,7 +41,7 @@ def test_fill_search_and_restart_through_the_socket(tmp_path: Path) -> None:
         lexical = call(daemon, "search", query="postgres orders", vectors=False)
         assert lexical["degraded"] is True and lexical["vectors"] == {"coverage": 1.0}
         fill = call(daemon, "status")["vector_fill"]
-        assert fill["filling"] is False and fill["fill_embedded"] == 5
+        assert fill["filling"] is False and fill["fill_embedded"] == 10  # articles, titles
     finally:
         assert daemon.stop() == 0, daemon.log()
 
@@ -54,7 +54,7 @@ def test_fill_search_and_restart_through_the_socket(tmp_path: Path) -> None:
 
         assert wait_for(settled, timeout=20)  # the fill after start ran, and found nothing to do
         status = call(again, "status")
-        assert status["vectors"] == {"space": "headd-hash-v1@256", "entries": 5, "coverage": 1.0}
+        assert status["vectors"] == {"space": "headd-hash-v1@256", "entries": 10, "coverage": 1.0}
         assert status["vector_fill"]["fill_embedded"] == 0, "a restart re-embeds nothing"
         assert call(again, "search", query="postgres orders")["degraded"] is False
     finally:
@@ -97,3 +97,23 @@ def test_the_real_model_round_trips_through_index_db(tmp_path: Path) -> None:
     query = embedder.embed(["which database holds the records"])[0]
     scores = cache.cosines(["a", "b", "c"], query)
     assert max(range(3), key=lambda i: scores[i]) == 1
+
+
+def test_recall_ranks_over_the_head_vectors_one_fill_serves_both(tmp_path: Path) -> None:
+    """With the head's cache full and the plane holding no embeddings of its own, recall is not
+    degraded and folds the head search's ranking (its first entry is search's first hit)."""
+    store = tmp_path / "store"
+    make_store(store)
+    daemon = Daemon(store, short_socket_dir() / "head.sock", extra=["--embedder", "hash"])
+    daemon.wait_ready()
+    try:
+        assert wait_for(lambda: call(daemon, "status")["vectors"]["coverage"] == 1.0, timeout=20)
+        assert wait_for(lambda: call(daemon, "index.status")["indexed"] is True, timeout=20)
+        for query in ("connection pool size", "which shards does search run", "release train"):
+            search = call(daemon, "search", query=query)
+            pack = call(daemon, "recall", query=query)
+            assert pack["degraded"] is False and pack["vector_coverage"] == 1.0
+            assert not search["degraded"]
+            assert pack["entries"][0]["path"] == search["hits"][0]["path"], query
+    finally:
+        assert daemon.stop() == 0, daemon.log()

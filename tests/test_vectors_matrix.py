@@ -24,8 +24,12 @@ SPACE = VectorSpace.parse(EMBEDDER.space)
 WORDS = ["blue", "widget", "red", "part", "engine", "order", "postgres", "queue"]
 
 
-def memory(path: str, claim: str, title: str = "About it") -> MemoryRecord:
-    html = memory_html(content_hash=True, title=title, claim=claim, created="2026-01-01T00:00:00Z")
+def memory(
+    path: str, claim: str, title: str = "About it", tags: tuple[str, ...] = ()
+) -> MemoryRecord:
+    html = memory_html(
+        content_hash=True, title=title, claim=claim, created="2026-01-01T00:00:00Z", tags=tags
+    )
     return parse_record(path, html)
 
 
@@ -51,9 +55,18 @@ def test_a_head_only_edit_touches_no_row_and_a_move_touches_two() -> None:
     matrix = VersionMatrix.build(view, cache)
     assert matrix.coverage == 1.0
 
-    records["areas/a/r3.html"] = memory("areas/a/r3.html", claim_of(3), title="A new title")
+    records["areas/a/r3.html"] = memory("areas/a/r3.html", claim_of(3), tags=("retagged",))
     edited = version_from_records(list(records.values()), "v2")
-    assert matrix.move_to(edited, cache) == 0, "same article, same vector: no row rewritten"
+    assert edited.record("areas/a/r3.html").blob_sha != view.record("areas/a/r3.html").blob_sha  # type: ignore[union-attr]
+    assert fill_vectors(edited, cache, EMBEDDER).counts.embedded == 0
+    assert matrix.move_to(edited, cache) == 0, "same article, same title: no row rewritten"
+
+    records["areas/a/r3.html"] = memory("areas/a/r3.html", claim_of(3), title="A new title")
+    retitled = version_from_records(list(records.values()), "v2b")
+    titled = fill_vectors(retitled, cache, EMBEDDER)
+    assert titled.counts.embedded == 1, "a new title embeds the title alone, not the article"
+    cache = titled.cache
+    assert matrix.move_to(retitled, cache) == 1
 
     moved = records.pop("areas/a/r4.html")
     records["areas/b/r4.html"] = memory("areas/b/r4.html", moved.claim)
@@ -67,7 +80,8 @@ def test_a_head_only_edit_touches_no_row_and_a_move_touches_two() -> None:
 def test_rows_without_a_vector_are_masked_until_the_cache_has_one() -> None:
     records = [memory(f"areas/a/r{i}.html", claim_of(i)) for i in range(10)]
     view = version_from_records(records, "v1")
-    partial = fill_vectors(view, VectorCache.empty(SPACE), EMBEDDER, limit=4).cache
+    # five texts: four articles and the title they share, embedded once
+    partial = fill_vectors(view, VectorCache.empty(SPACE), EMBEDDER, limit=5).cache
     matrix = VersionMatrix.build(view, partial)
     assert matrix.coverage == 0.4
     same_hits(view, matrix, partial, "engine order")

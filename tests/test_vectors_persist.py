@@ -86,23 +86,23 @@ def test_vectors_fill_counts_and_a_restart_embeds_nothing(store: Path) -> None:
     view = view_at(store)
     embedder = HashingEmbedder()
     svc = service(store, embedder)
-    first = fill(svc, view, limit=2)
+    first = fill(svc, view, limit=4)  # texts: two records' articles and titles
     assert first == {
         "space": SPACE_ID,
-        "embedded": 2,
+        "embedded": 4,
         "reused": 0,
         "empty": 0,
-        "remaining": 3,
+        "remaining": 6,
         "coverage": 0.4,
     }
     second = fill(svc, view)
-    assert (second["embedded"], second["reused"], second["remaining"]) == (3, 2, 0)
+    assert (second["embedded"], second["reused"], second["remaining"]) == (6, 2, 0)
     assert second["coverage"] == 1.0
-    assert rows_in(store) == {SPACE_ID: 5}, "each batch was appended to index.db"
+    assert rows_in(store) == {SPACE_ID: 10}, "each batch was appended to index.db"
     calls = embedder.calls
 
     again = service(store, embedder)  # a restart: the cache comes back from index.db
-    assert len(again.cache) == 5 and again.coverage(view) == 1.0
+    assert len(again.cache) == 10 and again.coverage(view) == 1.0
     third = fill(again, view)
     assert (third["embedded"], third["reused"], third["remaining"]) == (0, 5, 0)
     assert embedder.calls == calls, "a restart re-embeds nothing"
@@ -119,14 +119,19 @@ def test_a_move_and_a_head_only_edit_keep_the_vector(store: Path) -> None:
     before = (store / path).read_text(encoding="utf-8")
     git(store, "mv", path, "areas/inbox/moved-orders.html")
     git(store, "commit", "-q", "-m", "move")
-    external_commit(
-        store, {"areas/inbox/moved-orders.html": before.replace("<title>", "<title>New ")}
-    )
+    retagged = before.replace("</title>", '</title>\n<meta name="memhtml-tag" content="moved">')
+    external_commit(store, {"areas/inbox/moved-orders.html": retagged})
     moved = view_at(store)
-    assert moved.record("areas/inbox/moved-orders.html") is not None  # type: ignore[attr-defined]
+    assert "moved" in moved.record("areas/inbox/moved-orders.html").tags  # type: ignore[attr-defined]
     result = fill(svc, moved)
     assert (result["embedded"], result["reused"]) == (0, 5)
-    assert embedder.calls == calls and rows_in(store) == {SPACE_ID: 5}
+    assert embedder.calls == calls and rows_in(store) == {SPACE_ID: 10}
+    external_commit(
+        store, {"areas/inbox/moved-orders.html": retagged.replace("<title>", "<title>New ")}
+    )
+    retitled = fill(svc, view_at(store))
+    assert (retitled["embedded"], retitled["reused"]) == (1, 4), "the new title alone"
+    assert rows_in(store) == {SPACE_ID: 11}
 
 
 def test_an_article_edit_embeds_that_one_record(store: Path) -> None:
@@ -142,8 +147,8 @@ def test_an_article_edit_embeds_that_one_record(store: Path) -> None:
         },
     )
     result = fill(svc, view_at(store))
-    assert (result["embedded"], result["reused"]) == (1, 4)
-    assert rows_in(store) == {SPACE_ID: 6}, "the old vector stays (append only)"
+    assert (result["embedded"], result["reused"]) == (2, 4), "its article and its new title"
+    assert rows_in(store) == {SPACE_ID: 12}, "the old vectors stay (append only)"
 
 
 def test_another_space_is_never_mixed_and_a_wrong_width_is_refused(store: Path) -> None:
@@ -153,14 +158,14 @@ def test_another_space_is_never_mixed_and_a_wrong_width_is_refused(store: Path) 
     svc = service(store, other)
     assert len(svc.cache) == 0, "a different space sees none of the first space's rows"
     fill(svc, view)
-    assert rows_in(store) == {SPACE_ID: 5, other.space: 5}
+    assert rows_in(store) == {SPACE_ID: 10, other.space: 10}
     space = VectorSpace.parse(SPACE_ID)
     db = open_writer(index_path_of(store))
     try:
         with pytest.raises(EmbedModelMismatch) as refused:
             append_vectors(db, space, ["x"], np.zeros((1, 64), dtype=np.float32))
         assert refused.value.code == "ERR_EMBED_MODEL_MISMATCH"
-        assert stored_spaces(db) == {SPACE_ID: 5, other.space: 5}, "nothing written"
+        assert stored_spaces(db) == {SPACE_ID: 10, other.space: 10}, "nothing written"
         db.run(
             "INSERT INTO head_vectors (space, content_hash, vector) VALUES (?, ?, ?)",
             (SPACE_ID, "bad", b"\0" * 12),
@@ -207,7 +212,7 @@ def test_a_query_vector_of_the_wrong_width_degrades_the_search(store: Path) -> N
 def test_the_arm_waits_for_coverage(store: Path) -> None:
     view = view_at(store)
     svc = service(store, HashingEmbedder())
-    fill(svc, view, limit=4)
+    fill(svc, view, limit=8)  # four records' articles and titles
     assert svc.coverage(view) == 0.8 < MIN_COVERAGE
     arm = asyncio.run(svc.for_search(view, "postgres", True))
     assert not arm.ran and arm.coverage == 0.8

@@ -358,6 +358,28 @@ class Service:
             "took_ms": round(took, 3),
         }
 
+    async def recall_pool(self, query: str, filter_: Filter | None, now: str | None) -> Any:
+        """Recall's candidates as the head's search ranks them, over the head's vectors (so
+        one fill serves search and recall; the plane folds them into its pack)."""
+        from headd_plane.recall import RECALL_POOL, RankedPool
+
+        from headd.head.search import search_head
+
+        view = await self.view(None, None)
+        arm = NO_VECTORS
+        if self.vectors is not None:
+            arm = await self.vectors.for_search(view, query, True)
+        hits = search_head(
+            view,
+            query,
+            limit=RECALL_POOL,
+            now=now or iso_utc(self.clock()),
+            admit=self._admit(filter_),
+            vectors=arm.vectors,
+            query_vector=arm.query_vector,
+        )
+        return RankedPool([hit.path for hit in hits], not arm.ran, round(arm.coverage, 4))
+
     async def index_search(self, request: Search) -> dict[str, Any]:
         """``plane: "index"``: the SQLite plane's four-arm retrieval (its arm names)."""
         if request.at is not None or request.session is not None:
@@ -393,7 +415,8 @@ class Service:
             case Recall(query=query, budget_chars=budget, filter=filter_, now=now):
                 await self.follower.current()
                 wire = None if filter_ is None else msgspec.structs.asdict(filter_)
-                return await plane.recall(query, wire, budget, self._now_epoch(now))
+                ranked = await self.recall_pool(query, filter_, now)
+                return await plane.recall(query, wire, budget, self._now_epoch(now), ranked)
             case Reinforce(paths=paths, signal=signal):
                 return await plane.reinforce(paths, signal, self.clock())
             case IndexRebuild(embed=embed, force=force):

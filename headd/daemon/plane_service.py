@@ -312,10 +312,15 @@ class PlaneService:
         )
 
     async def recall(
-        self, query: str, filter_: Any, budget: int | None, now_epoch: float | None
+        self,
+        query: str,
+        filter_: Any,
+        budget: int | None,
+        now_epoch: float | None,
+        ranked: Any = None,
     ) -> dict[str, Any]:
         return await self.on_reader(
-            lambda r: plane_calls.recall(r, query, filter_, budget, now_epoch)
+            lambda r: plane_calls.recall(r, query, filter_, budget, now_epoch, ranked)
         )
 
     async def reinforce(self, paths: list[str], signal: str, now: datetime) -> dict[str, Any]:

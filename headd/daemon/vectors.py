@@ -185,7 +185,7 @@ class VectorService:
     # -- coverage and search ----------------------------------------------------------------
 
     def coverage(self, view: IndexedView) -> float:
-        """Share of the version's active records whose content hash has a vector (memoized)."""
+        """Share of the version's active records whose vector the cache holds whole (memoized)."""
         cache = self.cache
         if cache is None:
             return 0.0
@@ -199,7 +199,7 @@ class VectorService:
             from headd.head.indexes import indexes_of
 
             active = indexes_of(view).active
-            covered = sum(1 for r in active if r.content_hash in cache)
+            covered = sum(1 for r in active if cache.covers(r))
             value = 1.0 if not active else covered / len(active)
         self._coverage = (view, cache, value)  # holds both, so identity cannot be recycled
         return value

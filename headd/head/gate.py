@@ -2,8 +2,9 @@
 
 Probes are a seeded sample of the records active in BOTH versions (a record the landing adds or
 archives is not probed), each queried by its title (else the first sentence of its claim, else the
-claim). ``search_head`` runs at both versions with the same probes, top ``k``, no vectors, so the
-gate needs no embedder and is a pure function of the two versions and the options.
+claim). ``search_head`` runs in its seed-exact mode at both versions with the same probes, top
+``k``, no vectors, so the gate needs no embedder and is a pure function of the two versions and
+the options.
 
 Two inversion kinds, counted at both versions: ``fell-out`` (the target is not in the top k) and
 ``superseded-outranks`` (a record the target supersedes ranks above it, or appears while the
@@ -26,7 +27,7 @@ import msgspec
 from headd.errors import DiscriminationFailed
 from headd.head.ids import utf16_key
 from headd.head.indexes import HeadView, IndexedView, indexes_of, view_of
-from headd.head.search import search_head
+from headd.head.search import SEED_EXACT, search_head
 from headd.record import MemoryRecord
 
 HEAD_GATE_PROBES: Final = 200
@@ -159,7 +160,7 @@ def score_probes(view: IndexedView, probes: list[HeadGateProbe], k: int) -> Scor
     ranks: list[int | None] = []
     inversions: list[HeadGateInversion] = []
     for probe in probes:
-        hits = search_head(view, probe.query, limit=k)
+        hits = search_head(view, probe.query, limit=k, mode=SEED_EXACT)
         position = {hit.path: index + 1 for index, hit in enumerate(hits)}
         rank = position.get(probe.path)
         ranks.append(rank)

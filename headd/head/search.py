@@ -1,6 +1,7 @@
-"""Search over one view: a BM25 arm and an optional cosine arm, fused by reciprocal rank.
+"""Search over one view: a BM25 arm and an optional cosine arm, in one of two modes.
 
-The rules are memhtml's head, exactly (seed 001, design brief "Exact search semantics"):
+``SEED_EXACT`` is memhtml's head, exactly (seed 001, design brief "Exact search semantics"); the
+head gate uses it, and a caller may ask for it by name:
 
 - The lexical arm is BM25 over the version's lexical index (active records only), each distinct
   query token once, best :data:`LEXICAL_ARM_LIMIT` kept. The vector arm, which runs only when
@@ -16,6 +17,16 @@ The rules are memhtml's head, exactly (seed 001, design brief "Exact search sema
   as UTF-16 code units. No arm, no hit.
 - A hit lists its arms in the order lexical, recency, vector; ``recency`` when its fused score
   equals a neighbour's anywhere in the fused list (even past the limit).
+
+``HYBRID``, the default, keeps all of that but three rules (docs/design.md, "Search quality"):
+
+- Each arm keeps its best ``max(40, limit)``, so a limit above 40 is answered in full.
+- With the vector arm, the lexical arm scores the query without :data:`QUESTION_WORDS`.
+- With the vector arm, fusion is by score, not rank (:func:`_blended_rows`): each arm's share is
+  its score over the arm's best, weighted :data:`LEXICAL_SHARE` and ``1 - LEXICAL_SHARE``, so a
+  weak arm can add to a record but never outvote a strong arm by its scale, and cosines that tell
+  no record apart leave the lexical order unchanged. Without the vector arm the answer is the
+  seed's (reciprocal-rank scores of the lexical arm alone).
 
 Pure: never embeds, never reads a clock, never does I/O. Its only state is ``search_memo``'s
 answers about documents (a record by path id, a scope's verdict), which change no result.
@@ -38,7 +49,7 @@ from pyrsistent import PMap
 
 from headd.head.ids import PATH_IDS, utf16_key
 from headd.head.indexes import HeadView, IndexedView, Indexes, indexes_of
-from headd.head.lexical import FloatArray, IdArray, bm25_scores
+from headd.head.lexical import FloatArray, IdArray, bm25_scores, tokenize
 from headd.head.search_memo import (
     ADMITTED,
     REFUSED,
@@ -46,7 +57,7 @@ from headd.head.search_memo import (
     UNKNOWN,
     memoizable_scope,
 )
-from headd.head.vectors import VectorCache
+from headd.head.vectors import VectorCache, vector_of_record
 from headd.record import MemoryRecord
 
 RRF_K: Final = 60
@@ -55,6 +66,21 @@ VECTOR_WEIGHT: Final = 1.0
 LEXICAL_ARM_LIMIT: Final = 40
 VECTOR_ARM_LIMIT: Final = 40
 DEFAULT_LIMIT: Final = 10
+
+#: The search modes: the hybrid search every caller gets by default, and the seed's exact rules
+#: (the head gate's, and a caller's who asks for memhtml's answers).
+HYBRID: Final = "hybrid"
+SEED_EXACT: Final = "seed-exact"
+SEARCH_MODES: Final = (HYBRID, SEED_EXACT)
+
+#: The lexical arm's share of a hybrid score (the vector arm has the rest): the one constant the
+#: hybrid fusion tunes (docs/design.md, "Search quality").
+LEXICAL_SHARE: Final = 0.7
+
+#: Words that ask rather than say: the hybrid search's lexical arm drops them from a question
+#: (the stop words already drop "who", "when", "which"), since they match any record that asks
+#: something and say nothing of what is asked about. The vector arm embeds the question whole.
+QUESTION_WORDS: Final = frozenset({"what", "how", "where", "why", "whom", "whose"})
 
 Admit = Callable[[MemoryRecord], bool]
 
@@ -65,9 +91,10 @@ _key_of = itemgetter(1)
 
 
 class HeadVectors(Protocol):
-    """Vectors by content hash (a dict fits; so does :class:`headd.head.vectors.VectorCache`)."""
+    """Vectors by cache key, a content hash or a title's key (a dict fits; so does
+    :class:`headd.head.vectors.VectorCache`); see :func:`headd.head.vectors.vector_of_record`."""
 
-    def get(self, content_hash: str, /) -> Sequence[float] | np.ndarray | None: ...
+    def get(self, key: str, /) -> Sequence[float] | np.ndarray | None: ...
 
 
 class SearchHit(msgspec.Struct, frozen=True):
@@ -87,11 +114,6 @@ LEXICAL_WINDOW: Final = 128
 
 #: A candidate of an arm: (score, utf16 key, path, record or None when the arm did not look it up).
 Candidate = tuple[float, str, str, MemoryRecord | None]
-
-
-def _ranked(scored: list[tuple[float, str, str]], limit: int) -> list[tuple[str, int]]:
-    """(score, utf16 key, path) -> [(path, rank)]: best first, cut at ``limit``, shared ranks."""
-    return [(row[2], rank) for rank, row in _ranked_rows(scored, limit)]
 
 
 def _ranked_rows(scored: list[_Row], limit: int) -> list[tuple[int, _Row]]:
@@ -130,8 +152,10 @@ def _best_first(ids: IdArray, scores: FloatArray) -> Iterator[tuple[IdArray, Flo
     yield ids[order], scores[order]
 
 
-def _lexical_arm(indexes: Indexes, query: str, admit: Admit | None) -> list[tuple[int, Candidate]]:
-    """The lexical arm's ranked candidates; with ``admit``, each carries its record."""
+def _lexical_arm(
+    indexes: Indexes, query: str, admit: Admit | None, cap: int = LEXICAL_ARM_LIMIT
+) -> list[tuple[int, Candidate]]:
+    """The lexical arm's ``cap`` best candidates, ranked; with ``admit``, each carries its record."""
     lexical = indexes.lexical
     ids, scores = bm25_scores(lexical, query)
     if ids.shape[0] == 0:
@@ -152,7 +176,7 @@ def _lexical_arm(indexes: Indexes, query: str, admit: Admit | None) -> list[tupl
         id_list: list[int] = chunk_ids.tolist()
         score_list: list[float] = chunk_scores.tolist()
         size = len(id_list)
-        need = LEXICAL_ARM_LIMIT - len(kept)
+        need = cap - len(kept)
         if need <= 0:  # a chunk starts a run: the cap is full and the last run finished
             break
         known: list[int] = [UNKNOWN] * size if answers is None else answers[chunk_ids].tolist()
@@ -180,8 +204,8 @@ def _lexical_arm(indexes: Indexes, query: str, admit: Admit | None) -> list[tupl
             continue
         for ident, score, answer in zip(id_list, score_list, known, strict=True):
             if score != previous:
-                if len(kept) >= LEXICAL_ARM_LIMIT:
-                    return _ranked_rows(kept, LEXICAL_ARM_LIMIT)
+                if len(kept) >= cap:
+                    return _ranked_rows(kept, cap)
                 previous = score
             if answer == REFUSED:
                 continue
@@ -200,7 +224,7 @@ def _lexical_arm(indexes: Indexes, query: str, admit: Admit | None) -> list[tupl
                     if not admitted:
                         continue
             kept.append((score, key_of(ident), path, record))
-    return _ranked_rows(kept, LEXICAL_ARM_LIMIT)
+    return _ranked_rows(kept, cap)
 
 
 def _cosine(vector: np.ndarray, query: np.ndarray, query_norm: float) -> float:
@@ -210,29 +234,30 @@ def _cosine(vector: np.ndarray, query: np.ndarray, query_norm: float) -> float:
     return float(np.dot(vector, query)) / (norm * query_norm)
 
 
-def _vector_arm(
-    indexes: Indexes, vectors: HeadVectors, query_vector: object, admit: Admit | None
-) -> list[tuple[str, int]]:
+def _vector_rows(
+    indexes: Indexes, vectors: HeadVectors, query_vector: object, admit: Admit | None, cap: int
+) -> list[tuple[int, _Row]]:
+    """The vector arm's ``cap`` best ``(cosine, utf16 key, path)`` rows, ranked."""
     ranked = getattr(vectors, "ranked", None)
     if ranked is not None:  # a per-version matrix (``VersionMatrix``) ranks in one product
-        return _ranked(ranked(query_vector, admit, VECTOR_ARM_LIMIT), VECTOR_ARM_LIMIT)
+        return _ranked_rows(ranked(query_vector, admit, cap), cap)
     candidates = [r for r in indexes.active if admit is None or admit(r)]
-    scored: list[tuple[float, str, str]] = []
+    scored: list[_Row] = []
     if isinstance(vectors, VectorCache):
-        cosines = vectors.cosines([r.content_hash for r in candidates], query_vector)  # type: ignore[arg-type]
+        cosines = vectors.record_cosines(candidates, query_vector)  # type: ignore[arg-type]
         for record, cosine in zip(candidates, cosines, strict=True):
             if cosine is not None:
                 scored.append((cosine, utf16_key(record.path), record.path))
-        return _ranked(scored, VECTOR_ARM_LIMIT)
+        return _ranked_rows(scored, cap)
     query = np.asarray(query_vector, dtype=np.float64)
     query_norm = float(np.sqrt(np.dot(query, query)))
     for record in candidates:
-        vector = vectors.get(record.content_hash)
+        vector = vector_of_record(vectors, record)
         if vector is None:
             continue
         score = _cosine(np.asarray(vector, dtype=np.float64), query, query_norm)
         scored.append((score, utf16_key(record.path), record.path))
-    return _ranked(scored, VECTOR_ARM_LIMIT)
+    return _ranked_rows(scored, cap)
 
 
 def _recency_key(record: MemoryRecord, now: str | None) -> str:
@@ -251,13 +276,22 @@ def search_head(
     admit: Admit | None = None,
     vectors: HeadVectors | None = None,
     query_vector: Sequence[float] | np.ndarray | None = None,
+    mode: str = HYBRID,
 ) -> list[SearchHit]:
-    """The view's active records ranked for ``query`` (see the module docstring for the rules)."""
+    """The view's active records ranked for ``query``: by ``mode``, :data:`HYBRID` (the
+    default) or :data:`SEED_EXACT` (see the module docstring for both)."""
+    if mode not in SEARCH_MODES:
+        raise ValueError(f"unknown search mode {mode!r}")
     indexes = indexes_of(view)
-    lexical = _lexical_arm(indexes, query, admit)
-    vector: list[tuple[str, int]] | None = None
+    seed = mode == SEED_EXACT
+    with_vectors = vectors is not None and query_vector is not None
+    lexical_cap = LEXICAL_ARM_LIMIT if seed else max(LEXICAL_ARM_LIMIT, limit)
+    lexical_query = query if seed or not with_vectors else lexical_query_of(query)
+    lexical = _lexical_arm(indexes, lexical_query, admit, lexical_cap)
+    vector: list[tuple[int, _Row]] | None = None
     if vectors is not None and query_vector is not None:
-        vector = _vector_arm(indexes, vectors, query_vector, admit)
+        vector_cap = VECTOR_ARM_LIMIT if seed else max(VECTOR_ARM_LIMIT, limit)
+        vector = _vector_rows(indexes, vectors, query_vector, admit, vector_cap)
     records = indexes.records
     if vector is None and admit is not None:
         # The lexical arm alone, every candidate admitted (so present): its list is already in
@@ -268,9 +302,13 @@ def search_head(
             for rank, (_score, key, path, record) in lexical[: _through_run(lexical, limit)]
         ]
         return _hits(rows, limit, now, records, _lexical_arms)
-    rows = _fused_rows(lexical, vector, records, admit is not None)
+    if seed or vector is None:
+        ranks = None if vector is None else [(row[2], rank) for rank, row in vector]
+        rows = _fused_rows(lexical, ranks, records, admit is not None)
+    else:
+        rows = _blended_rows(lexical, vector, records, admit is not None)
     lexical_paths = {row[2] for _rank, row in lexical}
-    vector_paths = {path for path, _ in vector or ()}
+    vector_paths = {row[2] for _rank, row in vector or ()}
 
     def arms_of(path: str, tied: bool) -> tuple[str, ...]:
         arms: list[str] = []
@@ -283,6 +321,14 @@ def search_head(
         return tuple(arms)
 
     return _hits(rows, limit, now, records, arms_of)
+
+
+def lexical_query_of(query: str) -> str:
+    """The query the hybrid search's lexical arm scores: its tokens without
+    :data:`QUESTION_WORDS` (the whole query when nothing else is left)."""
+    tokens = tokenize(query)
+    kept = [token for token in tokens if token not in QUESTION_WORDS]
+    return " ".join(kept) if kept else query
 
 
 def _through_run(ranked: list[tuple[int, Candidate]], limit: int) -> int:
@@ -325,9 +371,21 @@ def _fused_rows(
             present[path] = (key, record)
     for path, rank in vector or ():
         fused[path] = fused.get(path, 0.0) + VECTOR_WEIGHT / (rank + RRF_K)
+    return _sorted_rows(fused, present, records)
+
+
+def _sorted_rows(
+    fused: dict[str, float],
+    present: dict[str, tuple[str, MemoryRecord | None]],
+    records: PMap[str, MemoryRecord],
+) -> list[Candidate]:
+    """``fused`` (path -> score) as rows, score descending then path; a path with no record,
+    and a score of 0 or less, dropped. ``present`` holds the rows the lexical arm admitted."""
     get = records.get
     rows: list[Candidate] = []
     for path, score in fused.items():
+        if score <= 0.0:
+            continue
         known = present.get(path)
         if known is not None:
             rows.append((score, known[0], path, known[1]))
@@ -338,6 +396,37 @@ def _fused_rows(
     rows.sort(key=_key_of)
     rows.sort(key=_score_of, reverse=True)
     return rows
+
+
+def _blended_rows(
+    lexical: list[tuple[int, Candidate]],
+    vector: list[tuple[int, _Row]],
+    records: PMap[str, MemoryRecord],
+    admitted: bool,
+) -> list[Candidate]:
+    """The hybrid fusion: every path of either arm scored
+    ``LEXICAL_SHARE * bm25 / best bm25 + (1 - LEXICAL_SHARE) * (cosine - floor) / (best - floor)``,
+    where ``floor`` is the cosine of the vector arm's last kept row (so that row, and a path the
+    arm did not keep, gets nothing from it) and a path the lexical arm did not keep gets nothing
+    from that one. Both shares are bounded by the arm's own best, so neither arm can outvote the
+    other by its scale; cosines that do not tell records apart (``best == floor``) add nothing,
+    which leaves the lexical order as it is. Paths scoring 0 are dropped; so is a path with no
+    record (as in :func:`_fused_rows`)."""
+    fused: dict[str, float] = {}
+    present: dict[str, tuple[str, MemoryRecord | None]] = {}
+    best_bm25 = lexical[0][1][0] if lexical else 0.0
+    for _rank, (score, key, path, record) in lexical:
+        fused[path] = LEXICAL_SHARE * score / best_bm25
+        if admitted:
+            present[path] = (key, record)
+    if vector:
+        best, floor = vector[0][1][0], vector[-1][1][0]
+        if best > floor:
+            vector_share = (1.0 - LEXICAL_SHARE) / (best - floor)
+            for _rank, (cosine, _key, path) in vector:
+                if cosine > floor:
+                    fused[path] = fused.get(path, 0.0) + vector_share * (cosine - floor)
+    return _sorted_rows(fused, present, records)
 
 
 def _hits(

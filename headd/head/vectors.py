@@ -1,9 +1,18 @@
 """What the vector arm embeds, the cache of those vectors, and the fill that pays for them.
 
-One vector per article, keyed by its content hash inside a cache that belongs to one vector space
-(a model id and a dimension). The content hash digests the ``<article>`` and nothing else, so the
-embedded text is drawn from the article only (never the title, which lives in the head): an
-unchanged article keeps its vector across versions, moves and head-only edits.
+A record's vector is made of two embedded texts, each cached under a key of what was embedded,
+inside a cache that belongs to one vector space (a model id and a dimension):
+
+- its article, keyed by the content hash (which digests the ``<article>`` and nothing else), so
+  an unchanged article keeps its vector across versions, moves and head-only edits;
+- its title (in a conversation: who spoke, and when), keyed by :func:`title_key_of`, a digest of
+  the title text, so records sharing a title share one vector and a head-only edit that keeps
+  the title embeds nothing; one that changes it embeds the new title alone.
+
+The record's vector is the sum of the two unit vectors, the title's weighted by
+:data:`TITLE_WEIGHT` (:func:`record_vector`); a record whose title is blank has its article's
+vector alone. Why the title is embedded apart rather than with the article: docs/design.md,
+"Search quality".
 
 :class:`VectorCache` is an immutable value (a read-only float32 matrix, a row per content hash);
 a fill returns a new cache beside the old, and vectors of another space are refused
@@ -14,9 +23,11 @@ search stays pure.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
-from typing import Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final, Protocol
 
 import msgspec
 import numpy as np
@@ -79,6 +90,70 @@ def vector_text_of(record: MemoryRecord) -> str:
     return _cut_utf16(record.body_text.strip(), VECTOR_TEXT_MAX_CHARS)
 
 
+#: How much of a record's vector its title's unit vector is, beside its article's.
+TITLE_WEIGHT: Final = 1.0
+
+_TITLE_KEY_PREFIX: Final = "title:sha256:"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def title_key_of(title: str) -> str:
+    """The cache key of a title's vector: a digest of the title text as embedded."""
+    return _TITLE_KEY_PREFIX + hashlib.sha256(title.encode("utf-8")).hexdigest()
+
+
+def title_text_of(record: MemoryRecord) -> str:
+    """The title as embedded: trimmed, cut at 1,800 UTF-16 units; empty for a blank title."""
+    return _cut_utf16(record.title.strip(), VECTOR_TEXT_MAX_CHARS)
+
+
+def vector_keys_of(record: MemoryRecord) -> tuple[str, ...]:
+    """The cache keys a record's vector is made of: its content hash, then its title's key."""
+    title = title_text_of(record)
+    if not title:
+        return (record.content_hash,)
+    return (record.content_hash, title_key_of(title))
+
+
+def record_vector(
+    article: npt.NDArray[np.float32], title: npt.NDArray[np.float32] | None
+) -> npt.NDArray[np.float32]:
+    """A record's vector from its article's and title's: unit article + TITLE_WEIGHT * unit title
+    (not normalized: cosine is indifferent to the length)."""
+    if title is None:
+        return article
+    article_norm = float(np.sqrt(np.dot(article.astype(np.float64), article)))
+    title_norm = float(np.sqrt(np.dot(title.astype(np.float64), title)))
+    combined = np.zeros_like(article, dtype=np.float32)
+    if article_norm > 0.0:
+        combined += article / article_norm
+    if title_norm > 0.0:
+        combined += np.float32(TITLE_WEIGHT) * (title / title_norm)
+    return combined
+
+
+def vector_of_record(
+    vectors: Mapping[str, npt.ArrayLike] | VectorLookup, record: MemoryRecord
+) -> npt.NDArray[np.float32] | None:
+    """``record``'s vector from any lookup by key (a dict fits): its article's vector with its
+    title's when the lookup has one, None when it has no vector of the article."""
+    keys = vector_keys_of(record)
+    article = vectors.get(keys[0])
+    if article is None:
+        return None
+    title = vectors.get(keys[1]) if len(keys) > 1 else None
+    return record_vector(
+        np.asarray(article, dtype=np.float32),
+        None if title is None else np.asarray(title, dtype=np.float32),
+    )
+
+
+class VectorLookup(Protocol):
+    """Vectors by cache key (content hash or title key): a dict fits, so does a cache."""
+
+    def get(self, key: str, /) -> npt.ArrayLike | None: ...
+
+
 def _frozen(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
@@ -87,7 +162,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 class VectorCache:
     """Vectors of one space by content hash. Immutable: :meth:`with_vectors` returns a new one."""
 
-    __slots__ = ("_matrix", "_norms", "_rows", "space")
+    __slots__ = ("_matrix", "_norms", "_rows", "_unit", "space")
 
     def __init__(
         self,
@@ -108,6 +183,15 @@ class VectorCache:
         self._norms = _frozen(
             np.sqrt(np.einsum("ij,ij->i", self._matrix, self._matrix, dtype=np.float64))
         )
+        #: Every row over its norm (zero rows stay zero): what a record's vector sums.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self._unit = _frozen(
+                np.where(
+                    self._norms[:, None] > 0,
+                    self._matrix / np.where(self._norms > 0, self._norms, 1.0)[:, None],
+                    0.0,
+                ).astype(np.float32)
+            )
 
     @classmethod
     def empty(cls, space: VectorSpace) -> VectorCache:
@@ -125,6 +209,54 @@ class VectorCache:
 
     def hashes(self) -> Iterable[str]:
         return self._rows.keys()
+
+    def covers(self, record: MemoryRecord) -> bool:
+        """Whether the cache holds every vector ``record``'s vector is made of."""
+        return all(key in self._rows for key in vector_keys_of(record))
+
+    def vector_of(self, record: MemoryRecord) -> npt.NDArray[np.float32] | None:
+        """``record``'s vector (:func:`record_vector`), or None while a part of it is missing."""
+        return vector_of_record(self, record) if self.covers(record) else None
+
+    def record_cosines(
+        self, records: Sequence[MemoryRecord], query: npt.ArrayLike
+    ) -> list[float | None]:
+        """The cosine of each record's vector against ``query`` (None where it has none).
+
+        Two row gathers (articles, titles) and one float32 product; a zero vector scores 0.
+        """
+        rows = self._rows
+        articles: list[int] = []
+        titles: list[int] = []
+        held: list[int] = []
+        for index, record in enumerate(records):
+            keys = vector_keys_of(record)
+            article = rows.get(keys[0])
+            title = rows.get(keys[1]) if len(keys) > 1 else -1
+            if article is None or title is None:
+                continue
+            held.append(index)
+            articles.append(article)
+            titles.append(title)
+        out: list[float | None] = [None] * len(records)
+        if not held:
+            return out
+        article_rows = np.fromiter(articles, dtype=np.int64, count=len(articles))
+        title_rows = np.fromiter(titles, dtype=np.int64, count=len(titles))
+        matrix = self._unit[article_rows].copy()
+        titled = title_rows >= 0
+        matrix[titled] += np.float32(TITLE_WEIGHT) * self._unit[title_rows[titled]]
+        untitled = ~titled
+        matrix[untitled] = self._matrix[article_rows[untitled]]
+        query_vector = np.asarray(query, dtype=np.float32)
+        query_norm = float(np.sqrt(np.dot(query_vector.astype(np.float64), query_vector)))
+        dots = (matrix @ query_vector).astype(np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64)) * query_norm
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
+        for index, score in zip(held, scores.tolist(), strict=True):
+            out[index] = score
+        return out
 
     def with_vectors(self, hashes: Sequence[str], vectors: npt.NDArray[np.float32]) -> VectorCache:
         """This cache plus ``vectors`` (one row per hash); a hash already held is replaced."""
@@ -170,8 +302,9 @@ class FillCounts(msgspec.Struct, frozen=True):
     """What one fill did, counted over the view's active records."""
 
     records: int
+    #: Records whose vector the cache already held whole.
     reused: int
-    #: Distinct texts sent to the embedder (records sharing a content hash cost one).
+    #: Distinct texts sent to the embedder (records sharing a content hash, or a title, cost one).
     embedded: int
     #: Active records with no article text, which the vector arm never ranks.
     empty: int
@@ -182,7 +315,7 @@ class FillResult(msgspec.Struct, frozen=True):
     counts: FillCounts
     #: Distinct texts still missing: non-zero only when ``limit`` held some back.
     remaining: int
-    #: The content hashes this fill embedded (what a persisted cache appends).
+    #: The keys this fill embedded (what a persisted cache appends).
     filled: tuple[str, ...] = ()
 
 
@@ -192,10 +325,11 @@ def fill_vectors(
     embedder: DocumentEmbedder,
     limit: int | None = None,
 ) -> FillResult:
-    """Embed, in one call, the active records whose content hash ``cache`` lacks.
+    """Embed, in one call, the texts of active records whose vectors ``cache`` lacks.
 
-    Texts go in path order (so a limited fill is deterministic), one per distinct content hash;
-    archived records and empty articles are skipped. Vectors for hashes the view no longer holds
+    Texts go in path order (so a limited fill is deterministic), a record's article then its
+    title, one per distinct key (:func:`vector_keys_of`); archived records and empty articles
+    are skipped. Vectors for hashes the view no longer holds
     stay. An embedder of another space is refused before anything is sent; one that answers
     with the wrong number of vectors or the wrong width ends the fill with nothing stored.
     """
@@ -211,14 +345,18 @@ def fill_vectors(
     reused = empty = 0
     missing: dict[str, str] = {}
     for record in records:
-        if record.content_hash in cache:
+        if cache.covers(record):
             reused += 1
             continue
         text = vector_text_of(record)
         if not text:
             empty += 1
             continue
-        missing.setdefault(record.content_hash, text)
+        keys = vector_keys_of(record)
+        if keys[0] not in cache:
+            missing.setdefault(keys[0], text)
+        if len(keys) > 1 and keys[1] not in cache:
+            missing.setdefault(keys[1], title_text_of(record))
     if not missing:
         return FillResult(cache, FillCounts(len(records), reused, 0, empty), 0)
     batch = list(missing.items())[: len(missing) if limit is None else max(0, limit)]
@@ -285,9 +423,9 @@ class VersionMatrix:
         self._paths: list[str] = []
         self._keys: list[str] = []
         self._records: list[MemoryRecord | None] = []
-        self._hash: list[str] = []
+        self._hash: list[tuple[str, ...]] = []
         self._row_of: dict[str, int] = {}
-        self._missing: dict[int, str] = {}
+        self._missing: dict[int, tuple[str, ...]] = {}
         self._free: list[int] = []
         self._used = 0
 
@@ -317,10 +455,11 @@ class VersionMatrix:
         self._paths.extend([""] * extra)
         self._keys.extend([""] * extra)
         self._records.extend([None] * extra)
-        self._hash.extend([""] * extra)
+        self._hash.extend([()] * extra)
 
     def _set_vector(self, row: int, cache: VectorCache) -> None:
-        vector = cache.get(self._hash[row])
+        record = self._records[row]
+        vector = None if record is None else cache.vector_of(record)
         if vector is None:
             self._has[row] = False
             self._matrix[row] = 0.0
@@ -343,7 +482,7 @@ class VersionMatrix:
         self._paths[row] = record.path
         self._keys[row] = utf16_key(record.path)
         self._records[row] = record
-        self._hash[row] = record.content_hash
+        self._hash[row] = vector_keys_of(record)
         self._live[row] = True
         self._set_vector(row, cache)
 
@@ -368,13 +507,13 @@ class VersionMatrix:
             if row is None:
                 self._place(record, cache)
                 touched += 1
-            elif self._hash[row] != record.content_hash:
-                self._hash[row] = record.content_hash
+            elif self._hash[row] != (keys := vector_keys_of(record)):
+                self._hash[row] = keys
                 self._records[row] = record
                 self._set_vector(row, cache)
                 touched += 1
             else:
-                self._records[row] = record  # a head-only edit: same vector, new head
+                self._records[row] = record  # a head-only edit keeping the title: same vector
         if rows_changed_only:
             for path in [p for p in self._row_of if p not in seen]:
                 self._drop(path)
@@ -391,7 +530,7 @@ class VersionMatrix:
                     {"space": self.cache.space.id, "cache": cache.space.id},
                 )
             for row in list(self._missing):
-                if self._hash[row] in cache:
+                if all(key in cache for key in self._hash[row]):
                     self._set_vector(row, cache)
                     touched += 1
             self.cache = cache

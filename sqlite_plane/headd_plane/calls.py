@@ -111,12 +111,14 @@ def recall(
     filter_: Mapping[str, Any] | None,
     budget_chars: int | None,
     now_epoch: float | None,
+    ranked: Any = None,
 ) -> dict[str, Any]:
-    """The disclosure pack ``{entries, index_lines, spent, truncated, …}`` plus ``sha``."""
+    """The disclosure pack ``{entries, index_lines, spent, truncated, …}`` plus ``sha``;
+    ``ranked`` (a ``headd_plane.recall.RankedPool``) is the head search's ranking to fold."""
     from headd_plane.recall import recall as fold_recall
 
     sha = indexed_sha(retrieval.db.conn)
-    pack = fold_recall(retrieval, query, scope_of(filter_), budget_chars, now_epoch)
+    pack = fold_recall(retrieval, query, scope_of(filter_), budget_chars, now_epoch, ranked)
     return {"sha": sha, **pack.to_wire()}
 
 

@@ -1,7 +1,10 @@
 """``recall``: the same fusion and polarity step as search, folded into a disclosure pack.
 
 The pool is ``DEFAULT_SEARCH_LIMIT * MMR_POOL_FACTOR`` fused candidates, kept in rank order (no
-MMR: the fold's per-entity cap is recall's diversity). Arcs fold under their own envelope
+MMR: the fold's per-entity cap is recall's diversity). A caller holding a better ranking passes it
+as ``ranked`` (the daemon passes its head search's, over the head's vector cache, so one fill
+serves search and recall and recall ranks as search does); the plane's own fusion (without its
+vector arm then) fills the rest of the pool, as it ranks the whole pool without one. Arcs fold under their own envelope
 (``ARC_BODY_BUDGET``), ordinary memories under the caller's ``budget_chars`` or
 ``MEMORY_BODY_BUDGET``. Only ``disclosure_text`` is ever quoted: the claim, summaries, facets
 and citations, never a ``<details>`` body or an ``<aside>``.
@@ -21,6 +24,18 @@ from .disclosure import (
 )
 from .retrieval import DEFAULT_SEARCH_LIMIT, MMR_POOL_FACTOR, Retrieval
 from .scope import Scope
+
+#: How many ranked candidates recall folds.
+RECALL_POOL = DEFAULT_SEARCH_LIMIT * MMR_POOL_FACTOR
+
+
+@dataclass(frozen=True)
+class RankedPool:
+    """A ranking made elsewhere: paths best first, and what its vector arm saw."""
+
+    paths: list[str]
+    degraded: bool
+    vector_coverage: float
 
 
 @dataclass
@@ -52,17 +67,21 @@ def recall(
     scope: Scope | None = None,
     budget_chars: int | None = None,
     now_epoch: float | None = None,
+    ranked: RankedPool | None = None,
 ) -> RecallPack:
     scope = scope or Scope()
     budget = MEMORY_BODY_BUDGET if budget_chars is None else budget_chars
-    vector, coverage = retrieval.gated_query_vector(query)
+    vector = None
+    if ranked is None:
+        vector, coverage = retrieval.gated_query_vector(query)
+        degraded, vector_coverage = vector is None, coverage.coverage
+    else:
+        degraded, vector_coverage = ranked.degraded, ranked.vector_coverage
     with retrieval.db.reading():
-        fused = retrieval.fuse(
-            query, scope, DEFAULT_SEARCH_LIMIT * MMR_POOL_FACTOR, vector, now_epoch
-        )
-        rows = [
-            row for row, _, _ in retrieval.polarity_ordered(query, retrieval.hydrate(fused.paths))
-        ]
+        pool = retrieval.fuse(query, scope, RECALL_POOL, vector, now_epoch).paths
+        if ranked is not None:  # the caller's ranking first, the plane's arms after it
+            pool = list(dict.fromkeys([*ranked.paths, *pool]))[:RECALL_POOL]
+        rows = [row for row, _, _ in retrieval.polarity_ordered(query, retrieval.hydrate(pool))]
     candidates = [
         DisclosureCandidate(
             path=row["path"],
@@ -81,6 +100,6 @@ def recall(
         memories=memories,
         spent_chars=arcs.spent_chars + memories.spent_chars,
         truncated=arcs.truncated or memories.truncated,
-        degraded=vector is None,
-        vector_coverage=coverage.coverage,
+        degraded=degraded,
+        vector_coverage=vector_coverage,
     )

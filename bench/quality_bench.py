@@ -1,0 +1,575 @@
+"""Retrieval quality side by side: LoCoMo (turn and session level) and SciFact, as JSON.
+
+    python -m bench.quality_bench --locomo DIR --scifact DIR [--cache-dir DIR]
+                                  [--embedder auto|hash|NAME] [--systems a,b,...] [--markdown]
+
+``--locomo`` (or ``$HEADD_LOCOMO``) is a folder of LoCoMo conversations (``conv-*.json``);
+``--scifact`` (or ``$HEADD_SCIFACT``) a BEIR SciFact folder (``corpus.jsonl.gz``,
+``queries-train.jsonl``, ``qrels-train.tsv``). Either may be left out. Nothing of either is
+written into the repository; vectors are cached under ``--cache-dir`` (or
+``$HEADD_QUALITY_CACHE``, else the system temp dir), keyed by vector space and text.
+
+Data sets, each ranked by every system in the same run:
+
+- ``locomo-turn``: one memory per dialog turn (title: the speaker and the session's date; claim:
+  the text; body: the shared photo's caption), one store per conversation, the question as the
+  query, relevance the evidence turns; categories 1-4 (5, unanswerable, is left out). Evidence
+  strings are normalised: ``;``-separated lists split, ``D:11:26`` read as ``D11:26``, leading
+  zeros dropped (``D30:05`` is ``D30:5``); an id naming no turn is dropped, and a question left
+  with no evidence is dropped.
+- ``locomo-session``: one memory per session (title: the session and its date; claim: its first
+  turn; body: every turn as ``speaker: text``), relevance the sessions holding evidence.
+- ``scifact``: the BEIR corpus as memories (``bench.stores.scifact_memory``), the train queries.
+
+Systems: ``lexical`` (the seed's exact search: BM25 arm alone), ``seed-default`` (the seed's
+fusion, RRF at 60 with equal weights, over article vectors alone: the default as the seed
+shipped it), ``seed-hybrid`` (the seed's fusion over the default's vectors, titles included),
+``default`` (what ``search`` answers with the default embedder), ``dense`` (cosine alone over
+the default's vectors),
+``bm25s``, ``tantivy`` and ``tantivy-en_stem`` (the ``bench`` extra), ``memhtml`` (0.15.1's
+``search`` through its CLI, when ``memhtml`` is on PATH). Metrics: R@5, R@10 and nDCG@10
+(session level: R@1, R@3, R@10, nDCG@10), overall and per category; stdout is one JSON object,
+``--markdown`` also prints the tables to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from bench.quality_metrics import metric_names, query_scores, summarize
+from headd.head.search import HYBRID, SEED_EXACT, search_head
+from headd.head.vectors import VectorCache, VectorSpace, VersionMatrix, fill_vectors
+from headd.head.version import parse_record, version_from_records
+
+DEPTH = 10
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+# -- data ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Query:
+    qid: str
+    text: str
+    category: str
+    relevant: set[str]
+
+
+@dataclass
+class Corpus:
+    """One store's memories (path -> html) and the queries asked of it."""
+
+    name: str
+    memories: dict[str, str]
+    queries: list[Query]
+    #: path -> the plain text an outside engine indexes (title and body).
+    plain: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class DataSet:
+    name: str
+    corpora: list[Corpus]
+    metrics: list[str]
+
+
+def _render(title: str, claim: str, body: str, at: str) -> str:
+    from bench.stores import render
+
+    return render(title, claim, body, memory_type="episodic", created=at)
+
+
+def _locomo_time(text: str) -> str:
+    """``1:56 pm on 8 May, 2023`` as ISO 8601 UTC (the event time of the session's memories)."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").strftime("%Y-%m-%dT%H:%M:00Z")
+
+
+_DIA = re.compile(r"D:?(\d+):(\d+)")
+
+
+def normalise_evidence(evidence: Iterable[str]) -> list[str]:
+    """LoCoMo evidence ids as ``D<session>:<turn>`` (see the module docstring for the rules)."""
+    out: list[str] = []
+    for item in evidence:
+        for part in re.split(r"[;,]", str(item)):
+            match = _DIA.search(part.strip())
+            if match:
+                out.append(f"D{int(match.group(1))}:{int(match.group(2))}")
+    return out
+
+
+def _sessions(conv: dict[str, Any]) -> list[tuple[int, str, list[dict[str, Any]]]]:
+    out = []
+    for key, turns in conv.items():
+        match = re.fullmatch(r"session_(\d+)", key)
+        if match and isinstance(turns, list) and turns:
+            k = int(match.group(1))
+            out.append((k, conv[f"session_{k}_date_time"], turns))
+    return sorted(out)
+
+
+def load_locomo(root: Path) -> tuple[DataSet, DataSet]:
+    turn_corpora: list[Corpus] = []
+    session_corpora: list[Corpus] = []
+    for file in sorted(root.glob("conv-*.json")):
+        data = json.loads(file.read_text(encoding="utf-8"))
+        conv = data.get("conversation", data)
+        name = file.stem
+        turns: dict[str, str] = {}
+        turn_plain: dict[str, str] = {}
+        sessions: dict[str, str] = {}
+        session_plain: dict[str, str] = {}
+        path_of_turn: dict[str, str] = {}
+        session_of_turn: dict[str, str] = {}
+        for k, when, session in _sessions(conv):
+            at = _locomo_time(when)
+            session_path = f"areas/{name}/session-{k:02d}.html"
+            lines = []
+            for turn in session:
+                dia = normalise_evidence([turn["dia_id"]])[0]
+                text = turn["text"].strip()
+                caption = turn.get("blip_caption")
+                body = f"[shared a photo: {caption}]" if caption else ""
+                title = f"{turn['speaker']}, {when}"
+                _, number = dia.split(":")
+                path = f"areas/{name}/s{k:02d}/turn-{int(number):03d}.html"
+                turns[path] = _render(title, text or body or title, body, at)
+                turn_plain[path] = f"{title} {text} {body}"
+                path_of_turn[dia] = path
+                session_of_turn[dia] = session_path
+                lines.append(f"{turn['speaker']}: {text} {body}".strip())
+            title = f"Session {k}, {when}"
+            sessions[session_path] = _render(title, lines[0], " ".join(lines[1:]), at)
+            session_plain[session_path] = f"{title} {' '.join(lines)}"
+        turn_queries: list[Query] = []
+        session_queries: list[Query] = []
+        for index, qa in enumerate(data.get("qa", [])):
+            category = LOCOMO_CATEGORIES.get(int(qa.get("category", 0)))
+            if category is None:
+                continue
+            ids = [d for d in normalise_evidence(qa.get("evidence", [])) if d in path_of_turn]
+            if not ids:
+                continue
+            qid = f"{name}/{index}"
+            turn_queries.append(
+                Query(qid, qa["question"], category, {path_of_turn[d] for d in ids})
+            )
+            session_queries.append(
+                Query(qid, qa["question"], category, {session_of_turn[d] for d in ids})
+            )
+        turn_corpora.append(Corpus(name, turns, turn_queries, turn_plain))
+        session_corpora.append(Corpus(name, sessions, session_queries, session_plain))
+    return (
+        DataSet("locomo-turn", turn_corpora, metric_names((5, 10))),
+        DataSet("locomo-session", session_corpora, metric_names((1, 3, 10))),
+    )
+
+
+def load_scifact(root: Path) -> DataSet:
+    from bench.stores import scifact_memory
+
+    memories: dict[str, str] = {}
+    plain: dict[str, str] = {}
+    with gzip.open(root / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            doc = json.loads(line)
+            path = f"resources/scifact/{doc['_id']}.html"
+            memories[path] = scifact_memory(
+                str(doc["_id"]), doc["title"].strip(), doc["text"].strip()
+            )
+            plain[path] = f"{doc['title']} {doc['text']}"
+    qrels: dict[str, set[str]] = {}
+    with open(root / "qrels-train.tsv", encoding="utf-8") as fh:
+        next(fh)
+        for line in fh:
+            qid, did, score = line.rstrip("\n").split("\t")
+            if int(score) > 0:
+                qrels.setdefault(qid, set()).add(f"resources/scifact/{did}.html")
+    queries: list[Query] = []
+    with open(root / "queries-train.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            q = json.loads(line)
+            qid = str(q["_id"])
+            if qid in qrels:
+                queries.append(Query(qid, q["text"], "all", qrels[qid]))
+    return DataSet("scifact", [Corpus("scifact", memories, queries, plain)], metric_names((5, 10)))
+
+
+# -- vectors ---------------------------------------------------------------------------------
+
+
+class DiskCachedEmbedder:
+    """An embedder of the same space whose vectors persist under ``root``, keyed by the
+    space and the text's sha256 (so any text embedded once, in any run, is never embedded again)."""
+
+    def __init__(self, inner: Any, root: Path) -> None:
+        self.inner = inner
+        self.root = root / re.sub(r"[^A-Za-z0-9._@-]", "_", inner.space)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._file = self.root / "vectors.npz"
+        self._rows: dict[str, npt.NDArray[np.float32]] = {}
+        if self._file.exists():
+            with np.load(self._file) as data:
+                for key, row in zip(data["keys"].tolist(), data["matrix"], strict=True):
+                    self._rows[str(key)] = row
+        self.embedded = 0
+
+    @property
+    def space(self) -> str:
+        return str(self.inner.space)
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        missing = sorted(
+            {k: t for k, t in zip(keys, texts, strict=True) if k not in self._rows}.items()
+        )
+        if missing:
+            vectors = np.asarray(self.inner.embed([t for _, t in missing]), dtype=np.float32)
+            for (key, _), row in zip(missing, vectors, strict=True):
+                self._rows[key] = row
+            self.embedded += len(missing)
+            self._save()
+        if not keys:
+            dim = int(self.space.rpartition("@")[2])
+            return np.zeros((0, dim), dtype=np.float32)
+        return np.stack([self._rows[k] for k in keys])
+
+    def _save(self) -> None:
+        with tempfile.NamedTemporaryFile(dir=self.root, suffix=".npz", delete=False) as fh:
+            np.savez(
+                fh, keys=np.array(list(self._rows)), matrix=np.stack(list(self._rows.values()))
+            )
+        os.replace(fh.name, self._file)
+
+
+def make_bench_embedder(name: str) -> Any:
+    from headd.embed.factory import make_embedder
+
+    embedder = make_embedder(name)
+    if embedder is None:
+        raise SystemExit(f"no embedder for {name!r} (install the embed extra)")
+    return embedder
+
+
+# -- systems ---------------------------------------------------------------------------------
+
+Ranker = Callable[[Query], list[str]]
+
+
+@dataclass
+class Prepared:
+    """One corpus as every system sees it."""
+
+    corpus: Corpus
+    view: Any
+    cache: VectorCache | None
+    query_vectors: dict[str, npt.NDArray[np.float32]]
+
+
+def prepare(corpus: Corpus, embedder: Any | None) -> Prepared:
+    records = [parse_record(path, html) for path, html in corpus.memories.items()]
+    view = version_from_records(records, corpus.name)
+    if embedder is None:
+        return Prepared(corpus, view, None, {})
+    space = VectorSpace.parse(embedder.space)
+    cache = fill_vectors(view, VectorCache.empty(space), embedder).cache
+    vectors = embedder.embed([q.text for q in corpus.queries])
+    return Prepared(
+        corpus, view, cache, {q.qid: v for q, v in zip(corpus.queries, vectors, strict=True)}
+    )
+
+
+def head_ranker(prepared: Prepared, system: str) -> Ranker:
+    # the daemon's own vector arm: one matrix per version over the cache
+    vectors: Any = (
+        None if prepared.cache is None else VersionMatrix.build(prepared.view, prepared.cache)
+    )
+    if system == "seed-default" and prepared.cache is not None:
+        # the seed's default as it shipped: its fusion over article vectors alone (a mapping
+        # without title keys gives each record its article's vector)
+        cache = prepared.cache
+        vectors = {r.content_hash: cache.get(r.content_hash) for r in prepared.view.records()}
+
+    def rank(query: Query) -> list[str]:
+        if system == "lexical":
+            hits = search_head(prepared.view, query.text, limit=DEPTH, mode=SEED_EXACT)
+        else:
+            hits = search_head(
+                prepared.view,
+                query.text,
+                limit=DEPTH,
+                vectors=vectors,
+                query_vector=prepared.query_vectors[query.qid],
+                mode=HYBRID if system == "default" else SEED_EXACT,
+            )
+        return [hit.path for hit in hits]
+
+    return rank
+
+
+def dense_ranker(prepared: Prepared) -> Ranker:
+    cache = prepared.cache
+    assert cache is not None
+    records = sorted(prepared.view.records(), key=lambda r: r.path)
+    vectors = [(r.path, cache.vector_of(r)) for r in records]
+    held = [(path, v) for path, v in vectors if v is not None]
+    paths = [path for path, _ in held]
+    matrix = np.stack([v / np.linalg.norm(v) for _, v in held])
+
+    def rank(query: Query) -> list[str]:
+        scores = matrix @ prepared.query_vectors[query.qid]
+        order = np.argsort(-scores, kind="stable")[:DEPTH]
+        return [paths[i] for i in order.tolist()]
+
+    return rank
+
+
+def bm25s_ranker(prepared: Prepared) -> Ranker:
+    import bm25s
+
+    paths = list(prepared.corpus.plain)
+    retriever = bm25s.BM25()
+    retriever.index(
+        bm25s.tokenize(
+            [prepared.corpus.plain[p] for p in paths], stopwords="en", show_progress=False
+        ),
+        show_progress=False,
+    )
+
+    def rank(query: Query) -> list[str]:
+        tokens = bm25s.tokenize([query.text], stopwords="en", show_progress=False)
+        if not tokens.vocab:
+            return []
+        k = min(DEPTH, len(paths))
+        ids, _scores = retriever.retrieve(tokens, k=k, show_progress=False)
+        return [paths[i] for i in ids[0].tolist()]
+
+    return rank
+
+
+def tantivy_ranker(prepared: Prepared, tokenizer: str) -> Ranker:
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("path", stored=True, tokenizer_name="raw")
+    builder.add_text_field("body", stored=False, tokenizer_name=tokenizer)
+    schema = builder.build()
+    index = tantivy.Index(schema)
+    writer = index.writer(heap_size=50_000_000, num_threads=1)
+    for path, text in prepared.corpus.plain.items():
+        writer.add_document(tantivy.Document(path=path, body=text))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    searcher = index.searcher()
+
+    def rank(query: Query) -> list[str]:
+        words = re.findall(r"\w+", query.text)
+        if not words:
+            return []
+        parsed = index.parse_query(" ".join(words), ["body"])
+        found = searcher.search(parsed, DEPTH).hits
+        return [searcher.doc(address)["path"][0] for _score, address in found]
+
+    return rank
+
+
+def memhtml_ranker(prepared: Prepared, workdir: Path) -> Ranker | None:
+    """memhtml 0.15.1's ``search`` over a store of the corpus, when its CLI is installed."""
+    binary = shutil.which("memhtml")
+    if binary is None:
+        return None
+    import subprocess
+
+    store = workdir / prepared.corpus.name
+    for path, html in prepared.corpus.memories.items():
+        target = store / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(html, encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(store)], check=True)
+    subprocess.run(["git", "-C", str(store), "add", "-A"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(store),
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@localhost",
+            "commit",
+            "-qm",
+            "corpus",
+        ],
+        check=True,
+    )
+
+    def rank(query: Query) -> list[str]:
+        done = subprocess.run(
+            [binary, "search", query.text, "--json", "--limit", str(DEPTH)],
+            cwd=store,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        try:
+            hits = json.loads(done.stdout)
+        except json.JSONDecodeError:
+            return []
+        rows = hits.get("hits", hits) if isinstance(hits, dict) else hits
+        return [row["path"] for row in rows if isinstance(row, dict) and "path" in row]
+
+    return rank
+
+
+ALL_SYSTEMS = (
+    "lexical",
+    "default",
+    "seed-default",
+    "seed-hybrid",
+    "dense",
+    "bm25s",
+    "tantivy",
+    "tantivy-en_stem",
+    "memhtml",
+)
+
+
+def rankers(prepared: Prepared, systems: Sequence[str], workdir: Path) -> dict[str, Ranker]:
+    out: dict[str, Ranker] = {}
+    for system in systems:
+        needs_vectors = system in ("default", "seed-default", "seed-hybrid", "dense")
+        if needs_vectors and prepared.cache is None:
+            continue
+        if system in ("lexical", "default", "seed-default", "seed-hybrid"):
+            out[system] = head_ranker(prepared, system)
+        elif system == "dense":
+            out[system] = dense_ranker(prepared)
+        elif system == "bm25s":
+            out[system] = bm25s_ranker(prepared)
+        elif system == "tantivy":
+            out[system] = tantivy_ranker(prepared, "default")
+        elif system == "tantivy-en_stem":
+            out[system] = tantivy_ranker(prepared, "en_stem")
+        elif system == "memhtml":
+            ranker = memhtml_ranker(prepared, workdir)
+            if ranker is not None:
+                out[system] = ranker
+    return out
+
+
+def run_dataset(
+    dataset: DataSet, embedder: Any | None, systems: Sequence[str], workdir: Path
+) -> dict[str, Any]:
+    per_system: dict[str, list[dict[str, float]]] = {}
+    categories: list[str] = []
+    seconds: dict[str, float] = {}
+    for corpus in dataset.corpora:
+        prepared = prepare(corpus, embedder)
+        categories.extend(q.category for q in corpus.queries)
+        for system, rank in rankers(prepared, systems, workdir).items():
+            started = time.process_time()
+            rows = per_system.setdefault(system, [])
+            for query in corpus.queries:
+                rows.append(query_scores(rank(query), query.relevant, dataset.metrics))
+            seconds[system] = seconds.get(system, 0.0) + time.process_time() - started
+    return {
+        "queries": len(categories),
+        "memories": sum(len(c.memories) for c in dataset.corpora),
+        "metrics": dataset.metrics,
+        "systems": {
+            system: {
+                "cpu_ms_per_query": round(1000 * seconds[system] / max(1, len(rows)), 3),
+                "scores": summarize(rows, categories, dataset.metrics),
+            }
+            for system, rows in per_system.items()
+        },
+    }
+
+
+def markdown(name: str, result: dict[str, Any]) -> str:
+    metrics: list[str] = result["metrics"]
+    systems = result["systems"]
+    groups = list(next(iter(systems.values()))["scores"]) if systems else []
+    lines = [f"### {name} ({result['memories']} memories, {result['queries']} queries)", ""]
+    for group in groups:
+        n = next(iter(systems.values()))["scores"][group]["n"]
+        lines += [f"{group} (n = {n})", "", "| system | " + " | ".join(metrics) + " |"]
+        lines.append("|---|" + "---|" * len(metrics))
+        for system, row in systems.items():
+            scores = row["scores"][group]
+            lines.append(f"| {system} | " + " | ".join(f"{scores[m]:.3f}" for m in metrics) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--locomo", type=Path, default=os.environ.get("HEADD_LOCOMO"))
+    parser.add_argument("--scifact", type=Path, default=os.environ.get("HEADD_SCIFACT"))
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(
+            os.environ.get("HEADD_QUALITY_CACHE") or Path(tempfile.gettempdir()) / "headd-quality"
+        ),
+    )
+    parser.add_argument("--embedder", default="auto", help="auto, hash, off, or a local model name")
+    parser.add_argument("--systems", default=",".join(ALL_SYSTEMS))
+    parser.add_argument("--datasets", default="locomo-turn,locomo-session,scifact")
+    parser.add_argument("--markdown", action="store_true", help="also print the tables to stderr")
+    args = parser.parse_args(argv)
+    if args.locomo is None and args.scifact is None:
+        parser.error("give --locomo and/or --scifact (or $HEADD_LOCOMO / $HEADD_SCIFACT)")
+    systems = [s for s in args.systems.split(",") if s]
+    wanted = set(args.datasets.split(","))
+    embedder = None
+    if args.embedder != "off":
+        embedder = DiskCachedEmbedder(make_bench_embedder(args.embedder), args.cache_dir)
+    datasets: list[DataSet] = []
+    if args.locomo is not None:
+        datasets.extend(load_locomo(args.locomo))
+    if args.scifact is not None:
+        datasets.append(load_scifact(args.scifact))
+    out: dict[str, Any] = {
+        "embedder": None if embedder is None else embedder.space,
+        "load_average": list(os.getloadavg()),
+        "datasets": {},
+    }
+    with tempfile.TemporaryDirectory() as workdir:
+        for dataset in datasets:
+            if dataset.name not in wanted:
+                continue
+            started = time.perf_counter()
+            result = run_dataset(dataset, embedder, systems, Path(workdir))
+            result["wall_s"] = round(time.perf_counter() - started, 2)
+            out["datasets"][dataset.name] = result
+            if args.markdown:
+                print(markdown(dataset.name, result), file=sys.stderr, flush=True)
+    if embedder is not None:
+        out["texts_embedded"] = embedder.embedded
+    json.dump(out, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

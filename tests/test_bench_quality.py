@@ -1,0 +1,126 @@
+"""bench.quality_bench's metric code and LoCoMo reading, on tiny synthetic data written here
+(the real data sets never enter the repository)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.quality_bench import (  # noqa: E402
+    DataSet,
+    head_ranker,
+    load_locomo,
+    normalise_evidence,
+    prepare,
+    run_dataset,
+)
+from bench.quality_metrics import metric_names, ndcg_at, query_scores, recall_at, summarize  # noqa: E402
+from headd.embed.hashing import HashingEmbedder  # noqa: E402
+
+
+def test_recall_and_ndcg_by_hand() -> None:
+    ranked = ["a", "b", "c", "d"]
+    assert recall_at(ranked, {"b", "z"}, 1) == 0.0
+    assert recall_at(ranked, {"b", "z"}, 2) == 0.5
+    assert recall_at(ranked, set(), 10) == 0.0
+    assert ndcg_at(ranked, {"a"}, 10) == 1.0
+    # one relevant at rank 2 of two relevant: (1/log2 3) / (1 + 1/log2 3)
+    expected = (1 / math.log2(3)) / (1 + 1 / math.log2(3))
+    assert ndcg_at(ranked, {"b", "z"}, 10) == pytest.approx(expected)
+    assert ndcg_at(ranked, {"d"}, 3) == 0.0
+
+
+def test_summaries_are_means_per_category_with_counts() -> None:
+    names = metric_names((1,))
+    assert names == ["R@1", "nDCG@10"]
+    rows = [
+        query_scores(["a"], {"a"}, names),
+        query_scores(["b"], {"a"}, names),
+        query_scores(["a"], {"a"}, names),
+    ]
+    summary = summarize(rows, ["x", "y", "x"], names)
+    assert summary["all"] == {"n": 3, "R@1": round(2 / 3, 4), "nDCG@10": round(2 / 3, 4)}
+    assert summary["x"]["R@1"] == 1.0 and summary["y"] == {"n": 1, "R@1": 0.0, "nDCG@10": 0.0}
+    assert summarize(rows, ["all"] * 3, names) == {"all": summary["all"]}, "no group twice"
+
+
+def test_malformed_evidence_is_normalised() -> None:
+    assert normalise_evidence(["D8:6; D9:17", "D:11:26", "D30:05", "junk"]) == [
+        "D8:6",
+        "D9:17",
+        "D11:26",
+        "D30:5",
+    ]
+
+
+def _conversation(tmp_path: Path) -> Path:
+    conv = {
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a grey cat named Pixel."},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! I went hiking in the Alps."},
+        ],
+        "session_2_date_time": "9:00 am on 2 June, 2023",
+        "session_2": [
+            {
+                "speaker": "Ana",
+                "dia_id": "D2:1",
+                "text": "Look at this.",
+                "blip_caption": "a photo of a grey cat on a sofa",
+            },
+        ],
+        "qa": [
+            {"question": "What is the name of Ana's cat?", "evidence": ["D1:1"], "category": 4},
+            {"question": "Where did Ben hike?", "evidence": ["D1:2; D9:9"], "category": 1},
+            {"question": "Unanswerable?", "evidence": ["D1:1"], "category": 5},
+            {"question": "No evidence left", "evidence": ["D7:1"], "category": 2},
+        ],
+    }
+    root = tmp_path / "locomo"
+    root.mkdir()
+    (root / "conv-1.json").write_text(json.dumps(conv), encoding="utf-8")
+    return root
+
+
+def test_locomo_turns_and_sessions_become_memories_and_queries(tmp_path: Path) -> None:
+    turn, session = load_locomo(_conversation(tmp_path))
+    (corpus,) = turn.corpora
+    assert len(corpus.memories) == 3 and [q.category for q in corpus.queries] == [
+        "single-hop",
+        "multi-hop",
+    ]
+    assert corpus.queries[1].relevant == {"areas/conv-1/s01/turn-002.html"}, "D9:9 names no turn"
+    photo = corpus.memories["areas/conv-1/s02/turn-001.html"]
+    assert "grey cat on a sofa" in photo and "Ana, 9:00 am on 2 June, 2023" in photo
+    (sessions,) = session.corpora
+    assert set(sessions.memories) == {
+        "areas/conv-1/session-01.html",
+        "areas/conv-1/session-02.html",
+    }
+    assert sessions.queries[0].relevant == {"areas/conv-1/session-01.html"}
+
+
+def test_a_run_ranks_every_system_and_scores_it(tmp_path: Path) -> None:
+    turn, _session = load_locomo(_conversation(tmp_path))
+    prepared = prepare(turn.corpora[0], HashingEmbedder())
+    cat = turn.corpora[0].queries[0]
+    assert head_ranker(prepared, "lexical")(cat)[0] == "areas/conv-1/s01/turn-001.html"
+    result = run_dataset(
+        DataSet(turn.name, turn.corpora, turn.metrics),
+        HashingEmbedder(),
+        ["lexical", "default", "seed-hybrid", "dense"],
+        tmp_path,
+    )
+    assert set(result["systems"]) == {"lexical", "default", "seed-hybrid", "dense"}
+    scores = result["systems"]["lexical"]["scores"]
+    assert scores["all"]["n"] == 2 and scores["single-hop"]["R@10"] == 1.0
