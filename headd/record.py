@@ -71,7 +71,6 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     title: str
     claim: str
     body_text: str
-    fts_text: str
     disclosure_text: str
     word_count: int
     tags: tuple[str, ...] = ()
@@ -81,7 +80,6 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     links: tuple[Link, ...] = ()
     facets: tuple[Facet, ...] = ()
     citations: tuple[Citation, ...] = ()
-    chunks: tuple[Chunk, ...] = ()
     event_at: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
@@ -105,6 +103,28 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     task_status: str | None = None
     due: str | None = None
     warnings: tuple[str, ...] = ()
+
+    # ``fts_text`` and ``chunks`` are functions of the title, the claim and the body text, read
+    # once per record by the SQLite projection and never by a search: computed when read rather
+    # than stored, they cost no memory (they were a quarter of a record's bytes) and no snapshot
+    # bytes.
+
+    @property
+    def fts_text(self) -> str:
+        """Title, claim and body joined by newlines, empty parts dropped (``files.fts_text``)."""
+        from headd.memfile.text import fts_text_of
+
+        return fts_text_of(self.title, self.claim, self.body_text)
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        """The body text's chunks (``chunks`` rows), as the parser's chunking makes them."""
+        from headd.memfile.text import words_and_chunks_of
+
+        _words, pieces = words_and_chunks_of(self.body_text)  # the body text is collapsed
+        return tuple(
+            [Chunk(ordinal=i, text=text, char_count=n) for i, (text, n) in enumerate(pieces)]
+        )
 
 
 #: The fields of a record on the wire (docs/protocol.md), in order. ``html`` and the SQLite

@@ -98,7 +98,8 @@ def start(repo: Store, store: SnapshotStore, tip: str, loads: Loads) -> ColdStar
 @pytest.fixture
 def corpus(tmp_path: Path) -> tuple[Store, str, SnapshotStore]:
     repo, sha, _files = make_corpus(tmp_path / "store", 20)
-    return repo, sha, SnapshotStore(tmp_path / "store")
+    # Several snapshots, so the fallbacks from one to an older one are reachable.
+    return repo, sha, SnapshotStore(tmp_path / "store", keep=3)
 
 
 def test_without_snapshots_it_loads_from_git(

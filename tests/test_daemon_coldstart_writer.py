@@ -88,7 +88,7 @@ def test_writes_are_spaced_by_the_interval(tmp_path: Path) -> None:
 def test_the_snapshot_the_cold_start_used_is_not_rewritten_but_others_are(
     tmp_path: Path,
 ) -> None:
-    store = SnapshotStore(tmp_path)
+    store = SnapshotStore(tmp_path, keep=3)
     store.write(sha(1), b"good")
     store.write(sha(2), b"refused at the cold start")
     encode = Encoder()

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.concurrent_writers import write_op  # noqa: E402 - the bench's writes, the same
+from bench.concurrency_bench import write_op  # noqa: E402 - the bench's writes, the same
 
 WRITERS = 16
 WRITES = 20

@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.stores import generated_memories  # noqa: E402 - the bench's generated memories
+from bench.support.stores import generated_memories  # noqa: E402 - the bench's generated memories
 
 #: Well under the daemon's 10 s drain, so a rebuild that is not cut short shows.
 EXIT_BOUND_S = 8.0

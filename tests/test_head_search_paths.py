@@ -66,7 +66,7 @@ def _bm25_per_token(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatAr
             continue
         count = len(bucket)
         idf = math.log((n_docs - count + 0.5) / (count + 0.5) + 1)
-        tf = bucket.tfs
+        tf = bucket.tfs.astype(np.float64)  # a JavaScript number, as memhtml counts
         length = lexical.lengths[bucket.ids]
         normalized = (tf * (BM25_K1 + 1)) / (
             tf + BM25_K1 * ((1 - BM25_B) + (BM25_B * length) / divisor)

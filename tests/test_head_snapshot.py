@@ -118,7 +118,7 @@ from headd.head.version import load_head
 repo = pygit2.Repository(sys.argv[1])
 sha = str(repo.head.target)
 data = open(sys.argv[2], "rb").read()
-body = snapshot._DECODER.decode(memoryview(data)[snapshot.HEADER_SIZE:])
+body = snapshot.decode_body(data)
 for record in reversed(body.records):  # number the paths in the opposite order first
     PATH_IDS.intern(record.path)
 decoded = snapshot.decode_version(data, expected_sha=sha)
@@ -262,6 +262,14 @@ def test_the_store_writes_atomically_lists_newest_first_and_keeps_a_few(tmp_path
     assert store.read(SHA_C) == SHA_C.encode() * 3
     assert not store.has(SHA_A)
     assert sorted(os.listdir(store.directory)) == sorted(f"{s}.snap" for s in (SHA_B, SHA_C, SHA_D))
+
+
+def test_by_default_the_store_keeps_only_the_newest_snapshot(tmp_path: Path) -> None:
+    store = SnapshotStore(tmp_path)
+    store.write(SHA_A, b"a")
+    os.utime(store.path_of(SHA_A), ns=(time.time_ns(), 1_000_000_000))
+    store.write(SHA_B, b"b")
+    assert [e.sha for e in store.entries()] == [SHA_B]
 
 
 def test_the_store_refuses_a_name_that_is_not_a_sha(tmp_path: Path) -> None:

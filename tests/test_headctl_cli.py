@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,23 @@ def test_status_human_and_json(ctl: Ctl) -> None:
     assert code == 0 and err == ""
     assert "memories  10 " in out and f"at {ctl.landed[:12]}" in out
     assert ctl.json("status")["records"] == 10
+
+
+def test_status_memory_accounts_for_the_records_and_postings(ctl: Ctl) -> None:
+    memory = ctl.json("status", "--memory")
+    assert memory["rss_bytes"] > 0 and memory["peak_bytes"] >= memory["rss_bytes"]
+    assert memory["records"]["count"] == 10 and memory["records"]["text_chars"] > 0
+    assert memory["postings"]["buckets"] > 0 and memory["postings"]["bytes"] > 0
+    for _ in range(100):  # index.db is opened in the background after READY
+        if "index_db_bytes" in memory["plane"]:
+            break
+        time.sleep(0.1)
+        memory = ctl.json("status", "--memory")
+    status = ctl.json("status")
+    assert memory["plane"]["index_db_bytes"] == Path(status["index_path"]).stat().st_size
+    assert ctl.json("status")["memory"]["records"] == memory["records"]
+    code, out, _ = ctl.run("status", "--memory")
+    assert code == 0 and "rss_bytes" in out and "sha:" not in out
 
 
 def test_search_read_and_type_filter(ctl: Ctl) -> None:

@@ -16,7 +16,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,12 +164,19 @@ def mcp_search_latencies(
     limit: int = 10,
     warmup: int = 20,
     command: Sequence[str] | None = None,
+    probe: Callable[[McpServer, str], None] | None = None,
 ) -> dict[str, Any]:
-    """Start memhtml's MCP server on ``store``, search every query once; latencies in ms."""
+    """Start memhtml's MCP server on ``store``, search every query once; latencies in ms.
+
+    ``probe`` (when given) is called with the running server at ``"at_ready"`` (after the
+    handshake) and ``"after_searches"``, so a caller can read the server's process meanwhile.
+    """
     start = time.perf_counter()
     with McpServer(store, command) as server:
         info = server.handshake()
         ready_s = time.perf_counter() - start
+        if probe is not None:
+            probe(server, "at_ready")
         tools = server.request("tools/list")["tools"]
         name, query_arg, limit_arg = pick_search_tool(tools)
 
@@ -189,6 +196,8 @@ def mcp_search_latencies(
             t0 = time.perf_counter()
             server.request("tools/call", {"name": name, "arguments": args_for(q)})
             latencies.append((time.perf_counter() - t0) * 1000)
+        if probe is not None:
+            probe(server, "after_searches")
     return {
         "server": info.get("serverInfo"),
         "tool": name,

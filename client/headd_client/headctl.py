@@ -347,7 +347,7 @@ def _call_and_show(
                 result = plane_in_process(ctx.store, method, params, ctx.environ)
         else:
             raise
-    result = _to_plain(result)
+    result = command.select(_to_plain(result), args)
     failure = answer_failure(method, result, params)
     if method == "gate" and not result.get("passed", False):
         failure = Failure(DiscriminationFailed.code, failure_line)

@@ -75,6 +75,8 @@ class Command:
     human: Shower = show.mapping
     local: LocalRun | None = None
     description: str | None = None
+    #: The part of the answer the command prints (the whole answer by default).
+    select: Callable[[Any, argparse.Namespace], Any] = lambda result, _args: result
 
     @property
     def name(self) -> str:
@@ -547,6 +549,16 @@ def _init(args: argparse.Namespace, ctx: Context) -> int:
     return EXIT_OK
 
 
+def _status_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--memory", action="store_true", help="only where its memory goes (status.memory)"
+    )
+
+
+def _show_status(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+    (show.mapping if args.memory else show.status)(result, args, out)
+
+
 def _fixed(method: str, params: Params | None = None) -> Request:
     """A request with no arguments of its own."""
     return lambda _args, _ctx: (method, dict(params or {}))
@@ -560,7 +572,14 @@ def _by_attrs(method: str, **names: str) -> Request:
 def _builtin_commands() -> list[Command]:
     c = Command
     return [
-        c(("status",), "what the daemon holds", request=_fixed("status"), human=show.status),
+        c(
+            ("status",),
+            "what the daemon holds",
+            _status_args,
+            _fixed("status"),
+            _show_status,
+            select=lambda result, args: (result.get("memory") or {}) if args.memory else result,
+        ),
         c(("search",), "search the head", _search_args, _search, show.search),
         c(
             ("read",),

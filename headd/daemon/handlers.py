@@ -17,6 +17,7 @@ waits for them).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -269,6 +270,7 @@ class Service:
             "state_path": str(self._plane().state_path) if self.plane else None,
             "index": self.plane.status() if self.plane else None,
             "snapshot": self.snapshots.status() if self.snapshots is not None else None,
+            "memory": self.memory(view),
             "socket": None if self.socket_path is None else str(self.socket_path),
             "embedder": self.embedder,
             "embedder_state": embedder_state(
@@ -279,6 +281,29 @@ class Service:
             "pid": os.getpid(),
             "version": daemon_version(),
         }
+
+    def memory(self, view: IndexedView) -> dict[str, Any]:
+        """``status.memory``: the process, the followed version's records and postings, the
+        vectors, the plane's files; estimates from known sizes (``headd.head.footprint``)."""
+        from headd.head.footprint import process_memory, version_footprint
+
+        out: dict[str, Any] = {**process_memory()}
+        figures = version_footprint(view.indexes)
+        out["records"] = None if figures is None else figures["records"]
+        out["postings"] = None if figures is None else figures["postings"]
+        cache = None if self.vectors is None else self.vectors.cache
+        out["vectors"] = {
+            "entries": 0 if cache is None else len(cache),
+            "bytes": 0 if cache is None else len(cache) * cache.space.dim * 4,
+        }
+        plane: dict[str, int] = {}
+        if self.plane is not None:
+            index = self._plane().index_path
+            for name, path in (("index_db_bytes", index), ("wal_bytes", Path(f"{index}-wal"))):
+                with contextlib.suppress(OSError):
+                    plane[name] = path.stat().st_size
+        out["plane"] = plane
+        return out
 
     # -- search ----------------------------------------------------------------------------
 

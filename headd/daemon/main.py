@@ -416,12 +416,14 @@ def settle_loaded(version: HeadVersion, collector: VersionCollector) -> None:
     the collector paused and its objects frozen after, as the cold start does for the rest."""
     from headd.head.snapshot import settle_version
     from headd.head.version import collector_paused
+    from headd.memory_trim import release_free_memory
 
     started = time.perf_counter()
     try:
         with collector_paused():
             if settle_version(version):
                 collector.settled()
+                release_free_memory()
                 log.debug(
                     "loaded version settled in %.1f ms", (time.perf_counter() - started) * 1e3
                 )

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from headd_plane import calls as plane_calls
 
 from headd.errors import HeaddError, ShuttingDown, StorageFailure
+from headd.memory_trim import release_free_memory
 
 if TYPE_CHECKING:
     from headd_plane.db import PlaneDb
@@ -277,7 +278,10 @@ class PlaneService:
         store opted in with ``index.rebuild {embed: true}``): a first full embed would hold the
         writer, and with it every reinforce, for as long as the model takes."""
         embed = self.embedder is not None and _holds_vectors(plane)
-        return plane_calls.index_update(plane, embed=embed)
+        try:
+            return plane_calls.index_update(plane, embed=embed)
+        finally:
+            release_free_memory()
 
     def status(self) -> dict[str, Any]:
         return {

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from headd.head.version import HeadVersion
 
 from headd.errors import HeaddError
+from headd.memory_trim import release_free_memory
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +114,11 @@ class SnapshotWriter:
         if sha in self._known_good and self.store.has(sha):
             return
         started = time.perf_counter()
-        data = self._encode(version)
-        self.store.write(sha, data)
+        try:
+            data = self._encode(version)
+            self.store.write(sha, data)
+        finally:
+            release_free_memory()
         self._known_good.add(sha)
         took = (time.perf_counter() - started) * 1000.0
         self.stats.writes += 1

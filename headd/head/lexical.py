@@ -90,39 +90,72 @@ def _no_tfs() -> FloatArray:
     return _frozen(np.zeros(0, dtype=np.float64))
 
 
+#: A bucket's element types: path ids fit 32 bits, and a term frequency is a small integer that
+#: float32 holds exactly (scoring widens it to float64 first, so every score is the same float).
+#: (Names, not numpy's types: importing this module does not import numpy.)
+POSTING_ID: Final = "int32"
+POSTING_TF: Final = "float32"
+
+
 class Postings:
-    """One token's bucket: document ids ascending and their term frequencies. Immutable."""
+    """One token's bucket: document ids ascending and their term frequencies. Immutable.
 
-    __slots__ = ("ids", "tfs")
+    A bucket is a range ``start:stop`` of two read-only arrays, usually the flat arrays every
+    bucket of a load or a decode shares, and ``ids``/``tfs`` are views made when read: ~55,000
+    buckets at 10,000 documents held two numpy views each (~300 bytes a bucket), where a range
+    costs two integers.
+    """
 
-    ids: IdArray
-    tfs: FloatArray
+    __slots__ = ("_flat_ids", "_flat_tfs", "_start", "_stop")
 
-    def __init__(self, ids: IdArray, tfs: FloatArray) -> None:
-        self.ids = ids if not ids.flags.writeable else _frozen(ids)
-        self.tfs = tfs if not tfs.flags.writeable else _frozen(tfs)
+    _flat_ids: np.ndarray
+    _flat_tfs: np.ndarray
+    _start: int
+    _stop: int
+
+    def __init__(self, ids: np.ndarray, tfs: np.ndarray) -> None:
+        ids = np.asarray(ids, dtype=POSTING_ID)
+        tfs = np.asarray(tfs, dtype=POSTING_TF)
+        if ids.shape != tfs.shape:
+            raise ValueError("a bucket's ids and term frequencies differ in length")
+        self._flat_ids = ids if not ids.flags.writeable else _frozen(ids)
+        self._flat_tfs = tfs if not tfs.flags.writeable else _frozen(tfs)
+        self._start = 0
+        self._stop = int(ids.shape[0])
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self._flat_ids[self._start : self._stop]
+
+    @property
+    def tfs(self) -> np.ndarray:
+        return self._flat_tfs[self._start : self._stop]
 
     @classmethod
     def views(
-        cls, ids: IdArray, tfs: FloatArray, starts: list[int], ends: list[int]
+        cls, ids: np.ndarray, tfs: np.ndarray, starts: list[int], ends: list[int]
     ) -> list[Postings]:
-        """One bucket per ``starts[i]:ends[i]``, each a view into ``ids`` and ``tfs``, which the
-        caller has made read-only (so every view is). A load makes tens of thousands of buckets,
-        so ``__init__``'s per-array checks are skipped: they would be most of this step."""
+        """One bucket per ``starts[i]:ends[i]`` of ``ids`` and ``tfs`` (of the bucket element
+        types), each a view the caller has made read-only. A load makes tens of thousands of
+        buckets, so ``__init__``'s per-array checks are skipped: they would be most of this step."""
         if ids.flags.writeable or tfs.flags.writeable:
             raise ValueError("bucket views need read-only arrays")
+        if ids.dtype != POSTING_ID or tfs.dtype != POSTING_TF:
+            raise ValueError("bucket arrays of another element type")
         make = object.__new__
         buckets: list[Postings] = []
         append = buckets.append
         for start, end in zip(starts, ends, strict=True):
             bucket = make(cls)
-            bucket.ids = ids[start:end]
-            bucket.tfs = tfs[start:end]
+            bucket._flat_ids = ids
+            bucket._flat_tfs = tfs
+            bucket._start = start
+            bucket._stop = end
             append(bucket)
         return buckets
 
     def __len__(self) -> int:
-        return int(self.ids.shape[0])
+        return self._stop - self._start
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Postings):
@@ -466,8 +499,8 @@ def _invert(
     )
     keys, counts = np.unique(keys, return_counts=True)
     token_codes = keys // span
-    flat_ids = _frozen(keys - token_codes * span)
-    flat_tfs = _frozen(counts.astype(np.float64))
+    flat_ids = _frozen((keys - token_codes * span).astype(POSTING_ID))
+    flat_tfs = _frozen(counts.astype(POSTING_TF))
     starts = np.flatnonzero(np.r_[True, token_codes[1:] != token_codes[:-1]]).tolist()
     ends = [*starts[1:], int(keys.shape[0])]
     return dict(zip(vocabulary, Postings.views(flat_ids, flat_tfs, starts, ends), strict=True))
@@ -484,8 +517,8 @@ def _bulk_build(sets: dict[str, dict[int, int]]) -> dict[str, Postings]:
         return {}
     sizes = np.fromiter((len(sets[t]) for t in tokens), dtype=np.int64, count=len(tokens))
     total = int(sizes.sum())
-    ids = np.fromiter(chain.from_iterable(sets[t].keys() for t in tokens), np.int64, total)
-    tfs = np.fromiter(chain.from_iterable(sets[t].values() for t in tokens), np.float64, total)
+    ids = np.fromiter(chain.from_iterable(sets[t].keys() for t in tokens), POSTING_ID, total)
+    tfs = np.fromiter(chain.from_iterable(sets[t].values() for t in tokens), POSTING_TF, total)
     ends = np.cumsum(sizes)
     starts = ends - sizes
     descending = np.flatnonzero(ids[1:] <= ids[:-1]) + 1
@@ -503,7 +536,7 @@ def _bulk_build(sets: dict[str, dict[int, int]]) -> dict[str, Postings]:
 def _build(sets: dict[int, int]) -> Postings:
     ids = sorted(sets)
     return Postings(
-        np.array(ids, dtype=np.int64), np.array([sets[i] for i in ids], dtype=np.float64)
+        np.array(ids, dtype=POSTING_ID), np.array([sets[i] for i in ids], dtype=POSTING_TF)
     )
 
 
@@ -524,8 +557,8 @@ def _apply(
         keep = ~np.isin(ids, wanted, assume_unique=True)
         ids, tfs = ids[keep], tfs[keep]
     if sets:
-        add_ids = np.fromiter(sets, dtype=np.int64, count=len(sets))
-        add_tfs = np.fromiter(sets.values(), dtype=np.float64, count=len(sets))
+        add_ids = np.fromiter(sets, dtype=POSTING_ID, count=len(sets))
+        add_tfs = np.fromiter(sets.values(), dtype=POSTING_TF, count=len(sets))
         ids = np.concatenate((ids, add_ids))
         tfs = np.concatenate((tfs, add_tfs))
         order = np.argsort(ids, kind="stable")
@@ -603,10 +636,10 @@ def bm25_scores(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray]
         dtype=np.float64,
     )
     if len(buckets) == 1:
-        ids, tf = buckets[0].ids, buckets[0].tfs
+        ids, tf = buckets[0].ids, buckets[0].tfs.astype(np.float64)
     else:
         ids = np.concatenate([bucket.ids for bucket in buckets])
-        tf = np.concatenate([bucket.tfs for bucket in buckets])
+        tf = np.concatenate([bucket.tfs for bucket in buckets], dtype=np.float64)
     norms = _LENGTH_NORMS.of(lexical)
     normalized = (tf * (BM25_K1 + 1)) / (tf + norms[ids])
     weights = np.repeat(idfs, sizes) * normalized

@@ -3,15 +3,18 @@
 Loading a version from git is dominated by the parser (seconds at 10,000 files). A snapshot keeps
 what the parser produced (the records, msgspec msgpack in one call) and what tokenizing produced
 (the lexical index as flat arrays: every token once, its bucket size, then the concatenated
-document numbers and term frequencies), so decoding is a msgpack decode plus array slicing. The
+document numbers and term frequencies), so decoding is an inflate, a msgpack decode and array
+slicing. The
 small multi-maps (content hash, frame key, inbound, entity) are rebuilt from the records with one
 loop: that is cheaper than persisting them and cannot disagree with the records. The records map,
 the multi-maps and the lexical buckets are :class:`PendingMap` values, built at first use (or by
 :func:`settle_version`, which the daemon runs right after READY): at 10,000 records that leaves
 the msgpack decode, the checks and the lengths before the first answer, a little over half of a
-whole decode's CPU. The body's checksum runs on a thread beside the msgpack decode.
+whole decode's CPU. The body's checksum runs on a thread beside the inflate and the decode.
 
-Layout: ``MAGIC | u32 format | 32-byte guard | u32 crc32(body) | body``. The guard is a hash of
+Layout: ``MAGIC | u32 format | 32-byte guard | u32 crc32(body) | body``, the body zlib-deflated
+msgpack (records are text, and text deflates about sixfold; the one dependency-free codec whose
+inflate costs less than the decode it feeds, see docs/design/head.md). The guard is a hash of
 the record schema (every field of :class:`MemoryRecord` and its nested structs, with types and
 defaults), the stop words and a code stamp supplied by the caller (a hash of the parser's and the
 indexer's sources, see :func:`code_stamp`), so a snapshot written by other code is refused
@@ -44,10 +47,10 @@ from pyrsistent import PMap, pmap
 from headd.errors import IndexStale, StorageFailure
 from headd.head.ids import PATH_IDS
 from headd.head.indexes import Indexes
-from headd.head.lexical import STOP_WORDS, LexicalIndex, Postings
+from headd.head.lexical import POSTING_ID, POSTING_TF, STOP_WORDS, LexicalIndex, Postings
 from headd.head.version import HeadVersion, SkippedFile, collector_paused
 from headd.lazy_import import LazyModule
-from headd.record import Chunk, Citation, EntityRow, Facet, Link, MemoryRecord
+from headd.record import Citation, EntityRow, Facet, Link, MemoryRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,7 +59,10 @@ else:
 
 MAGIC: Final = b"HEADDSNP"
 #: Bump when the layout below changes.
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
+#: zlib's level for the body. Measured on a 10,000-record body (70 MB of msgpack): level 1 makes
+#: it 11 MB, level 6 9.6 MB at three times the CPU; inflating costs the same at either.
+COMPRESS_LEVEL: Final = 1
 _HEADER = struct.Struct("<8sI32sI")
 HEADER_SIZE: Final = _HEADER.size
 
@@ -97,7 +103,6 @@ SNAPSHOT_STRUCTS: Final[tuple[type[msgspec.Struct], ...]] = (
     Facet,
     Citation,
     EntityRow,
-    Chunk,
     SkippedFile,
 )
 
@@ -167,25 +172,57 @@ def encode_version(version: HeadVersion, *, stamp: bytes | None = None) -> bytes
     lengths = np.full(len(records), -1, dtype=np.int32)
     held = ident_of < lexical.lengths.shape[0]
     lengths[held] = lexical.lengths[ident_of[held]].astype(np.int32)
-    body = _ENCODER.encode(
-        _Body(
-            sha=version.sha,
-            records=records,
-            skipped=list(version.skipped),
-            lexical=_Lexical(
-                tokens=tokens,
-                sizes=sizes.astype("<i4").tobytes(),
-                ids=ids.astype("<i4").tobytes(),
-                tfs=tfs.astype("<u4").tobytes(),
-                lengths=lengths.astype("<i4").tobytes(),
-                doc_count=lexical.doc_count,
-                total_length=lexical.total_length,
-            ),
-        )
+    lexical_part = _Lexical(
+        tokens=tokens,
+        sizes=sizes.astype("<i4").tobytes(),
+        ids=ids.astype("<i4").tobytes(),
+        tfs=tfs.astype("<u4").tobytes(),
+        lengths=lengths.astype("<i4").tobytes(),
+        doc_count=lexical.doc_count,
+        total_length=lexical.total_length,
     )
+    body = _compressed_body(version.sha, records, list(version.skipped), lexical_part)
     guard = guard_of(code_stamp() if stamp is None else stamp)
     header = _HEADER.pack(MAGIC, FORMAT_VERSION, guard, zlib.crc32(body))
     return header + body
+
+
+#: Records encoded per piece fed to the compressor (bounds the uncompressed bytes alive at once).
+_RECORDS_PER_PIECE: Final = 512
+
+
+def _compressed_body(
+    sha: str, records: list[MemoryRecord], skipped: list[SkippedFile], lexical: _Lexical
+) -> bytes:
+    """``zlib(msgpack(_Body(...)))``, encoded piece by piece into the compressor.
+
+    The body is the msgpack array ``[sha, records, skipped, lexical]``; its records are encoded
+    a few hundred at a time behind an array header written here, so the whole uncompressed body
+    (seven times the compressed one) never exists in memory at once.
+    """
+    compressor = zlib.compressobj(COMPRESS_LEVEL)
+    out = [compressor.compress(b"\x94" + _ENCODER.encode(sha) + _array_header(len(records)))]
+    for start in range(0, len(records), _RECORDS_PER_PIECE):
+        piece = b"".join(map(_ENCODER.encode, records[start : start + _RECORDS_PER_PIECE]))
+        out.append(compressor.compress(piece))
+    out.append(compressor.compress(_ENCODER.encode(skipped) + _ENCODER.encode(lexical)))
+    out.append(compressor.flush())
+    return b"".join(out)
+
+
+def _array_header(length: int) -> bytes:
+    """msgpack's header of an array of ``length`` items."""
+    if length < 16:
+        return bytes((0x90 | length,))
+    if length < 1 << 16:
+        return b"\xdc" + struct.pack(">H", length)
+    return b"\xdd" + struct.pack(">I", length)
+
+
+def decode_body(data: bytes | memoryview) -> _Body:
+    """The body of a snapshot as it is stored, unchecked (tests read its records with it)."""
+    with memoryview(data) as whole, whole[HEADER_SIZE:] as view:
+        return _DECODER.decode(zlib.decompress(view))
 
 
 def read_header(data: bytes | memoryview) -> tuple[int, bytes, int]:
@@ -224,9 +261,9 @@ def decode_version(
         with memoryview(data) as whole, whole[HEADER_SIZE:] as view:
             checksum = _Crc32(view)
             try:
-                body: _Body | None = _DECODER.decode(view)
+                body: _Body | None = _DECODER.decode(zlib.decompress(view))
                 failure = None
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            except (msgspec.DecodeError, msgspec.ValidationError, zlib.error) as exc:
                 body, failure = None, str(exc)
             finally:
                 matches = checksum.value() == crc
@@ -429,9 +466,9 @@ def _lexical_from(lex: _Lexical, idents: list[int]) -> LexicalIndex:
         ids_local = np.frombuffer(lex.ids, dtype="<i4")
         if ids_local.size and (int(ids_local.min()) < 0 or int(ids_local.max()) >= count):
             raise StorageFailure("snapshot arrays are inconsistent", {"error": "document ids"})
-        held = np.array(idents, dtype=np.int64)
-        ids = held[ids_local] if count else ids_local.astype(np.int64)
-        tfs = np.frombuffer(lex.tfs, dtype="<u4").astype(np.float64)
+        held = np.array(idents, dtype=POSTING_ID)
+        ids = held[ids_local] if count else ids_local.astype(POSTING_ID)
+        tfs = np.frombuffer(lex.tfs, dtype="<u4").astype(POSTING_TF)
         ends = np.cumsum(sizes)
         starts = ends - sizes
         if count > 1 and not bool(np.all(held[1:] > held[:-1])):
@@ -440,11 +477,9 @@ def _lexical_from(lex: _Lexical, idents: list[int]) -> LexicalIndex:
             order = np.lexsort((ids, codes))
             ids, tfs = ids[order], tfs[order]
         frozen_ids = _frozen(np.ascontiguousarray(ids))
-        frozen_tfs = _frozen(tfs)
-        return {
-            token: Postings(frozen_ids[a:b], frozen_tfs[a:b])
-            for token, a, b in zip(tokens, starts.tolist(), ends.tolist(), strict=True)
-        }
+        frozen_tfs = _frozen(np.ascontiguousarray(tfs))
+        buckets = Postings.views(frozen_ids, frozen_tfs, starts.tolist(), ends.tolist())
+        return dict(zip(tokens, buckets, strict=True))
 
     size = max(len(PATH_IDS), max(idents) + 1 if count else 0)
 

@@ -35,7 +35,7 @@ from headd.memfile.vocabulary import (
     rel_of_token,
 )
 from headd.paths import normalize_path, origin_path_of, record_para, workspace_of
-from headd.record import Chunk, Citation, EntityRow, Facet, Link, MemoryRecord
+from headd.record import Citation, EntityRow, Facet, Link, MemoryRecord
 
 __all__ = [
     "CheckResult",
@@ -258,7 +258,7 @@ def _build(
     )
 
     content_hash = digest_of(canonical)
-    word_count, chunks = tx.words_and_chunks_of(body_text)  # body_text is collapsed
+    word_count = tx.word_count_of(body_text, collapsed=True)
     para = record_para(norm_path)
     archived = para == "archive"
     memory_type = metas["memhtml-type"]
@@ -269,14 +269,10 @@ def _build(
     task_status = metas.get("memhtml-task-status")
 
     blob_sha = blob_sha_of(raw)
-    fts_text = tx.fts_text_of(title, gist, body_text)
     disclosure_text = tx.disclosure_text_of(
         gist, summaries, [(n, v) for n, v, _ in raw_facets], [t for t, _ in raw_citations]
     )
     entity_rows = _entity_rows(entities, terms, doc.langs)
-    chunk_rows = tuple(
-        [Chunk(ordinal=i, text=chunk, char_count=count) for i, (chunk, count) in enumerate(chunks)]
-    )
     origin_path = origin_path_of(norm_path) if archived else None
     workspace = workspace_of(norm_path)
     frame_key = frame_key_of(gist, collapsed=True)
@@ -291,7 +287,6 @@ def _build(
         title=title,
         claim=gist,
         body_text=body_text,
-        fts_text=fts_text,
         disclosure_text=disclosure_text,
         word_count=word_count,
         tags=tags,
@@ -301,7 +296,6 @@ def _build(
         links=tuple(links),
         facets=facets,
         citations=citations,
-        chunks=chunk_rows,
         event_at=doc.event_at,
         created_at=metas.get("memhtml-created"),
         updated_at=metas.get("memhtml-updated"),

@@ -1,6 +1,6 @@
 """Where head snapshots live: one file per commit under ``<store>/.memhtml/headd/snapshots/``.
 
-A snapshot (``headd.head.snapshot``) is tens of megabytes at 10,000 memories. A sidecar file
+A snapshot (``headd.head.snapshot``) is megabytes at 10,000 memories. A sidecar file
 reads in a third of the time a blob row of ``index.db`` takes and writes several times faster
 (the WAL writes a row twice, the write holds the plane's one writer lock, and a deleted row
 leaves free pages until a VACUUM; docs/design/coldstart.md has the measurement). So snapshots
@@ -8,7 +8,10 @@ are files beside ``index.db``, not rows in it.
 
 Each file is ``<sha>.snap``, written to a temporary name in the same directory, fsynced, then
 renamed over (a reader sees a whole file or none), and the directory is fsynced. Only the newest
-``keep`` files (by modification time) are kept. Nothing here interprets the bytes.
+``keep`` files (by modification time) are kept, one by default: a cold start uses the newest
+snapshot of an ancestor of the tip, which is the newest one written unless the ref moved back, and
+a store that keeps two pays twice the disk for that rare case (it costs one git load). Nothing
+here interprets the bytes.
 
 The cold start reads a snapshot through :meth:`SnapshotStore.mapped` (a read-only memory map):
 reading the whole file into a ``bytes`` and freeing it costs more CPU than mapping the page cache,
@@ -34,7 +37,7 @@ log = logging.getLogger(__name__)
 
 SNAPSHOT_DIR: Final = Path(".memhtml") / "headd" / "snapshots"
 SUFFIX: Final = ".snap"
-DEFAULT_KEEP: Final = 3
+DEFAULT_KEEP: Final = 1
 _SHA: Final = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 

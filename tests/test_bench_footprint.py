@@ -1,0 +1,37 @@
+"""The footprint bench's arithmetic: sizes under ``.memhtml/headd/`` and the goals it judges."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.footprint_bench import judge, state_sizes  # noqa: E402
+
+
+def test_state_sizes_count_every_file_and_the_newest_snapshot_per_memory(tmp_path: Path) -> None:
+    root = tmp_path / ".memhtml" / "headd"
+    (root / "snapshots").mkdir(parents=True)
+    (root / "snapshots" / f"{'a' * 40}.snap").write_bytes(b"x" * 2048)
+    (root / "index.db").write_bytes(b"y" * 4096)
+    sizes = state_sizes(tmp_path, 2)
+    assert sizes["total_bytes"] == 6144 and sizes["snapshots"] == 1
+    assert sizes["state_kb_per_memory"] == 3.0 and sizes["snapshot_kb_per_memory"] == 1.0
+    assert sizes["entries_bytes"] == {"snapshots": 2048, "index.db": 4096}
+
+
+def test_the_goals_at_10000_pass_and_fail_on_their_bounds() -> None:
+    warm = {
+        "after_commits": {"VmRSS": 150.0, "VmHWM": 251.0},
+        "ready_s": 0.4,
+        "search_ms": {"p50": 1.0},
+    }
+    disk = {"state_kb_per_memory": 6.0, "snapshot_kb_per_memory": 2.1}
+    goals = judge(10_000, warm, disk)
+    assert goals["rss_mb_after_commits"]["pass"] and goals["state_kb_per_memory"]["pass"]
+    assert not goals["hwm_mb"]["pass"] and not goals["snapshot_kb_per_memory"]["pass"]
+    assert goals["warm_ready_s"]["pass"] and "search_p50_ms" not in goals
+    assert judge(100_000, warm, disk)["search_p50_ms"]["pass"]
