@@ -101,7 +101,7 @@ def searches(sock: Path, queries: list[str], count: int) -> list[float]:
 
 def status_of(sock: Path) -> dict[str, Any]:
     with Client(sock) as client:
-        status = client.call("status")
+        status = client.call("status", {"memory": True})
     assert isinstance(status, dict)
     return status
 

@@ -576,7 +576,7 @@ def _builtin_commands() -> list[Command]:
             ("status",),
             "what the daemon holds",
             _status_args,
-            _fixed("status"),
+            lambda args, _ctx: ("status", {"memory": True} if args.memory else {}),
             _show_status,
             select=lambda result, args: (result.get("memory") or {}) if args.memory else result,
         ),

@@ -150,8 +150,8 @@ class Service:
 
     async def handle(self, request: Request) -> Any:
         match request:
-            case Status():
-                return await self.status()
+            case Status(memory=accounting):
+                return await self.status(accounting)
             case Search():
                 return await self.search(request)
             case Read(path=path, at=at, session=session):
@@ -246,7 +246,7 @@ class Service:
         status: dict[str, Any] = msgspec.to_builtins(self.remote.status())
         return status
 
-    async def status(self) -> dict[str, Any]:
+    async def status(self, accounting: bool = False) -> dict[str, Any]:
         view = await self.follower.current()
         return {
             "store": str(self.store),
@@ -270,7 +270,7 @@ class Service:
             "state_path": str(self._plane().state_path) if self.plane else None,
             "index": self.plane.status() if self.plane else None,
             "snapshot": self.snapshots.status() if self.snapshots is not None else None,
-            "memory": self.memory(view),
+            "memory": self.memory(view) if accounting else self.process_memory(),
             "socket": None if self.socket_path is None else str(self.socket_path),
             "embedder": self.embedder,
             "embedder_state": embedder_state(
@@ -281,6 +281,13 @@ class Service:
             "pid": os.getpid(),
             "version": daemon_version(),
         }
+
+    @staticmethod
+    def process_memory() -> dict[str, Any]:
+        """``status.memory`` unasked: the process's resident and peak bytes (``/proc``)."""
+        from headd.head.footprint import process_memory
+
+        return dict(process_memory())
 
     def memory(self, view: IndexedView) -> dict[str, Any]:
         """``status.memory``: the process, the followed version's records and postings, the

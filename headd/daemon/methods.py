@@ -32,7 +32,11 @@ class _Params(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class Status(_Params):
-    pass
+    """``memory``: account for where the bytes go (records, postings, vectors, the plane), a walk
+    of the followed version on its first ask; without it ``status.memory`` is the process's
+    resident and peak memory only, so a status poll stays cheap after every commit."""
+
+    memory: bool = False
 
 
 class Search(_Params):
