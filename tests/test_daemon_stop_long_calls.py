@@ -72,3 +72,53 @@ def test_sigterm_cuts_a_running_rebuild_short_and_it_answers(tmp_path: Path) -> 
     assert getattr(answer, "code", None) == "ERR_SHUTTING_DOWN", repr(answer)
     assert "cannot schedule new futures" not in log
     assert "Traceback" not in log, log[-3000:]
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_running_vectors_fill_and_it_answers(tmp_path: Path) -> None:
+    """A ``vectors.fill`` still embedding when the stop begins answers what it filled so far (or
+    ``ERR_SHUTTING_DOWN``), and the daemon exits within the bound, never waiting the fill out.
+
+    Mutation note: ``or self._stopping`` dropped from ``fill_now``'s loop -> the drain waits for the
+    whole fill, which answers with nothing remaining: red."""
+    store = tmp_path / "store"
+    make_store(store, dict(generated_memories(6000)))
+    socket_path = short_socket_dir() / "fill.sock"
+    daemon = Daemon(
+        store, socket_path, extra=["--embedder", "hash", "--snapshot-interval", "-1"]
+    ).wait_ready(timeout=120)
+    answers: list[Any] = []
+    started = threading.Event()
+
+    def fill() -> None:
+        try:
+            with Client(socket_path, timeout=60) as c:
+                started.set()
+                answers.append(c.call("vectors.fill", {}))
+        except Exception as exc:
+            answers.append(exc)
+
+    try:
+        caller = threading.Thread(target=fill)
+        caller.start()
+        started.wait(10)
+        time.sleep(0.3)
+        daemon.proc.send_signal(signal.SIGTERM)
+        try:
+            daemon.proc.wait(EXIT_BOUND_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"still running {EXIT_BOUND_S} s after SIGTERM:\n{daemon.log()[-3000:]}")
+        caller.join(30)
+    finally:
+        code = daemon.stop()
+    log = daemon.log()
+    assert code == 0, log[-3000:]
+    assert len(answers) == 1
+    assert "stopped accepting; 1 requests in flight" in log, log[-3000:]
+    answer = answers[0]
+    if isinstance(answer, dict):
+        assert answer["remaining"] > 0, answer  # cut short: what was filled, the rest left
+    else:
+        assert getattr(answer, "code", None) == "ERR_SHUTTING_DOWN", repr(answer)
+    assert "cannot schedule new futures" not in log
+    assert "Traceback" not in log, log[-3000:]
