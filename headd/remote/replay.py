@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import pygit2
-from headd_plane.sidecar import STATE_SIDECAR_PATH, SidecarEntry, parse_sidecar, render_sidecar
+from headd_plane.sidecar import STATE_SIDECAR_PATH, merge_entries, parse_sidecar, render_sidecar
 
 from headd.ops import Put
 from headd.paths import para_of
@@ -61,32 +61,10 @@ def _text(repo: pygit2.Repository, blob: str) -> str:
     return bytes(repo[blob].read_raw()).decode("utf-8")
 
 
-def _latest(a: str | None, b: str | None) -> str | None:
-    if a is None or b is None:
-        return a if b is None else b
-    return max(a, b)
-
-
 def merge_sidecar_entries(ours: str, theirs: str) -> str:
-    """Both sides' sidecar rows, merged by max (counts) and by the later stamp; the outcome score
-    comes with the row updated last. Rows only one side has are kept as they are."""
-    merged: dict[str, SidecarEntry] = {e.path: e for e in parse_sidecar(theirs).entries}
-    for entry in parse_sidecar(ours).entries:
-        other = merged.get(entry.path)
-        if other is None:
-            merged[entry.path] = entry
-            continue
-        newer = entry if entry.updatedAt >= other.updatedAt else other
-        merged[entry.path] = SidecarEntry(
-            path=entry.path,
-            accessCount=max(entry.accessCount, other.accessCount),
-            reinforcementCount=max(entry.reinforcementCount, other.reinforcementCount),
-            outcomeScore=newer.outcomeScore,
-            lastAccessedAt=_latest(entry.lastAccessedAt, other.lastAccessedAt),
-            lastReinforcedAt=_latest(entry.lastReinforcedAt, other.lastReinforcedAt),
-            updatedAt=newer.updatedAt,
-        )
-    return render_sidecar([merged[path] for path in sorted(merged)])
+    """Both sides' sidecar rows merged as ``headctl state export`` merges them (the larger count,
+    the later stamp, the score of the row updated last; a row only one side has is kept)."""
+    return render_sidecar(merge_entries(parse_sidecar(theirs).entries, parse_sidecar(ours).entries))
 
 
 def _changed(source: pygit2.Commit) -> set[str]:
