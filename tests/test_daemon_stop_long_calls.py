@@ -34,72 +34,28 @@ from bench.support.stores import generated_memories  # noqa: E402 - the bench's 
 EXIT_BOUND_S = 8.0
 
 
-@pytest.mark.slow
-def test_sigterm_cuts_a_running_rebuild_short_and_it_answers(tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    make_store(store, dict(generated_memories(2000)))
-    socket_path = short_socket_dir() / "stop.sock"
-    daemon = Daemon(store, socket_path, extra=["--embedder", "hash"]).wait_ready(timeout=120)
-    answers: list[Any] = []
-
-    def rebuild() -> None:
-        try:
-            with Client(socket_path, timeout=60) as c:
-                answers.append(c.call("index.rebuild", {"embed": True, "force": True}))
-        except Exception as exc:
-            answers.append(exc)
-
-    try:
-        caller = threading.Thread(target=rebuild)
-        caller.start()
-        time.sleep(0.5)
-        daemon.proc.send_signal(signal.SIGTERM)
-        try:
-            daemon.proc.wait(EXIT_BOUND_S)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"still running {EXIT_BOUND_S} s after SIGTERM:\n{daemon.log()[-3000:]}")
-        caller.join(30)
-    finally:
-        code = daemon.stop()
-    assert code == 0, daemon.log()[-3000:]
-    assert len(answers) == 1
-    log = daemon.log()
-    # The rebuild of 2,000 files was still running when the stop began (the server counts it in
-    # flight), so it must end at its next hook point: a finished result here means the drain
-    # waited it out instead.
-    assert "stopped accepting; 1 requests in flight" in log, log[-3000:]
-    answer = answers[0]
-    assert getattr(answer, "code", None) == "ERR_SHUTTING_DOWN", repr(answer)
-    assert "cannot schedule new futures" not in log
-    assert "Traceback" not in log, log[-3000:]
-
-
-@pytest.mark.slow
-def test_sigterm_stops_a_running_vectors_fill_and_it_answers(tmp_path: Path) -> None:
-    """A ``vectors.fill`` still embedding when the stop begins answers what it filled so far (or
-    ``ERR_SHUTTING_DOWN``), and the daemon exits within the bound, never waiting the fill out.
-
-    Mutation note: ``or self._stopping`` dropped from ``fill_now``'s loop -> the drain waits for the
-    whole fill, which answers with nothing remaining: red."""
-    store = tmp_path / "store"
-    make_store(store, dict(generated_memories(6000)))
-    socket_path = short_socket_dir() / "fill.sock"
-    daemon = Daemon(
-        store, socket_path, extra=["--embedder", "hash", "--snapshot-interval", "-1"]
-    ).wait_ready(timeout=120)
+def sigterm_during(
+    store: Path, socket_name: str, method: str, params: dict[str, Any], extra: list[str]
+) -> tuple[Any, str]:
+    """Start ``method`` on a real daemon, SIGTERM the daemon while it runs, and return the one
+    answer the call got and the daemon's log, after checking the stop was clean and in time."""
+    socket_path = short_socket_dir() / socket_name
+    daemon = Daemon(store, socket_path, extra=["--embedder", "hash", *extra]).wait_ready(
+        timeout=120
+    )
     answers: list[Any] = []
     started = threading.Event()
 
-    def fill() -> None:
+    def call() -> None:
         try:
             with Client(socket_path, timeout=60) as c:
                 started.set()
-                answers.append(c.call("vectors.fill", {}))
+                answers.append(c.call(method, params))
         except Exception as exc:
             answers.append(exc)
 
     try:
-        caller = threading.Thread(target=fill)
+        caller = threading.Thread(target=call)
         caller.start()
         started.wait(10)
         time.sleep(0.3)
@@ -114,11 +70,37 @@ def test_sigterm_stops_a_running_vectors_fill_and_it_answers(tmp_path: Path) -> 
     log = daemon.log()
     assert code == 0, log[-3000:]
     assert len(answers) == 1
+    # The call was still running when the stop began (the server counts it in flight), so it
+    # must end at its next batch: a finished result means the drain waited it out instead.
     assert "stopped accepting; 1 requests in flight" in log, log[-3000:]
-    answer = answers[0]
+    assert "cannot schedule new futures" not in log
+    assert "Traceback" not in log, log[-3000:]
+    return answers[0], log
+
+
+@pytest.mark.slow
+def test_sigterm_cuts_a_running_rebuild_short_and_it_answers(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    make_store(store, dict(generated_memories(2000)))
+    answer, _ = sigterm_during(
+        store, "stop.sock", "index.rebuild", {"embed": True, "force": True}, []
+    )
+    assert getattr(answer, "code", None) == "ERR_SHUTTING_DOWN", repr(answer)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_running_vectors_fill_and_it_answers(tmp_path: Path) -> None:
+    """A ``vectors.fill`` still embedding when the stop begins answers what it filled so far (or
+    ``ERR_SHUTTING_DOWN``), and the daemon exits within the bound, never waiting the fill out.
+
+    Mutation note: ``or self._stopping`` dropped from ``fill_now``'s loop -> the drain waits for the
+    whole fill, which answers with nothing remaining: red."""
+    store = tmp_path / "store"
+    make_store(store, dict(generated_memories(6000)))
+    answer, _ = sigterm_during(
+        store, "fill.sock", "vectors.fill", {}, ["--snapshot-interval", "-1"]
+    )
     if isinstance(answer, dict):
         assert answer["remaining"] > 0, answer  # cut short: what was filled, the rest left
     else:
         assert getattr(answer, "code", None) == "ERR_SHUTTING_DOWN", repr(answer)
-    assert "cannot schedule new futures" not in log
-    assert "Traceback" not in log, log[-3000:]
