@@ -1,6 +1,7 @@
 """The head benchmark's own code: its statistics, its git commits, and one small end-to-end run.
 
-The bench is what says whether the head meets issue 3's targets, so its arithmetic (percentiles,
+The bench is what says whether the head meets its targets (docs/benchmarks.md, "The head"), so
+its arithmetic (percentiles,
 nDCG, pass/fail) and its commits (one file changed, refs untouched, archive moves as memhtml
 makes them) are tested like any other code, on real git stores built by ``bench.support.stores``.
 """

@@ -1,4 +1,4 @@
-"""Session provenance on the commit path (issue 6): the transcript session, prompt and turn go
+"""Session provenance on the commit path: the transcript session, prompt and turn go
 into every written file's head and into the commit's trailers, and the content hash holds.
 
 Mutation notes (each applied once, the named test seen red, then reverted):

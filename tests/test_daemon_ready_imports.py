@@ -1,4 +1,5 @@
-"""What a daemon starting from its snapshot has imported by READY (issue 5).
+"""What a daemon starting from its snapshot has imported by READY (READY within 0.5 s at 10,000
+memories).
 
 numpy is 110-160 ms of CPU to import, a quarter of a cold start from a snapshot; nothing before
 READY needs it (the decode leaves the lexical buckets and lengths, the only numpy values, to

@@ -1,4 +1,4 @@
-"""Retrieval of memories never reads a trace table (issue 6): transcripts are searched with
+"""Retrieval of memories never reads a trace table: transcripts are searched with
 ``traces.search`` only, never mixed into memory search or recall."""
 
 from __future__ import annotations
