@@ -61,7 +61,7 @@ MEMORY_TABLES = (
     "file_entities",
     "file_tags",
     "embeddings",
-    "chunks",
+    "chunk_spans",
     "edges",
     "files",
 )
@@ -407,7 +407,7 @@ class Indexer:
                     self.hook("rebuild.batch")
         conn.execute(
             "INSERT INTO embeddings SELECT * FROM temp.embeddings_stash "
-            "WHERE chunk_id IN (SELECT chunk_id FROM chunks)"
+            "WHERE chunk_id IN (SELECT chunk_id FROM chunk_spans)"
         )
         conn.execute("DROP TABLE temp.embeddings_stash")
         self.hook("rebuild.projected")
@@ -743,7 +743,7 @@ class Indexer:
         space, _ = self.configured_space()
         return BackfillReport(
             head_sha=None if state is None else state["head_sha"],
-            chunks=self._count("chunks"),
+            chunks=self._count("chunk_spans"),
             embeddings=self._count("embeddings"),
             embeddings_written=written,
             embeddings_remaining=len(self._pending(space, None)),

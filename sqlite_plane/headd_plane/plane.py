@@ -95,8 +95,13 @@ class Plane:
             state = self.indexer.read_state()
             coverage = read_vector_coverage(self.db, self.retrieval.space)
             counts = {
-                table: int(self.db.get(f"SELECT count(*) AS n FROM {table}", op="status")["n"])  # type: ignore[index]
-                for table in ("files", "chunks", "embeddings", "edges")
+                name: int(self.db.get(f"SELECT count(*) AS n FROM {table}", op="status")["n"])  # type: ignore[index]
+                for name, table in (
+                    ("files", "files"),
+                    ("chunks", "chunk_spans"),
+                    ("embeddings", "embeddings"),
+                    ("edges", "edges"),
+                )
             }
             return {
                 "index_path": str(self.index_path),
