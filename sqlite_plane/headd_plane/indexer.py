@@ -353,6 +353,10 @@ class Indexer:
         self._dirty_indexed = set()  # every row now describes HEAD exactly
         self.hook("rebuild.recorded")
         written = self.embed_missing() if embed and self.embedder is not None else 0
+        # The rebuild's one transaction passed every page through the write-ahead log: give the
+        # pages back (compact) or at least empty the log, so neither keeps the database's size.
+        if not self.db.compact():
+            self.db.checkpoint()
         report = RebuildReport(
             head_sha=head,
             files_indexed=rows.files,

@@ -72,30 +72,15 @@ INSERT INTO files_next (rowid, path, blob_sha, content_hash, memory_type, title,
          task_status, due_at, frame_key
   FROM files ORDER BY rowid;
 
-CREATE TABLE chunk_spans (
-  chunk_id     TEXT PRIMARY KEY,            -- sha256(content_hash || ':' || ordinal)
-  path         TEXT NOT NULL REFERENCES files (path) ON DELETE CASCADE ON UPDATE CASCADE,
-  content_hash TEXT NOT NULL,
-  ordinal      INTEGER NOT NULL CHECK (ordinal >= 0),
-  -- The chunk is substr(files.body_text, start + 1, span_length) of its path's file ...
-  start        INTEGER CHECK (start >= 0),
-  span_length  INTEGER CHECK (span_length >= 0),
-  -- ... or, when it is no slice of the body, this text.
-  own_text     TEXT,
-  char_count   INTEGER NOT NULL,            -- UTF-16 code units, as memhtml counts
-  CHECK ((own_text IS NULL) = (start IS NOT NULL AND span_length IS NOT NULL))
-);
-
--- instr finds the first place the chunk's text occurs; any place holding the same text serves.
-INSERT INTO chunk_spans (rowid, chunk_id, path, content_hash, ordinal, start, span_length,
-         own_text, char_count)
+-- Where each chunk lies in its body, worked out while the old chunks and files both exist. instr
+-- finds the first place the chunk's text occurs; any place holding the same text serves.
+CREATE TEMP TABLE keep_chunk_spans AS
   SELECT rid, chunk_id, path, content_hash, ordinal,
-         iif(at > 0, at - 1, NULL), iif(at > 0, length(text), NULL),
-         iif(at > 0, NULL, text), char_count
+         iif(at > 0, at - 1, NULL) AS start, iif(at > 0, length(text), NULL) AS span_length,
+         iif(at > 0, NULL, text) AS own_text, char_count
   FROM (SELECT c.rowid AS rid, c.chunk_id, c.path, c.content_hash, c.ordinal, c.text,
                c.char_count, iif(c.text <> '', coalesce(instr(f.body_text, c.text), 0), 0) AS at
-        FROM chunks c LEFT JOIN files f ON f.path = c.path)
-  ORDER BY rid;
+        FROM chunks c LEFT JOIN files f ON f.path = c.path);
 
 CREATE TEMP TABLE keep_file_tags      AS SELECT * FROM file_tags;
 CREATE TEMP TABLE keep_file_entities  AS SELECT * FROM file_entities;
@@ -113,6 +98,25 @@ INSERT INTO file_entities  SELECT * FROM keep_file_entities;
 INSERT INTO file_facets    SELECT * FROM keep_file_facets;
 INSERT INTO file_citations SELECT * FROM keep_file_citations;
 
+CREATE TABLE chunk_spans (
+  chunk_id     TEXT PRIMARY KEY,            -- sha256(content_hash || ':' || ordinal)
+  path         TEXT NOT NULL REFERENCES files (path) ON DELETE CASCADE ON UPDATE CASCADE,
+  content_hash TEXT NOT NULL,
+  ordinal      INTEGER NOT NULL CHECK (ordinal >= 0),
+  -- The chunk is substr(files.body_text, start + 1, span_length) of its path's file ...
+  start        INTEGER CHECK (start >= 0),
+  span_length  INTEGER CHECK (span_length >= 0),
+  -- ... or, when it is no slice of the body, this text.
+  own_text     TEXT,
+  char_count   INTEGER NOT NULL,            -- UTF-16 code units, as memhtml counts
+  CHECK ((own_text IS NULL) = (start IS NOT NULL AND span_length IS NOT NULL))
+);
+
+INSERT INTO chunk_spans (rowid, chunk_id, path, content_hash, ordinal, start, span_length,
+         own_text, char_count)
+  SELECT rid, chunk_id, path, content_hash, ordinal, start, span_length, own_text, char_count
+  FROM keep_chunk_spans ORDER BY rid;
+
 CREATE TABLE embeddings (
   chunk_id   TEXT PRIMARY KEY REFERENCES chunk_spans (chunk_id) ON DELETE CASCADE,
   model      TEXT NOT NULL,                 -- the vector space, `<model>@<dim>`
@@ -127,6 +131,7 @@ DROP TABLE keep_file_tags;
 DROP TABLE keep_file_entities;
 DROP TABLE keep_file_facets;
 DROP TABLE keep_file_citations;
+DROP TABLE keep_chunk_spans;
 DROP TABLE keep_embeddings;
 
 CREATE INDEX chunk_spans_path ON chunk_spans (path);
