@@ -23,7 +23,7 @@ from headd_plane.projection import chunk_span_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.data import ANCHOR, clone_anchor
-from support.plane import rows
+from support.plane import fts_answers, rows
 
 from headd.memfile.text import chunk_text, fts_text_of
 
@@ -42,20 +42,6 @@ def _wal(index: Path) -> int:
 
 def _all(conn: sqlite3.Connection, sql: str) -> list[tuple]:
     return [tuple(r) for r in conn.execute(sql)]
-
-
-def _fts_answers(conn: sqlite3.Connection) -> dict[str, list[tuple[int, float]]]:
-    return {
-        q: [
-            (int(r[0]), round(float(r[1]), 9))
-            for r in conn.execute(
-                "SELECT rowid, bm25(files_fts) FROM files_fts WHERE files_fts MATCH ? "
-                "ORDER BY bm25(files_fts)",
-                (q,),
-            )
-        ]
-        for q in FTS_QUERIES
-    }
 
 
 @settings(max_examples=200, deadline=None)
@@ -133,7 +119,7 @@ def test_an_index_in_memhtmls_schema_migrates_in_place_losing_nothing(
     store, index = _memhtml_store(tmp_path)
     old = sqlite3.connect(index)
     before_rows = rows(old)
-    before_fts = _fts_answers(old)
+    before_fts = fts_answers(old, FTS_QUERIES)
     before_links = _all(old, "SELECT * FROM memory_session_links")
     before_vectors = _all(old, "SELECT * FROM embeddings")
     before_bytes = index.stat().st_size
@@ -146,7 +132,7 @@ def test_an_index_in_memhtmls_schema_migrates_in_place_losing_nothing(
     assert "index.db compacted" in caplog.text
     conn = plane.db.conn
     assert rows(conn) == before_rows
-    assert _fts_answers(conn) == before_fts
+    assert fts_answers(conn, FTS_QUERIES) == before_fts
     assert _all(conn, "SELECT * FROM memory_session_links") == before_links
     assert _all(conn, "SELECT * FROM embeddings") == before_vectors
     conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
