@@ -16,13 +16,14 @@ rebuild must be at least 3× faster than memhtml's at 10,000 files. Here, inside
 
 The rows arrive as :class:`BulkRows`, filled file by file while the rest of the tree is still
 being parsed (``projection.file_rows``: plain tuples, no statement objects, no deletes). The two
-big tables' rows (``files``, ``chunks``) are staged meanwhile, every :data:`STAGE_EVERY` files,
+big tables' rows (``files``, ``chunk_spans``) are staged meanwhile, every :data:`STAGE_EVERY` files,
 in untyped tables of the connection's private ``temp`` schema: that binds the parameters while
 the parse runs (and while a pool parses, this process would only wait), takes no lock on
 ``index.db`` or ``state.db``, and leaves the transaction one ``INSERT … SELECT`` per table in
 staging order, same upsert, same rows, in less than half the CPU of the ``executemany``. The staging tables are dropped whatever happens.
 
-The full-text index is built meanwhile too: each staging also feeds the staged ``fts_text`` to a
+The full-text index is built meanwhile too: each staging also feeds each staged row's
+``fts_text`` (a generated column of ``files``, computed here by the parser's own join) to a
 contentless FTS5 table in ``temp`` (``files_fts``'s own definition, same tokenizer), its rowids
 the staging order. When the transaction's ``files`` rows turn out to be exactly the staged ones
 with rowids 1..N in that order (``files`` was just emptied, so they are unless a row was refused),

@@ -357,6 +357,8 @@ class Indexer:
         # pages back (compact) or at least empty the log, so neither keeps the database's size.
         if not self.db.compact():
             self.db.checkpoint()
+        # and the bulk load's page cache goes back to the allocator, not kept for reads
+        self.db.run("PRAGMA shrink_memory", op="rebuild.shrink")
         report = RebuildReport(
             head_sha=head,
             files_indexed=rows.files,
