@@ -164,6 +164,8 @@ def test_a_rebuild_leaves_an_empty_write_ahead_log(tmp_path: Path) -> None:
     assert _wal(index) == 0
     plane.rebuild()  # over an existing index: its pages are reused, the log emptied again
     assert _wal(index) == 0
+    disk = plane.status()["disk_bytes"]
+    assert disk["index_wal"] == 0 and disk["index_db"] == index.stat().st_size
     assert plane.db.get("PRAGMA freelist_count")[0] < COMPACT_MIN_FREE_PAGES  # type: ignore[index]
 
 
