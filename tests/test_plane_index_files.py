@@ -16,7 +16,13 @@ from pathlib import Path
 
 import pytest
 from headd_plane.chunking import PlaneChunk, chunk_id_for, utf16_len
-from headd_plane.db import COMPACT_MIN_FREE_PAGES, WAL_SIZE_LIMIT_BYTES, Write, open_writer
+from headd_plane.db import (
+    COMPACT_MIN_FREE_PAGES,
+    PAGE_SIZE_BYTES,
+    WAL_SIZE_LIMIT_BYTES,
+    Write,
+    open_writer,
+)
 from headd_plane.paths import index_path_of, state_path_of
 from headd_plane.plane import open_plane
 from headd_plane.projection import chunk_span_rows
@@ -139,6 +145,7 @@ def test_an_index_in_memhtmls_schema_migrates_in_place_losing_nothing(
     # the pages the old tables held went back to the disk, not to the free list
     assert conn.execute("PRAGMA freelist_count").fetchone()[0] < COMPACT_MIN_FREE_PAGES
     assert index.stat().st_size < before_bytes
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096  # an existing file keeps its own
 
     # The migrated index answers as one rebuilt from the tree does, and keeps updating.
     migrated = [plane.search(q).to_wire()["hits"] for q in FTS_QUERIES]
@@ -164,6 +171,7 @@ def test_a_rebuild_leaves_an_empty_write_ahead_log(tmp_path: Path) -> None:
     assert _wal(index) == 0
     plane.rebuild()  # over an existing index: its pages are reused, the log emptied again
     assert _wal(index) == 0
+    assert plane.db.get("PRAGMA page_size")[0] == PAGE_SIZE_BYTES  # type: ignore[index]
     disk = plane.status()["disk_bytes"]
     assert disk["index_wal"] == 0 and disk["index_db"] == index.stat().st_size
     assert plane.db.get("PRAGMA freelist_count")[0] < COMPACT_MIN_FREE_PAGES  # type: ignore[index]
