@@ -54,6 +54,7 @@ def local_models() -> dict[str, Callable[..., DocumentEmbedder]]:
         MODEL_ID: OnnxEmbedder,
         "minilm": OnnxEmbedder,
         model_id_for(160, quantized=False): partial(OnnxEmbedder, quantized=False),
+        model_id_for(256): partial(OnnxEmbedder, max_tokens=256),
         model_id_for(256, quantized=False): partial(OnnxEmbedder, max_tokens=256, quantized=False),
     }
 

@@ -1,0 +1,88 @@
+"""A query word's stem, and the forms of it an index holds: the hybrid lexical arm's stemming.
+
+The hybrid search scores a query by stems (docs/design.md, "Search quality"): "studies" also
+finds "study" and "studied". The index stays unstemmed (the seed's search, and its answers,
+need the exact tokens), so stemming happens at query time: each query token becomes the group
+of index tokens that share its Snowball English stem (Porter2, tantivy's ``en_stem``), and
+:func:`headd.head.lexical.bm25_group_scores` counts a group as one token.
+
+Which index tokens share a stem is found without walking the vocabulary (a version's vocabulary
+is tens of thousands of tokens and changes with every write): the forms are generated from the
+stem and the token by English suffix rules (:func:`candidate_forms`), and each candidate the
+index holds is kept when the stemmer maps it to the same stem. A form no rule generates is
+missed (``ran`` for ``run``); a kept form is never a wrong one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Final
+
+from headd.head.tokens import tokenize
+
+#: Endings a stem takes in English words. Generated forms are confirmed by the stemmer, so an
+#: ending here can only add a true form of the stem, never a false one.
+SUFFIXES: Final = (
+    "", "s", "es", "e", "ed", "d", "ing", "er", "ers", "est", "ly", "y", "ies", "ied",
+    "ion", "ions", "ation", "ations", "ate", "ated", "ates", "ating", "ator", "ators",
+    "ive", "ively", "ivity", "ity", "ities", "al", "ally", "als", "ment", "ments", "ness",
+    "ic", "ical", "ically", "ics", "ize", "ized", "izes", "izing", "ization", "izations",
+    "ise", "ised", "ism", "isms", "ist", "ists", "able", "ability", "ful", "ous", "ously",
+    "ence", "ences", "ance", "ances", "ent", "ently", "ant", "ants", "ency", "ancy",
+)  # fmt: skip
+
+
+@functools.cache
+def _stemmer() -> object:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """``word``'s Snowball English stem."""
+    return str(_stemmer().stemWord(word))  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def candidate_forms(token: str) -> tuple[str, ...]:
+    """The words ``token``'s stem may stand for, unconfirmed: the token, then its stem and the
+    token with every :data:`SUFFIXES` ending, and the stem's variants before an ending (a final
+    ``i`` as ``y``, a final ``e`` dropped, a last consonant doubled)."""
+    root = stem(token)
+    bases = {root, token}
+    if root.endswith("i"):
+        bases.add(root[:-1] + "y")
+    if root.endswith("e"):
+        bases.add(root[:-1])
+    if len(root) > 2 and root[-1] not in "aeiouy" and root[-2] in "aeiou":
+        bases.add(root + root[-1])
+    forms = dict.fromkeys([token])
+    for base in sorted(bases):
+        for suffix in SUFFIXES:
+            forms.setdefault(base + suffix)
+    return tuple(forms)
+
+
+def stem_groups(vocabulary: Mapping[str, object], query: str) -> list[tuple[str, ...]]:
+    """The query's distinct stems in first-occurrence order, each as the forms of it that
+    ``vocabulary`` holds (the query token first, when held): the candidates of
+    :func:`candidate_forms` the vocabulary holds and the stemmer maps to the token's stem. A
+    stem with no form held is left out."""
+    groups: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for token in dict.fromkeys(tokenize(query)):
+        root = stem(token)
+        if root in seen:
+            continue
+        seen.add(root)
+        held = tuple(
+            form
+            for form in candidate_forms(token)
+            if form in vocabulary and (form == token or stem(form) == root)
+        )
+        if held:
+            groups.append(held)
+    return groups
