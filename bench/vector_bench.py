@@ -106,6 +106,18 @@ def wait_covered(served: Served, floor: float, timeout: float) -> float:
         time.sleep(5)
 
 
+def wait_indexed(served: Served, timeout: float) -> float | None:
+    """Seconds until the plane has indexed the daemon's head (None: not within ``timeout``)."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        status = served.call("status")
+        index = status.get("index") or {}
+        if index.get("indexed_sha") and index.get("indexed_sha") == status.get("sha"):
+            return round(time.monotonic() - started, 1)
+        time.sleep(0.5)
+    return None
+
+
 def scifact(args: argparse.Namespace) -> dict[str, Any]:
     store = args.scifact
     if args.socket is None and not store.exists():
@@ -310,10 +322,16 @@ def real_10k(args: argparse.Namespace) -> dict[str, Any]:
             out["verdict"] = "not measured: the daemon's vectors do not cover the store"
             return out
         # A long-lived daemon answers in its steady state: let the work it does just after READY
-        # (plane open, index update, snapshot settle, collector freeze) finish first.
+        # (the plane's index of the store, snapshot settle, collector freeze) finish first, and
+        # say how busy it still is.
+        out["index_wait_s"] = wait_indexed(served, args.wait_fill_10k)
         time.sleep(SETTLE_S)
-        out["load_avg_start"] = os.getloadavg()[0]
         pid = served.proc.pid if served.proc is not None else None
+        if pid is not None:
+            idle = _process_cpu_s(pid)
+            time.sleep(2.0)
+            out["daemon_idle_cpu_ms_per_s"] = round(1000 * (_process_cpu_s(pid) - idle) / 2.0, 1)
+        out["load_avg_start"] = os.getloadavg()[0]
         for label, flag in (("hybrid", True), ("lexical", False)):
             times, took, degraded = [], [], 0
             cpu = _process_cpu_s(pid) if pid is not None else 0.0

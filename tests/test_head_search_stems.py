@@ -8,6 +8,7 @@ from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyrsistent import pmap
 from support.head_corpus import MapView
 from support.memory import memory_html
 
@@ -112,3 +113,18 @@ def test_every_generated_form_is_a_candidate_and_the_token_comes_first() -> None
         assert forms[0] == word and len(set(forms)) == len(forms)
         same_stem = [w for w in FORMS if stem(w) == stem(word)]
         assert set(same_stem) <= set(forms), f"{word}: a form of its stem is not generated"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(FORMS), max_size=20), st.lists(QUERY, min_size=1, max_size=4))
+def test_remembered_forms_are_the_forms_looked_up(
+    vocabulary: list[str], queries: list[str]
+) -> None:
+    """Invariant: a persistent vocabulary's remembered forms (looked up once per token) give
+    the groups a plain dict, looked up every time, gives, query after query."""
+    plain = dict.fromkeys(vocabulary)
+    persistent = pmap(plain)
+    for query in queries:
+        assert stem_groups(persistent, query) == stem_groups(plain, query)
+    grown = persistent.set("studying", None)  # a new version: its own memo
+    assert stem_groups(grown, "study") == stem_groups({**plain, "studying": None}, "study")

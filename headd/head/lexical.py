@@ -664,13 +664,13 @@ def bm25_group_scores(
     if n_docs == 0:
         return _no_ids(), _no_tfs()
     postings = lexical.postings
-    merged: list[tuple[IdArray, FloatArray]] = []
+    merged: list[tuple[Any, Any]] = []
     for group in groups:
         buckets = [bucket for bucket in map(postings.get, group) if bucket is not None]
         if not buckets:
             continue
         if len(buckets) == 1:
-            merged.append((buckets[0].ids.astype(np.int64), buckets[0].tfs.astype(np.float64)))
+            merged.append((buckets[0].ids, buckets[0].tfs))
             continue
         # Summed per document by id (a pass over ids up to the largest, cheaper than sorting
         # the concatenation once a group is a few hundred documents long).
@@ -678,8 +678,8 @@ def bm25_group_scores(
             np.concatenate([bucket.ids for bucket in buckets]),
             weights=np.concatenate([bucket.tfs for bucket in buckets], dtype=np.float64),
         )
-        held = np.flatnonzero(per_id).astype(np.int64, copy=False)
-        merged.append((held, per_id[held].astype(np.float64, copy=False)))
+        held = (per_id > 0.0).nonzero()[0]
+        merged.append((held, per_id[held]))
     if not merged:
         return _no_ids(), _no_tfs()
     sizes = [int(ids.shape[0]) for ids, _ in merged]
@@ -688,7 +688,7 @@ def bm25_group_scores(
         dtype=np.float64,
     )
     ids = np.concatenate([ids for ids, _ in merged])
-    tf = np.concatenate([tfs for _, tfs in merged])
+    tf = np.concatenate([tfs for _, tfs in merged], dtype=np.float64)
     norms = _LENGTH_NORMS.of(lexical)
     weights = np.repeat(idfs, sizes) * ((tf * (BM25_K1 + 1)) / (tf + norms[ids]))
     scores = np.bincount(ids, weights=weights, minlength=norms.shape[0]).astype(
