@@ -33,11 +33,17 @@ SUFFIXES: Final = (
 )  # fmt: skip
 
 
-@functools.cache
-def _stemmer() -> object:
-    import Stemmer
+_LOCAL: Final = threading.local()
 
-    return Stemmer.Stemmer("english")
+
+def _stemmer() -> object:
+    """This thread's stemmer: PyStemmer's objects are not to be shared between threads."""
+    stemmer = getattr(_LOCAL, "stemmer", None)
+    if stemmer is None:
+        import Stemmer
+
+        stemmer = _LOCAL.stemmer = Stemmer.Stemmer("english")
+    return stemmer
 
 
 @functools.lru_cache(maxsize=1 << 12)
