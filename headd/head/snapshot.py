@@ -494,27 +494,34 @@ class PendingMap(PMap):
 def _pending_maps(indexes: Indexes) -> list[PendingMap]:
     maps = (
         indexes.records,
+        indexes.lexical.postings,
         indexes.by_content_hash,
         indexes.content_paths,
         indexes.by_frame_key,
         indexes.inbound,
         indexes.by_entity,
-        indexes.lexical.postings,
     )
     return [m for m in maps if isinstance(m, PendingMap) and m.pending]
 
 
 def settle_version(version: HeadVersion) -> bool:
     """Build whatever a decode left pending (multi-maps, lexical buckets and lengths); whether
-    there was."""
-    pending = _pending_maps(version.indexes)
-    for lazy in pending:
+    there was. What a search reads comes first (the records, the buckets, the lengths), so that
+    a search arriving during the settle does not wait for the multi-maps it never reads."""
+    indexes = version.indexes
+    lexical = indexes.lexical
+    searched = [m for m in (indexes.records, lexical.postings) if isinstance(m, PendingMap)]
+    built = False
+    for lazy in searched:
+        built = lazy.pending or built
         lazy.get("")
-    lexical = version.indexes.lexical
-    lengths_pending = "lengths" not in vars(lexical)
-    if lengths_pending:
+    if "lengths" not in vars(lexical):
+        built = True
         lexical.lengths  # noqa: B018 -- the read builds them
-    return bool(pending) or lengths_pending
+    rest = _pending_maps(indexes)
+    for lazy in rest:
+        lazy.get("")
+    return built or bool(rest)
 
 
 def _int32s(data: bytes) -> memoryview:
@@ -659,8 +666,7 @@ def assemble(records: Iterable[MemoryRecord], lexical: _Lexical) -> Indexes:
     by_path = {record.path: record for record in records}
     if len(by_path) != len(records):
         raise ValueError("two records share a path")
-    intern = PATH_IDS.intern
-    idents = [intern(path) for path in by_path]
+    idents = PATH_IDS.intern_many(by_path)
     multi = _MultiMaps(records)
     return Indexes(
         records=PendingMap(lambda: by_path, len(by_path)),
