@@ -219,9 +219,9 @@ class Daemon:
                 break
             self.statuses.append(datagram)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 60) -> None:
         self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(60)
+        self.proc.wait(timeout)
         self._log.close()
         self.notify.close()
 

@@ -18,8 +18,9 @@
    READY, and their medians (the READY the goals judge);
 5. with ``--embedder NAME``: the same start and searches with ``--embedder off`` and with
    ``NAME`` once its vectors are filled (or loaded from index.db, which ``--state`` keeps for
-   the next run), and the model alone in a fresh interpreter: what the daemon adds for the
-   vectors is the difference of the two, less the model;
+   the next run; ``--seed-vectors`` stores what a finished fill leaves instead of filling), and
+   the model alone in a fresh interpreter: what the daemon adds for the vectors is the
+   difference of the two, less the model;
 6. unless ``--no-peer``, starts memhtml 0.15.1's MCP server (``memhtml serve mcp``, lexical) on the
    same store, runs the same searches through it and reads its RSS and peak the same way.
 
@@ -270,14 +271,54 @@ def wait_vectors(daemon: Daemon, timeout: float) -> dict[str, Any]:
     return {"vectors": status.get("vectors"), "vector_fill": status.get("vector_fill")}
 
 
+def seed_vectors(store: Path, embedder: str) -> dict[str, Any]:
+    """Store a unit vector of ``embedder``'s space for every vector key of every record (values
+    drawn from a fixed seed) in ``head_vectors``, as a finished fill leaves it: the vectors'
+    memory does not depend on their values, and a real fill of 10,000 memories takes 20-30
+    minutes on this machine (``bench.vector_bench`` measures the fill)."""
+    import numpy as np
+    from headd_plane.snapshot_store import SnapshotStore
+
+    from headd.daemon.vectors import PlaneVectorStore
+    from headd.embed.factory import make_embedder
+    from headd.head.snapshot import decode_version
+    from headd.head.vectors import VectorSpace, vector_keys_of
+
+    made = make_embedder(embedder)
+    if made is None:
+        raise SystemExit(f"--embedder {embedder} makes no embedder here")
+    space = VectorSpace.parse(made.space)
+    entry = SnapshotStore(store).entries()[0]
+    with SnapshotStore(store).mapped(entry.sha) as data:
+        assert data is not None
+        version = decode_version(data)
+    keys = sorted({key for r in version.indexes.records.values() for key in vector_keys_of(r)})
+    rng = np.random.default_rng(18)
+    vectors = rng.standard_normal((len(keys), space.dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    writer = PlaneVectorStore(store)
+    for start in range(0, len(keys), 4096):
+        writer.append(space, keys[start : start + 4096], vectors[start : start + 4096])
+    return {"space": space.id, "keys": len(keys)}
+
+
 def vectors_phase(
-    store: Path, work: Path, embedder: str, queries: list[str], n_search: int, timeout: float
+    store: Path,
+    work: Path,
+    embedder: str,
+    queries: list[str],
+    n_search: int,
+    timeout: float,
+    *,
+    seed: bool,
 ) -> dict[str, Any]:
     """The vectors' cost: the same start and searches with ``--embedder off`` and with
     ``embedder`` (its vectors filled, or loaded from index.db when an earlier run filled them),
     RSS at the same moments, and the model's own cost measured alone; what the daemon adds for
     the vectors themselves is the difference less the model."""
     out: dict[str, Any] = {"embedder": embedder}
+    if seed:
+        out["seeded"] = seed_vectors(store, embedder)
     for name, setting in (("off", "off"), ("on", embedder)):
         place = work / f"vectors-{name}"
         place.mkdir()
@@ -298,7 +339,7 @@ def vectors_phase(
             run["after_searches"] = proc_memory_mb(pid)
             run["status_memory"] = status_of(daemon.sock).get("memory")
         finally:
-            daemon.stop()
+            daemon.stop(timeout=300)  # a fill in flight finishes its batch first
         out[name] = run
     out["model_alone"] = model_alone(embedder, store)
     model = out["model_alone"].get("model_mb")
@@ -372,6 +413,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fill-timeout", type=float, default=3600, help="seconds to wait for the vector fill"
     )
+    parser.add_argument(
+        "--seed-vectors",
+        action="store_true",
+        help="store the vectors a finished fill leaves (seeded values) instead of filling",
+    )
     args = parser.parse_args(argv)
     load = os.getloadavg()
     store = args.store if args.store is not None else cached_store(args.n)
@@ -381,31 +427,45 @@ def main(argv: list[str] | None = None) -> int:
         "store": str(store),
         "loadavg": [round(x, 2) for x in load],
     }
-    with tempfile.TemporaryDirectory(prefix="headd-footprint-") as tmp:
-        work = Path(tmp)
-        (work / "cold").mkdir()
-        (work / "warm").mkdir()
-        # A copy per run: the session commits would otherwise meet the last run's memories.
-        copy = work / "store"
-        shutil.copytree(store, copy, symlinks=True, ignore=shutil.ignore_patterns("headd"))
-        result["cold"] = cold_or_reused(copy, work / "cold", args.state)
-        result["warm"] = warm_start(copy, work / "warm", queries, args.searches, args.commits)
-        result["disk"] = state_sizes(copy, args.n)
-        if args.repeat:
-            result["ready"] = ready_starts(copy, work, args.repeat, queries[0])
-        result["goals"] = judge(args.n, result["warm"], result["disk"], result.get("ready"))
-        if args.embedder != "off":
-            result["vectors"] = vectors_phase(
-                copy, work, args.embedder, queries, args.searches, args.fill_timeout
-            )
-            if args.state is not None:  # keep the filled vectors (head_vectors) for the next run
-                for path in (copy / ".memhtml" / "headd").glob("index.db*"):
-                    shutil.copy2(path, args.state / path.name)
-        if not args.no_peer:
-            result["memhtml_mcp"] = peer(copy, queries, args.searches)
-    json.dump(result, sys.stdout, indent=2)
-    print()
+    try:
+        with tempfile.TemporaryDirectory(prefix="headd-footprint-") as tmp:
+            measure(Path(tmp), store, args, queries, result)
+    finally:  # what was measured is printed even when a later step fails
+        json.dump(result, sys.stdout, indent=2)
+        print()
     return 0
+
+
+def measure(
+    work: Path, store: Path, args: argparse.Namespace, queries: list[str], result: dict[str, Any]
+) -> None:
+    """Every step of the module docstring, each filling its key of ``result`` as it ends."""
+    (work / "cold").mkdir()
+    (work / "warm").mkdir()
+    # A copy per run: the session commits would otherwise meet the last run's memories.
+    copy = work / "store"
+    shutil.copytree(store, copy, symlinks=True, ignore=shutil.ignore_patterns("headd"))
+    result["cold"] = cold_or_reused(copy, work / "cold", args.state)
+    result["warm"] = warm_start(copy, work / "warm", queries, args.searches, args.commits)
+    result["disk"] = state_sizes(copy, args.n)
+    if args.repeat:
+        result["ready"] = ready_starts(copy, work, args.repeat, queries[0])
+    result["goals"] = judge(args.n, result["warm"], result["disk"], result.get("ready"))
+    if args.embedder != "off":
+        result["vectors"] = vectors_phase(
+            copy,
+            work,
+            args.embedder,
+            queries,
+            args.searches,
+            args.fill_timeout,
+            seed=args.seed_vectors,
+        )
+        if args.state is not None:  # keep the filled vectors (head_vectors) for the next run
+            for path in (copy / ".memhtml" / "headd").glob("index.db*"):
+                shutil.copy2(path, args.state / path.name)
+    if not args.no_peer:
+        result["memhtml_mcp"] = peer(copy, queries, args.searches)
 
 
 if __name__ == "__main__":
