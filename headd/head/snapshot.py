@@ -235,8 +235,8 @@ def _sections(
         records[a : a + RECORDS_PER_SECTION] for a in range(0, len(records), RECORDS_PER_SECTION)
     ]
     out: list[bytes] = []
-    encoded = [_Head(sha, len(records), len(pieces), skipped)]
-    for item in itertools.chain(encoded, pieces, [lexical]):
+    head = [_Head(sha, len(records), len(pieces), skipped)]
+    for item in itertools.chain(head, pieces, [lexical]):
         frame = zstd.compress(_ENCODER.encode(item), level=COMPRESS_LEVEL)
         out.append(_SECTION_LENGTH.pack(len(frame)))
         out.append(frame)
