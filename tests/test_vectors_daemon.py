@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,13 @@ def test_the_real_model_round_trips_through_index_db(tmp_path: Path) -> None:
     store.close()
     cache = PlaneVectorStore(tmp_path).load(space)
     assert len(cache) == 3
-    np.testing.assert_array_equal(cache.get("b"), vectors[1])
+    # index.db keeps the model's float32 values; the cache holds each as a half-precision unit row.
+    with sqlite3.connect(store.index_path) as conn:
+        (blob,) = conn.execute(
+            "SELECT vector FROM head_vectors WHERE content_hash = 'b'"
+        ).fetchone()
+    np.testing.assert_array_equal(np.frombuffer(blob, dtype="<f4"), vectors[1])
+    np.testing.assert_allclose(cache.get("b"), vectors[1], atol=2e-4)
     query = embedder.embed(["which database holds the records"])[0]
     scores = cache.cosines(["a", "b", "c"], query)
     assert max(range(3), key=lambda i: scores[i]) == 1
