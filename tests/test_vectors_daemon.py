@@ -39,6 +39,10 @@ def test_fill_search_and_restart_through_the_socket(tmp_path: Path) -> None:
         }
         hybrid = call(daemon, "search", query="postgres orders")
         assert hybrid["degraded"] is False and hybrid["vectors"] == {"coverage": 1.0}
+        # one copy per key (256 float16 and a float32 scale), then the followed version's
+        # matrix: 16 rows at least (256 float32, a float64 norm, two flags each)
+        held = call(daemon, "status", memory=True)["memory"]["vectors"]
+        assert held == {"entries": 10, "bytes": 10 * (256 * 2 + 4) + 16 * (256 * 4 + 8 + 2)}
         lexical = call(daemon, "search", query="postgres orders", vectors=False)
         assert lexical["degraded"] is True and lexical["vectors"] == {"coverage": 1.0}
         fill = call(daemon, "status")["vector_fill"]

@@ -258,17 +258,20 @@ class VectorCache:
         """``record``'s vector (:func:`record_vector` of its rows, which are unit already, so
         they are summed as held), or None while a part of it is missing."""
         keys = vector_keys_of(record)
-        rows = [self._rows.get(key) for key in keys]
-        if any(row is None for row in rows):
+        article = self._rows.get(keys[0])
+        title = self._rows.get(keys[1]) if len(keys) > 1 else -1
+        if article is None or title is None:
             return None
-        vector = self._scaled(np.asarray(rows[:1], dtype=np.int64))[0]
-        if len(rows) > 1:
-            vector += np.float32(TITLE_WEIGHT) * self._scaled(np.asarray(rows[1:], np.int64))[0]
+        matrix, scale = self._matrix, self._scale
+        vector = matrix[article].astype(np.float32) * scale[article]
+        if title >= 0:
+            vector += np.float32(TITLE_WEIGHT) * (matrix[title].astype(np.float32) * scale[title])
         return vector
 
     def _scaled(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """``rows`` of the matrix as float32 vectors of length 1 (or 0)."""
-        return self._matrix[rows].astype(np.float32) * self._scale[rows][:, None]
+        out = np.empty((rows.shape[0], self.space.dim), dtype=np.float32)
+        return np.multiply(self._matrix[rows], self._scale[rows][:, None], out=out)
 
     def record_cosines(
         self, records: Sequence[MemoryRecord], query: npt.ArrayLike
