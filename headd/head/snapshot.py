@@ -170,8 +170,9 @@ def encode_version(version: HeadVersion, *, stamp: bytes | None = None) -> bytes
     if ids.size and int(ids.min()) < 0:
         raise StorageFailure("lexical index names a path the version does not hold")
     lengths = np.full(len(records), -1, dtype=np.int32)
-    held = ident_of < lexical.lengths.shape[0]
-    lengths[held] = lexical.lengths[ident_of[held]].astype(np.int32)
+    every_length = lexical.lengths
+    held = ident_of < every_length.shape[0]
+    lengths[held] = every_length[ident_of[held]].astype(np.int32)
     lexical_part = _Lexical(
         tokens=tokens,
         sizes=sizes.astype("<i4").tobytes(),
@@ -418,9 +419,9 @@ def settle_version(version: HeadVersion) -> bool:
     for lazy in pending:
         lazy.get("")
     lexical = version.indexes.lexical
-    lengths_pending = "lengths" not in vars(lexical)
+    lengths_pending = "length_chunks" not in vars(lexical)
     if lengths_pending:
-        lexical.lengths  # noqa: B018 -- the read builds them
+        lexical.length_chunks  # noqa: B018 -- the read builds them
     return bool(pending) or lengths_pending
 
 
