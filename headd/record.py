@@ -57,12 +57,14 @@ class Chunk(msgspec.Struct, frozen=True):
 class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     """One memory file, parsed and checked.
 
-    ``html`` is the file's exact text (after BOM removal the parser does not do: it is the text
-    as stored), kept so an overlay can splice the head and a move can re-parse without a git read.
+    The file's text is not kept: ``blob_sha`` names it. A record parsed from git reads it back
+    from the object database by that id when an overlay splices its head, a move re-parses it or
+    a commit writes it (microseconds, and only on those paths); a record an overlay parsed from a
+    session's op keeps its text beside the overlay's view until the commit lands
+    (``headd.head.texts``). Keeping every file's text cost a version its largest share of bytes.
     """
 
     path: str
-    html: str
     blob_sha: str
     content_hash: str
     meta_content_hash: str | None = None
@@ -127,8 +129,8 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-#: The fields of a record on the wire (docs/protocol.md), in order. ``html`` and the SQLite
-#: projection's helpers stay inside the process.
+#: The fields of a record on the wire (docs/protocol.md), in order. The SQLite projection's
+#: helpers stay inside the process.
 WIRE_FIELDS: tuple[str, ...] = (
     "path",
     "blob_sha",

@@ -9,6 +9,7 @@ from support.memory import memory_html
 
 from headd.errors import InvalidMemory
 from headd.memfile.constraints import is_valid_datetime
+from headd.memfile.hashes import blob_sha_of
 from headd.memfile.parse import check_memory, js_number, parse_memory
 from headd.record import Citation, EntityRow, Facet, Link
 
@@ -41,7 +42,7 @@ def test_a_minimal_file_fills_every_field() -> None:
     )
     record = parse_memory("projects/ship/notes/x.html", html)
     assert record.path == "projects/ship/notes/x.html"
-    assert record.html == html
+    assert record.blob_sha == blob_sha_of(html)  # git's id of the exact text
     assert record.title == "Deploy window"
     assert record.claim == "The deploy window is Tuesday."
     assert record.event_at == "2026-11-02"
@@ -152,7 +153,9 @@ def test_text_is_html5_parsed_crlf_bom_and_references() -> None:
         assert other.content_hash == lf.content_hash
         assert other.body_text == lf.body_text
         assert other.blob_sha != lf.blob_sha
-    assert bom.html.startswith("\ufeff") and bom.blob_sha == bom_bytes.blob_sha
+    assert (
+        bom.blob_sha == bom_bytes.blob_sha == blob_sha_of("\ufeff" + memory_html(article=article))
+    )
 
 
 def test_pre_keeps_its_whitespace_in_the_hash_only() -> None:

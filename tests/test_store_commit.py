@@ -22,6 +22,7 @@ from headd.errors import InvalidParams
 from headd.ops import Archive, LinkOp, Put, Write
 from headd.store.commit import commit_message
 from headd.store.manager import SessionManager
+from headd.store.ports import record_text
 
 BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
 LINK_ALPHA = LinkOp(
@@ -228,7 +229,9 @@ def test_auto_rebase_drops_a_write_whose_content_landed_meanwhile(
     write = Write(title="Gamma", type="semantic", claim="Gamma is the third letter.")
     applied = manager.apply(s, [write])
     assert applied.violations == ()
-    html = (manager.view(s).record(applied.paths[0]) or pytest.fail("no record")).html
+    view = manager.view(s)
+    record = view.record(applied.paths[0]) or pytest.fail("no record")
+    html = record_text(view, record, manager.read_blob)
     Store.open(store).commit({"areas/inbox/gamma-elsewhere.html": html})
     moved = tip(store)
     result = manager.commit(s)

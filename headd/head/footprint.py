@@ -18,7 +18,7 @@ from headd.head.indexes import Indexes
 from headd.head.snapshot import PendingMap
 
 #: Text fields whose characters dominate a record (the others are short strings and numbers).
-_TEXT_FIELDS: Final = ("html", "body_text", "disclosure_text", "claim", "title")
+_TEXT_FIELDS: Final = ("body_text", "disclosure_text", "claim", "title")
 
 #: What one ``Postings`` costs besides its arrays' data: the object and its range's two ints.
 _BUCKET_OVERHEAD_BYTES: Final = 48 + 2 * 28

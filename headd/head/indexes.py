@@ -14,9 +14,10 @@ built from scratch and one built by advancing agree bucket for bucket.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Final, Protocol, runtime_checkable
 
 from pyrsistent import PMap, pmap
@@ -303,17 +304,30 @@ class HeadView(Protocol):
     def paths(self) -> Iterable[str]: ...
 
 
-class IndexedView:
-    """The read surface over one :class:`Indexes` value and a sha."""
+#: The pending texts of a view that has none (every version built from a commit).
+NO_TEXTS: Final[Mapping[str, str]] = MappingProxyType({})
 
-    __slots__ = ("_sha", "indexes")
+
+class IndexedView:
+    """The read surface over one :class:`Indexes` value and a sha.
+
+    ``pending_texts`` maps a blob id to the file text of a record an overlay parsed from a
+    session's op, which git does not hold yet (``headd.head.texts``); a version built from a
+    commit has none.
+    """
+
+    __slots__ = ("_sha", "indexes", "pending_texts")
 
     indexes: Indexes
     _sha: str | None
+    pending_texts: Mapping[str, str]
 
-    def __init__(self, indexes: Indexes, sha: str | None) -> None:
+    def __init__(
+        self, indexes: Indexes, sha: str | None, pending_texts: Mapping[str, str] = NO_TEXTS
+    ) -> None:
         object.__setattr__(self, "indexes", indexes)
         object.__setattr__(self, "_sha", sha)
+        object.__setattr__(self, "pending_texts", pending_texts)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")

@@ -146,7 +146,7 @@ def _parse(path: str, text: str, raw: bytes) -> MemoryRecord:
         raise InvalidMemory(path, violations)
     if len(doc.articles) != 1:  # unreachable once the checks pass; keeps the types honest
         raise InvalidMemory(path, ["no <article>: a memory file needs exactly one"])
-    return _build(path, text, raw, doc, doc.articles[0], first_meta)
+    return _build(path, raw, doc, doc.articles[0], first_meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +183,6 @@ def check_memory(path: str, html: str | bytes) -> CheckResult:
 
 def _build(
     path: str,
-    text: str,
     raw: bytes,
     doc: Document,
     article: Element,
@@ -278,7 +277,6 @@ def _build(
     frame_key = frame_key_of(gist, collapsed=True)
     return MemoryRecord(
         path=norm_path,
-        html=text,
         blob_sha=blob_sha,
         content_hash=content_hash,
         meta_content_hash=metas.get("memhtml-content-hash"),

@@ -35,7 +35,7 @@ from headd.errors import (
     SessionNotFound,
     WriteConflict,
 )
-from headd.ops import Op
+from headd.ops import Op, OverlayOp
 from headd.store import git_io, locks, ports, recovery
 from headd.store.commit import Provenance, commit_session, iso, symlink_violations
 from headd.store.ports import Overlay, VersionSource, View
@@ -107,7 +107,7 @@ class SessionManager:
         self.ref = git_io.full_ref(repo, ref)
         self.clock = clock
         self.versions: VersionSource = versions or GitVersions(self.store)
-        self.overlay: Overlay = overlay or ports.with_overlay
+        self.overlay: Overlay = overlay or self._overlay
         self.cap = cap
         self.log = SessionLog(self.store)
         #: A test seam passed to the commit path (runs just before the ref swap).
@@ -273,6 +273,14 @@ class SessionManager:
         finally:
             lock.release()
 
+    def read_blob(self, blob: str) -> str:
+        """The text of a blob, through this thread's repository (a record's file by its id)."""
+        return git_io.blob_text(self._repo(), blob)
+
+    def _overlay(self, view: View, ops: Sequence[OverlayOp]) -> View:
+        """The default overlay: the head's, reading the texts of git's records from the store."""
+        return ports.with_overlay(view, ops, self.read_blob)
+
     def _in_tree(self, sha: str) -> Callable[[str], bool]:
         repo = self._repo()
 
@@ -371,7 +379,7 @@ class SessionManager:
             now = self.clock()
             view = self._view_of(state)
             first = len(state.ops)
-            resolved = resolve_ops(ops, view, self._in_tree(state.base), now)
+            resolved = resolve_ops(ops, view, self._in_tree(state.base), now, self.read_blob)
             violations: list[Violation] = []
             good: list[LoggedOp] = []
             positions: list[int] = []
