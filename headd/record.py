@@ -14,7 +14,33 @@ and the ``files`` columns of memhtml's ``index.db`` for the derived ones (``fts_
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import msgspec
+
+# The closed vocabularies a record's fields take (``headd.memfile.vocabulary`` reads its tables
+# from these). As ``Literal`` types, a snapshot decode hands every record the one string object
+# of each value instead of a copy per record.
+MemoryType = Literal[
+    "episodic",
+    "semantic",
+    "procedural",
+    "agent_insight",
+    "user_preference",
+    "error_pattern",
+    "verdict",
+    "precedent",
+    "arc",
+    "task",
+]
+MemoryStatus = Literal["active", "archived"]
+TaskStatus = Literal["todo", "doing", "blocked", "done"]
+Para = Literal["projects", "areas", "resources", "archive"]
+
+MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
+MEMORY_STATUSES: tuple[str, ...] = get_args(MemoryStatus)
+TASK_STATUSES: tuple[str, ...] = get_args(TaskStatus)
+PARA_BUCKETS: tuple[str, ...] = get_args(Para)
 
 
 class Link(msgspec.Struct, frozen=True, array_like=False):
@@ -68,12 +94,14 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     blob_sha: str
     content_hash: str
     meta_content_hash: str | None = None
-    memory_type: str
-    status: str
+    memory_type: MemoryType
+    status: MemoryStatus
     title: str
     claim: str
     body_text: str
-    disclosure_text: str
+    #: What recall may quote, when it is more than the claim (None: the claim alone, the common
+    #: case, read through ``disclosure_text`` without a second copy of the claim).
+    disclosure: str | None = None
     word_count: int
     tags: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
@@ -91,7 +119,7 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     superseded_by: str | None = None
     archived: bool = False
     origin_path: str | None = None
-    para: str | None = None
+    para: Para | None = None
     workspace: str | None = None
     frame_key: str | None = None
     importance: int = 5
@@ -102,7 +130,7 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str | None = None
     prompt_id: str | None = None
     turn_uuid: str | None = None
-    task_status: str | None = None
+    task_status: TaskStatus | None = None
     due: str | None = None
     warnings: tuple[str, ...] = ()
 
@@ -110,6 +138,11 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     # once per record by the SQLite projection and never by a search: computed when read rather
     # than stored, they cost no memory (they were a quarter of a record's bytes) and no snapshot
     # bytes.
+
+    @property
+    def disclosure_text(self) -> str:
+        """What recall may quote (``files.disclosure_text``): gist, summaries, facets, citations."""
+        return self.claim if self.disclosure is None else self.disclosure
 
     @property
     def fts_text(self) -> str:

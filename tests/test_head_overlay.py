@@ -23,7 +23,6 @@ from headd.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, Unl
 from headd.record import Link
 from headd.store.git_io import blob_text
 
-
 BASE_FILES = [memory_for(i) for i in (0, 1, 2, 3, 9)]
 #: The base's files by blob id: what git's object database answers for a version's records.
 BASE_BLOBS = {parse_record(f.path, f.html).blob_sha: f.html for f in BASE_FILES}

@@ -17,8 +17,9 @@ from typing import Any, Final
 from headd.head.indexes import Indexes
 from headd.head.snapshot import PendingMap
 
-#: Text fields whose characters dominate a record (the others are short strings and numbers).
-_TEXT_FIELDS: Final = ("body_text", "disclosure_text", "claim", "title")
+#: Text fields whose characters dominate a record (the others are short strings and numbers);
+#: ``disclosure`` is None where the disclosure text is the claim, which is then not a copy.
+_TEXT_FIELDS: Final = ("body_text", "claim", "title")
 
 #: What one ``Postings`` costs besides its arrays' data: the object and its range's two ints.
 _BUCKET_OVERHEAD_BYTES: Final = 48 + 2 * 28
@@ -60,6 +61,8 @@ def _records(indexes: Indexes) -> dict[str, Any]:
             struct = sys.getsizeof(record)
         for name in _TEXT_FIELDS:
             text += len(getattr(record, name))
+        if record.disclosure is not None:
+            text += len(record.disclosure)
     return {"count": count, "text_chars": text, "struct_bytes": struct * count}
 
 

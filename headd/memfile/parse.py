@@ -21,9 +21,10 @@ import functools
 import logging
 import math
 import re
+import sys
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 from headd.errors import InvalidMemory
 from headd.memfile import text as tx
@@ -35,7 +36,17 @@ from headd.memfile.vocabulary import (
     rel_of_token,
 )
 from headd.paths import normalize_path, origin_path_of, record_para, workspace_of
-from headd.record import Citation, EntityRow, Facet, Link, MemoryRecord
+from headd.record import (
+    Citation,
+    EntityRow,
+    Facet,
+    Link,
+    MemoryRecord,
+    MemoryStatus,
+    MemoryType,
+    Para,
+    TaskStatus,
+)
 
 __all__ = [
     "CheckResult",
@@ -258,14 +269,17 @@ def _build(
 
     content_hash = digest_of(canonical)
     word_count = tx.word_count_of(body_text, collapsed=True)
-    para = record_para(norm_path)
+    # The closed vocabularies' values as their one interned object each (what a snapshot
+    # decode gives every record too, see ``headd.record``): not a copy per record.
+    para = cast(Para, sys.intern(record_para(norm_path)))
     archived = para == "archive"
-    memory_type = metas["memhtml-type"]
+    memory_type = cast(MemoryType, sys.intern(metas["memhtml-type"]))
     confidence = _bounded(metas.get("memhtml-confidence"), 0, 1, False)
     importance = _bounded(metas.get("memhtml-importance"), 1, 10, True)
     reprieves = _bounded(metas.get("memhtml-reprieves"), 0, _MAX_SAFE_INTEGER, True)
     needs_revision = metas.get("memhtml-needs-revision")
-    task_status = metas.get("memhtml-task-status")
+    raw_task_status = metas.get("memhtml-task-status")
+    task_status = None if raw_task_status is None else cast(TaskStatus, sys.intern(raw_task_status))
 
     blob_sha = blob_sha_of(raw)
     disclosure_text = tx.disclosure_text_of(
@@ -281,11 +295,11 @@ def _build(
         content_hash=content_hash,
         meta_content_hash=metas.get("memhtml-content-hash"),
         memory_type=memory_type,
-        status=metas["memhtml-status"],
+        status=cast(MemoryStatus, sys.intern(metas["memhtml-status"])),
         title=title,
         claim=gist,
         body_text=body_text,
-        disclosure_text=disclosure_text,
+        disclosure=None if disclosure_text == gist else disclosure_text,
         word_count=word_count,
         tags=tags,
         entities=entities,
