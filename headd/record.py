@@ -14,6 +14,7 @@ and the ``files`` columns of memhtml's ``index.db`` for the derived ones (``fts_
 
 from __future__ import annotations
 
+import zlib
 from typing import Literal, get_args
 
 import msgspec
@@ -41,6 +42,18 @@ MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 MEMORY_STATUSES: tuple[str, ...] = get_args(MemoryStatus)
 TASK_STATUSES: tuple[str, ...] = get_args(TaskStatus)
 PARA_BUCKETS: tuple[str, ...] = get_args(Para)
+
+
+def deflate_text(text: str) -> bytes:
+    """``text`` as UTF-8, raw-deflated (zlib level 1, no header or checksum: the record's bytes
+    are checked where they are stored). ~30 µs for a 1 KB body, under half its bytes."""
+    packer = zlib.compressobj(1, zlib.DEFLATED, -15)
+    return packer.compress(text.encode("utf-8")) + packer.flush()
+
+
+def inflate_text(data: bytes) -> str:
+    """The text :func:`deflate_text` made (~10 µs for a 1 KB body)."""
+    return zlib.decompress(data, -15).decode("utf-8")
 
 
 class Link(msgspec.Struct, frozen=True, array_like=False):
@@ -98,7 +111,10 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     status: MemoryStatus
     title: str
     claim: str
-    body_text: str
+    #: The body text, deflated (:func:`deflate_text`); read through ``body_text``. Only the
+    #: tokenizer, the vector text, the SQLite projection and a record on the wire read it, once
+    #: each, and never a search per hit: deflated it is under half the bytes of the ``str``.
+    body_deflated: bytes
     #: What recall may quote, when it is more than the claim (None: the claim alone, the common
     #: case, read through ``disclosure_text`` without a second copy of the claim).
     disclosure: str | None = None
@@ -138,6 +154,11 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     # once per record by the SQLite projection and never by a search: computed when read rather
     # than stored, they cost no memory (they were a quarter of a record's bytes) and no snapshot
     # bytes.
+
+    @property
+    def body_text(self) -> str:
+        """The article's text, collapsed (``files.body_text``)."""
+        return inflate_text(self.body_deflated)
 
     @property
     def disclosure_text(self) -> str:

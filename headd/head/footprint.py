@@ -18,8 +18,9 @@ from headd.head.indexes import Indexes
 from headd.head.snapshot import PendingMap
 
 #: Text fields whose characters dominate a record (the others are short strings and numbers);
-#: ``disclosure`` is None where the disclosure text is the claim, which is then not a copy.
-_TEXT_FIELDS: Final = ("body_text", "claim", "title")
+#: ``disclosure`` is None where the disclosure text is the claim, which is then not a copy. The
+#: body is counted as the bytes it is held in (deflated), beside.
+_TEXT_FIELDS: Final = ("claim", "title")
 
 #: What one ``Postings`` costs besides its arrays' data: the object and its range's two ints.
 _BUCKET_OVERHEAD_BYTES: Final = 48 + 2 * 28
@@ -55,6 +56,7 @@ def _records(indexes: Indexes) -> dict[str, Any]:
     records = indexes.records
     count = len(records)
     text = 0
+    body = 0
     struct = 0
     for record in records.values():
         if not struct:
@@ -63,7 +65,13 @@ def _records(indexes: Indexes) -> dict[str, Any]:
             text += len(getattr(record, name))
         if record.disclosure is not None:
             text += len(record.disclosure)
-    return {"count": count, "text_chars": text, "struct_bytes": struct * count}
+        body += len(record.body_deflated)
+    return {
+        "count": count,
+        "text_chars": text,
+        "body_deflated_bytes": body,
+        "struct_bytes": struct * count,
+    }
 
 
 def _postings(indexes: Indexes) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from headd.record import (
     MemoryType,
     Para,
     TaskStatus,
+    deflate_text,
 )
 
 __all__ = [
@@ -298,7 +299,7 @@ def _build(
         status=cast(MemoryStatus, sys.intern(metas["memhtml-status"])),
         title=title,
         claim=gist,
-        body_text=body_text,
+        body_deflated=deflate_text(body_text),
         disclosure=None if disclosure_text == gist else disclosure_text,
         word_count=word_count,
         tags=tags,
