@@ -107,7 +107,10 @@ class SessionManager:
         self.ref = git_io.full_ref(repo, ref)
         self.clock = clock
         self.versions: VersionSource = versions or GitVersions(self.store)
-        self.overlay: Overlay = overlay or self._overlay
+        #: The overlay a caller passed (tests); None: the head's, reading blobs from the store.
+        #: Not a bound method kept on the instance: that would be a reference cycle, which
+        #: only the cyclic collector frees (and the store lock lives as long as the manager).
+        self._given_overlay = overlay
         self.cap = cap
         self.log = SessionLog(self.store)
         #: A test seam passed to the commit path (runs just before the ref swap).
@@ -276,6 +279,11 @@ class SessionManager:
     def read_blob(self, blob: str) -> str:
         """The text of a blob, through this thread's repository (a record's file by its id)."""
         return git_io.blob_text(self._repo(), blob)
+
+    @property
+    def overlay(self) -> Overlay:
+        """The overlay ops fold through: the given one, else :meth:`_overlay`."""
+        return self._given_overlay or self._overlay
 
     def _overlay(self, view: View, ops: Sequence[OverlayOp]) -> View:
         """The default overlay: the head's, reading the texts of git's records from the store."""
