@@ -500,8 +500,8 @@ def _tree_order(path: str) -> bytes:
     return path.encode("utf-8", "surrogateescape")
 
 
-def _frozen_multi(work: dict[str, list[str]]) -> dict[str, frozenset[str]]:
-    return {key: frozenset(paths) for key, paths in work.items()}
+def _frozen_multi(work: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    return {key: tuple(sorted(paths)) for key, paths in work.items()}
 
 
 class _MultiMaps:
