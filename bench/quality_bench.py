@@ -27,7 +27,8 @@ shipped it), ``seed-hybrid`` (the seed's fusion over the default's vectors, titl
 ``default`` (what ``search`` answers with the default embedder), ``dense`` (cosine alone over
 the default's vectors),
 ``bm25s``, ``tantivy`` and ``tantivy-en_stem`` (the ``bench`` extra), ``memhtml`` (0.15.1's
-``search`` through its CLI, when ``memhtml`` is on PATH). Metrics: R@5, R@10 and nDCG@10
+``memory_search`` through its MCP server, when ``bench/peers/peers.sh`` installed it; see
+:class:`MemhtmlRanker`). Metrics: R@5, R@10 and nDCG@10
 (session level: R@1, R@3, R@10, nDCG@10), overall and per category; stdout is one JSON object,
 ``--markdown`` also prints the tables to stderr.
 """
@@ -40,7 +41,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -392,52 +392,56 @@ def tantivy_ranker(prepared: Prepared, tokenizer: str) -> Ranker:
     return rank
 
 
-def memhtml_ranker(prepared: Prepared, workdir: Path) -> Ranker | None:
-    """memhtml 0.15.1's ``search`` over a store of the corpus, when its CLI is installed."""
-    binary = shutil.which("memhtml")
-    if binary is None:
-        return None
-    import subprocess
+class MemhtmlRanker:
+    """memhtml 0.15.1's search over a store of the corpus, when ``bench/peers/peers.sh`` has
+    installed it: the store committed, ``memhtml index rebuild``, then one ``memory_search``
+    call per query to its long-lived MCP server (a CLI process per query would cost a Node
+    start each). memhtml runs with ``MEMHTML_EMBED=off``: its dense arm needs a hosted model,
+    so it answers from its lexical floor (FTS5, recency, salience), as in ``daemon_bench``."""
 
-    store = workdir / prepared.corpus.name
-    for path, html in prepared.corpus.memories.items():
-        target = store / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(html, encoding="utf-8")
-    subprocess.run(["git", "init", "-q", str(store)], check=True)
-    subprocess.run(["git", "-C", str(store), "add", "-A"], check=True)
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(store),
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@localhost",
-            "commit",
-            "-qm",
-            "corpus",
-        ],
-        check=True,
-    )
+    def __init__(self, prepared: Prepared, workdir: Path) -> None:
+        import subprocess
 
-    def rank(query: Query) -> list[str]:
-        done = subprocess.run(
-            [binary, "search", query.text, "--json", "--limit", str(DEPTH)],
-            cwd=store,
-            capture_output=True,
-            text=True,
-            check=False,
+        from bench.peers.memhtml_mcp import McpServer, pick_search_tool, run_memhtml
+
+        store = workdir / prepared.corpus.name
+        for path, html in prepared.corpus.memories.items():
+            target = store / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(html, encoding="utf-8")
+        git = ["git", "-C", str(store), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+        subprocess.run(["git", "init", "-q", str(store)], check=True)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", "corpus"], check=True)
+        run_memhtml(store, ["index", "rebuild"])
+        self.server = McpServer(store)
+        self.server.handshake()
+        self.tool, self.query_arg, self.limit_arg = pick_search_tool(
+            self.server.request("tools/list")["tools"]
         )
+
+    def __call__(self, query: Query) -> list[str]:
+        arguments: dict[str, Any] = {self.query_arg: query.text}
+        if self.limit_arg is not None:
+            arguments[self.limit_arg] = DEPTH
+        answer = self.server.request("tools/call", {"name": self.tool, "arguments": arguments})
+        texts = [part.get("text", "") for part in answer.get("content", [])]
         try:
-            hits = json.loads(done.stdout)
+            hits = json.loads(texts[0]).get("hits", []) if texts else []
         except json.JSONDecodeError:
             return []
-        rows = hits.get("hits", hits) if isinstance(hits, dict) else hits
-        return [row["path"] for row in rows if isinstance(row, dict) and "path" in row]
+        return [row["path"] for row in hits if isinstance(row, dict) and "path" in row][:DEPTH]
 
-    return rank
+    def close(self) -> None:
+        self.server.close()
+
+
+def memhtml_ranker(prepared: Prepared, workdir: Path) -> MemhtmlRanker | None:
+    from bench.peers.memhtml_mcp import PEER_DIR
+
+    if not (PEER_DIR / ".bin" / "memhtml").exists():
+        return None
+    return MemhtmlRanker(prepared, workdir)
 
 
 ALL_SYSTEMS = (
@@ -491,6 +495,8 @@ def run_dataset(
             for query in corpus.queries:
                 rows.append(query_scores(rank(query), query.relevant, dataset.metrics))
             seconds[system] = seconds.get(system, 0.0) + time.process_time() - started
+            if isinstance(rank, MemhtmlRanker):
+                rank.close()
     return {
         "queries": len(categories),
         "memories": sum(len(c.memories) for c in dataset.corpora),

@@ -257,3 +257,18 @@ def test_gate_between_two_commits_of_a_real_repository(tmp_path: Path) -> None:
     assert report.probes == 27 and report.added == 1 and report.removed == 0
     assert report.mrr <= report.mrr_before
     assert isinstance(repo.repo, pygit2.Repository)
+
+
+def test_the_gate_ranks_with_the_seed_exact_search_even_past_40() -> None:
+    """The gate's answers are memhtml's: seed-exact search, whose lexical arm stops at 40 even
+    when ``k`` is larger (the hybrid default would rank the 41st record; the gate must not)."""
+    records = [
+        record(f"areas/inbox/z-{i:03d}.html", title=f"zircon {i}", claim="zircon " * (1 + i))
+        for i in range(50)
+    ]
+    landed = view(records, "v")
+    # the shortest record, "zircon" once: BM25 ranks it below the 40 more zircon-dense ones
+    probe = HeadGateProbe("areas/inbox/z-000.html", "zircon")
+    scored = score_probes(landed, [probe], k=60)
+    assert scored.ranks == (None,)
+    assert scored.inversions == (FellOut(probe.path, probe.query),)

@@ -117,3 +117,35 @@ def test_recall_ranks_over_the_head_vectors_one_fill_serves_both(tmp_path: Path)
             assert pack["entries"][0]["path"] == search["hits"][0]["path"], query
     finally:
         assert daemon.stop() == 0, daemon.log()
+
+
+def test_search_answers_in_the_mode_asked_for(tmp_path: Path) -> None:
+    """``mode: "seed-exact"`` over the socket is memhtml's head search (reciprocal-rank scores,
+    at most 2 / 61 with two arms, the in-process seed answer without vectors); the default is
+    the hybrid's bounded score fusion; an unknown mode is refused."""
+    import pygit2
+
+    from headd.errors import InvalidParams
+    from headd.head.search import RRF_K, SEED_EXACT, search_head
+    from headd.head.version import load_head
+
+    store = tmp_path / "store"
+    seed = make_store(store)
+    daemon = Daemon(store, short_socket_dir() / "head.sock", extra=["--embedder", "hash"])
+    daemon.wait_ready()
+    try:
+        assert wait_for(lambda: call(daemon, "status")["vectors"]["coverage"] == 1.0, timeout=20)
+        view = load_head(pygit2.Repository(str(store)), seed)
+        for query in ("postgres orders", "connection pool size", "release train"):
+            seeded = call(daemon, "search", query=query, mode="seed-exact")
+            hybrid = call(daemon, "search", query=query)
+            assert not seeded["degraded"] and not hybrid["degraded"]
+            assert all(0 < hit["score"] <= 2 / (1 + RRF_K) for hit in seeded["hits"]), query
+            assert hybrid["hits"][0]["score"] > 2 / (1 + RRF_K), query
+            lexical = call(daemon, "search", query=query, mode="seed-exact", vectors=False)
+            want = search_head(view, query, now="2100-01-01T00:00:00Z", mode=SEED_EXACT)
+            assert [hit["path"] for hit in lexical["hits"]] == [hit.path for hit in want]
+        with pytest.raises(InvalidParams):
+            call(daemon, "search", query="postgres", mode="exact")
+    finally:
+        assert daemon.stop() == 0, daemon.log()

@@ -344,6 +344,7 @@ class Service:
             admit=admit,
             vectors=arm.vectors,
             query_vector=arm.query_vector,
+            mode=request.mode,
         )
         took = (time.perf_counter() - start) * 1000.0
         out_hits: list[dict[str, Any]] = [

@@ -50,6 +50,9 @@ class Search(_Params):
     plane: Literal["head", "index"] = "head"
     #: Each hit also carries its full ``record`` (the MCP bridge's one round trip per search).
     records: bool = False
+    #: The head search's mode (``headd.head.search``): the hybrid default, or memhtml's head
+    #: search rule for rule (what the head gate ranks with).
+    mode: Literal["hybrid", "seed-exact"] = "hybrid"
 
 
 class Read(_Params):

@@ -46,7 +46,9 @@ def local_models() -> dict[str, Callable[..., DocumentEmbedder]]:
 
     The default is the quantized model at 160 word pieces. The float-arithmetic model at 160
     (``all-MiniLM-L6-v2-int8-t160``) and at 256 (``all-MiniLM-L6-v2-int8``) are the earlier
-    defaults: slower, and the spaces their stores already hold vectors of.
+    defaults: slower, and the spaces their stores already hold vectors of. The quantized model
+    at 256 (``all-MiniLM-L6-v2-q8-t256``) is what the quality bench measures the default's
+    token limit against (docs/design.md, "Search quality").
     """
     from headd.embed.onnx_minilm import MODEL_ID, OnnxEmbedder, model_id_for
 
@@ -54,6 +56,7 @@ def local_models() -> dict[str, Callable[..., DocumentEmbedder]]:
         MODEL_ID: OnnxEmbedder,
         "minilm": OnnxEmbedder,
         model_id_for(160, quantized=False): partial(OnnxEmbedder, quantized=False),
+        model_id_for(256): partial(OnnxEmbedder, max_tokens=256),
         model_id_for(256, quantized=False): partial(OnnxEmbedder, max_tokens=256, quantized=False),
     }
 

@@ -18,10 +18,12 @@ it by name:
 - A hit lists its arms in the order lexical, recency, vector; ``recency`` when its fused score
   equals a neighbour's anywhere in the fused list (even past the limit).
 
-``HYBRID``, the default, keeps all of that but three rules (docs/design.md, "Search quality"):
+``HYBRID``, the default, keeps all of that but four rules (docs/design.md, "Search quality"):
 
 - Each arm keeps its best ``max(40, limit)``, so a limit above 40 is answered in full.
-- With the vector arm, the lexical arm scores the query without :data:`QUESTION_WORDS`.
+- With the vector arm, the lexical arm scores the query without :data:`QUESTION_WORDS`, and by
+  stems: each query word counts every form of its stem the index holds as one token
+  (:mod:`headd.head.stems`, :func:`headd.head.lexical.bm25_group_scores`).
 - With the vector arm, fusion is by score, not rank (:func:`_blended_rows`): each arm's share is
   its score over the arm's best, weighted :data:`LEXICAL_SHARE` and ``1 - LEXICAL_SHARE``, so a
   weak arm can add to a record but never outvote a strong arm by its scale, and cosines that tell
@@ -49,7 +51,7 @@ from pyrsistent import PMap
 
 from headd.head.ids import PATH_IDS, utf16_key
 from headd.head.indexes import HeadView, IndexedView, Indexes, indexes_of
-from headd.head.lexical import FloatArray, IdArray, bm25_scores, tokenize
+from headd.head.lexical import FloatArray, IdArray, bm25_group_scores, bm25_scores, tokenize
 from headd.head.search_memo import (
     ADMITTED,
     REFUSED,
@@ -57,6 +59,7 @@ from headd.head.search_memo import (
     UNKNOWN,
     memoizable_scope,
 )
+from headd.head.stems import stem_groups
 from headd.head.vectors import VectorCache, vector_of_record
 from headd.record import MemoryRecord
 
@@ -153,11 +156,19 @@ def _best_first(ids: IdArray, scores: FloatArray) -> Iterator[tuple[IdArray, Flo
 
 
 def _lexical_arm(
-    indexes: Indexes, query: str, admit: Admit | None, cap: int = LEXICAL_ARM_LIMIT
+    indexes: Indexes,
+    query: str,
+    admit: Admit | None,
+    cap: int = LEXICAL_ARM_LIMIT,
+    stemmed: bool = False,
 ) -> list[tuple[int, Candidate]]:
-    """The lexical arm's ``cap`` best candidates, ranked; with ``admit``, each carries its record."""
+    """The lexical arm's ``cap`` best candidates, ranked; with ``admit``, each carries its
+    record. ``stemmed``: BM25 over the query's stems (:mod:`headd.head.stems`), not its tokens."""
     lexical = indexes.lexical
-    ids, scores = bm25_scores(lexical, query)
+    if stemmed:
+        ids, scores = bm25_group_scores(lexical, stem_groups(lexical.postings, query))
+    else:
+        ids, scores = bm25_scores(lexical, query)
     if ids.shape[0] == 0:
         return []
     get = indexes.records.get
@@ -286,8 +297,11 @@ def search_head(
     seed = mode == SEED_EXACT
     with_vectors = vectors is not None and query_vector is not None
     lexical_cap = LEXICAL_ARM_LIMIT if seed else max(LEXICAL_ARM_LIMIT, limit)
-    lexical_query = query if seed or not with_vectors else lexical_query_of(query)
-    lexical = _lexical_arm(indexes, lexical_query, admit, lexical_cap)
+    # With the vector arm, the hybrid's lexical arm scores the query's stems, question words
+    # left out; otherwise every mode scores the seed's tokens.
+    hybrid_arms = with_vectors and not seed
+    lexical_query = lexical_query_of(query) if hybrid_arms else query
+    lexical = _lexical_arm(indexes, lexical_query, admit, lexical_cap, stemmed=hybrid_arms)
     vector: list[tuple[int, _Row]] | None = None
     if vectors is not None and query_vector is not None:
         vector_cap = VECTOR_ARM_LIMIT if seed else max(VECTOR_ARM_LIMIT, limit)
