@@ -32,6 +32,7 @@ SID = "0a1b2c3d-4e5f-4a6b-8c7d-8e9f00112233"
 VOLATILE = {
     "index_path",
     "state_path",
+    "disk_bytes",  # the log files differ while a daemon holds its connection open
     "rebuilt_at",
     "updated_at",
     "indexed_at",

@@ -10,7 +10,7 @@ from headd_plane.plane import open_plane
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.memory import memory_html
-from support.plane import HashEmbedder, rows
+from support.plane import HashEmbedder, fts_answers, rows
 from support.stores import Store
 
 from headd.errors import IndexStale
@@ -98,6 +98,8 @@ def test_update_after_any_history_equals_a_fresh_rebuild(
     rebuilt = open_plane(_clone(store, root / "fresh"), now=lambda: NOW)
     rebuilt.rebuild()
     assert rows(plane.db.conn) == rows(rebuilt.db.conn)
+    queries = [*WORDS, "Edited", "Memory", "Details"]
+    assert fts_answers(plane.db.conn, queries) == fts_answers(rebuilt.db.conn, queries)
     assert plane.indexer.read_state()["head_sha"] == store.repo.head.target.__str__()  # type: ignore[index]
 
 

@@ -47,8 +47,8 @@ def add_file(
     if vec is not None:
         chunk = f"chunk-{path}"
         db.conn.execute(
-            "INSERT INTO chunks (chunk_id, path, content_hash, ordinal, text, char_count)"
-            " VALUES (?, ?, ?, 0, 'body', 4)",
+            "INSERT INTO chunk_spans (chunk_id, path, content_hash, ordinal, start,"
+            " span_length, char_count) VALUES (?, ?, ?, 0, 0, 4, 4)",
             (chunk, path, content_hash),
         )
         db.conn.execute(

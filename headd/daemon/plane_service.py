@@ -296,7 +296,15 @@ class PlaneService:
     # -- methods ----------------------------------------------------------------------------
 
     async def index_rebuild(self, embed: bool, force: bool) -> dict[str, Any]:
-        return await self.on_writer(lambda p: plane_calls.index_rebuild(p, embed, force))
+        return await self.on_writer(lambda p: self._rebuild(p, embed, force))
+
+    @staticmethod
+    def _rebuild(plane: Plane, embed: bool, force: bool) -> dict[str, Any]:
+        """A rebuild, then the memory its bulk load held back to the system (as after an update)."""
+        try:
+            return plane_calls.index_rebuild(plane, embed, force)
+        finally:
+            release_free_memory()
 
     async def index_update(self, embed: bool) -> dict[str, Any]:
         return await self.on_writer(lambda p: plane_calls.index_update(p, embed))

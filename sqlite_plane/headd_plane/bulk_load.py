@@ -16,13 +16,14 @@ rebuild must be at least 3× faster than memhtml's at 10,000 files. Here, inside
 
 The rows arrive as :class:`BulkRows`, filled file by file while the rest of the tree is still
 being parsed (``projection.file_rows``: plain tuples, no statement objects, no deletes). The two
-big tables' rows (``files``, ``chunks``) are staged meanwhile, every :data:`STAGE_EVERY` files,
+big tables' rows (``files``, ``chunk_spans``) are staged meanwhile, every :data:`STAGE_EVERY` files,
 in untyped tables of the connection's private ``temp`` schema: that binds the parameters while
 the parse runs (and while a pool parses, this process would only wait), takes no lock on
 ``index.db`` or ``state.db``, and leaves the transaction one ``INSERT … SELECT`` per table in
 staging order, same upsert, same rows, in less than half the CPU of the ``executemany``. The staging tables are dropped whatever happens.
 
-The full-text index is built meanwhile too: each staging also feeds the staged ``fts_text`` to a
+The full-text index is built meanwhile too: each staging also feeds each staged row's
+``fts_text`` (a generated column of ``files``, computed here by the parser's own join) to a
 contentless FTS5 table in ``temp`` (``files_fts``'s own definition, same tokenizer), its rowids
 the staging order. When the transaction's ``files`` rows turn out to be exactly the staged ones
 with rowids 1..N in that order (``files`` was just emptied, so they are unless a row was refused),
@@ -44,7 +45,16 @@ import re
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from .projection import FILE_COLUMNS, ROW_STATEMENTS, UPSERT_CHUNK_SQL, UPSERT_FILE_SQL, Row
+from headd.memfile.text import fts_text_of
+
+from .projection import (
+    CHUNK_COLUMNS,
+    FILE_COLUMNS,
+    ROW_STATEMENTS,
+    UPSERT_CHUNK_SQL,
+    UPSERT_FILE_SQL,
+    Row,
+)
 
 #: The triggers that keep ``files_fts`` equal to ``files``; a rebuild refills the index whole.
 FTS_TRIGGERS = ("files_fts_insert", "files_fts_delete", "files_fts_update")
@@ -52,14 +62,14 @@ FTS_TRIGGERS = ("files_fts_insert", "files_fts_delete", "files_fts_update")
 #: ten indexes, and the 2 MiB default spills and rereads their pages many times over.
 BULK_CACHE_KIB = 65536
 _CHUNK_ROWS = ROW_STATEMENTS.index(UPSERT_CHUNK_SQL)
-_FTS_TEXT = FILE_COLUMNS.index("fts_text")
+#: Where the parts of ``files.fts_text`` (a generated column) sit in a ``files`` row.
+_FTS_PARTS = tuple(FILE_COLUMNS.index(c) for c in ("title", "gist", "body_text"))
 #: Files between two stagings of the big tables' rows.
 STAGE_EVERY = 1000
-CHUNK_COLUMNS = ("chunk_id", "path", "content_hash", "ordinal", "text", "char_count")
 #: Statement -> (its table, its columns in bind order): the rows staged in ``temp``.
 STAGED: dict[str, tuple[str, tuple[str, ...]]] = {
     UPSERT_FILE_SQL: ("files", FILE_COLUMNS),
-    UPSERT_CHUNK_SQL: ("chunks", CHUNK_COLUMNS),
+    UPSERT_CHUNK_SQL: ("chunk_spans", CHUNK_COLUMNS),
 }
 
 
@@ -70,6 +80,12 @@ STAGE_FTS = "headd_stage_fts"
 #: hold in common; ``_config`` stays as the fresh table writes it.
 FTS_INDEX_TABLES = (("data", "id, block"), ("idx", "segid, term, pgno"), ("docsize", "id, sz"))
 _EXTERNAL_CONTENT = re.compile(r",\s*content\s*=\s*'files'\s*,\s*content_rowid\s*=\s*'rowid'\s*")
+
+
+def _fts_text(row: Row) -> str:
+    """The row's ``fts_text``, as its generated column computes it (the parser's join)."""
+    title, gist, body = (row[i] for i in _FTS_PARTS)
+    return fts_text_of(str(title), str(gist), str(body))
 
 
 def _stage_table(table: str) -> str:
@@ -160,7 +176,7 @@ class BulkRows:
                 if fts_rows is not None and sql == UPSERT_FILE_SQL:
                     conn.executemany(
                         f"INSERT INTO temp.{STAGE_FTS} (rowid, fts_text) VALUES (?, ?)",
-                        enumerate((row[_FTS_TEXT] for row in rows), start=fts_rows + 1),
+                        enumerate(map(_fts_text, rows), start=fts_rows + 1),
                     )
                     fts_rows += len(rows)
             conn.execute("COMMIT")

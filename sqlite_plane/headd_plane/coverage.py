@@ -36,7 +36,7 @@ class VectorCoverage:
 
 def read_vector_coverage(db: PlaneDb, space: str | None = None) -> VectorCoverage:
     row = db.get(
-        "SELECT (SELECT count(*) FROM chunks) AS chunks, "
+        "SELECT (SELECT count(*) FROM chunk_spans) AS chunks, "
         "(SELECT count(*) FROM embeddings WHERE model = "
         "coalesce(?1, (SELECT embed_model FROM index_state WHERE id = 1))) AS embedded, "
         "coalesce(?1, (SELECT embed_model FROM index_state WHERE id = 1)) AS model",

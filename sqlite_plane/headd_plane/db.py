@@ -44,6 +44,19 @@ STATE_MIGRATIONS_DIR = PACKAGE_DIR / "state_migrations"
 STATE_SCHEMA = "state"
 
 BUSY_TIMEOUT_S = 5.0
+#: Whenever a checkpoint lets the write-ahead log start over, SQLite cuts the file back to this
+#: size (``journal_size_limit``): without it the log keeps the size of the largest transaction
+#: it ever held, which for a rebuild is the size of the database. The automatic checkpoint runs
+#: at 1,000 pages (4 MiB), so this is the log's steady size.
+WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
+#: The page size of a new index.db. ``files`` rows (about 2 KB at SciFact's sizes) pack into
+#: 4 KiB pages with a quarter of each left empty; 8 KiB pages hold them tighter. An existing
+#: file keeps its size (a WAL database cannot change it).
+PAGE_SIZE_BYTES = 8192
+#: A database whose free pages are at least this share of it (and at least
+#: :data:`COMPACT_MIN_FREE_PAGES`) is rewritten by :meth:`PlaneDb.compact`.
+COMPACT_FREE_SHARE = 0.25
+COMPACT_MIN_FREE_PAGES = 64
 #: First backoff step and the total time a busy call keeps retrying (memhtml's: capped at 20 s).
 BUSY_BACKOFF_FIRST_S = 0.015
 BUSY_RETRY_BUDGET_S = 20.0
@@ -209,6 +222,45 @@ class PlaneDb:
 
         self._retrying(op, attempt)
 
+    # -- the files on disk ------------------------------------------------------------------------
+
+    def checkpoint(self, schema: str = "main") -> bool:
+        """Copy the write-ahead log into the database and truncate it to zero bytes.
+
+        ``TRUNCATE`` waits (the busy timeout) for readers still on an older snapshot; when one
+        outlasts it the log stays as it is and the next checkpoint tries again. True when the
+        log was emptied.
+        """
+        row = self.get(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)", op="checkpoint")
+        done = row is not None and int(row[0]) == 0
+        if not done:
+            log.info("%s checkpoint left the write-ahead log in place: a reader holds it", schema)
+        return done
+
+    def compact(self) -> bool:
+        """``VACUUM`` index.db when a large share of its pages is free, then checkpoint.
+
+        A migration that recreates tables, or a rebuild that writes fewer rows than it deleted,
+        leaves free pages that SQLite reuses but never returns to the disk. VACUUM keeps the
+        rowid of every table that has an index (SQLite copies such tables row by row, rowid
+        included); ``files`` and ``traces`` have their primary keys, so the full-text tables
+        that point at them by rowid stay valid. True when the file was rewritten.
+        """
+        free = int(self.get("PRAGMA main.freelist_count", op="compact.probe")[0])  # type: ignore[index]
+        pages = int(self.get("PRAGMA main.page_count", op="compact.probe")[0])  # type: ignore[index]
+        if free < COMPACT_MIN_FREE_PAGES or free < pages * COMPACT_FREE_SHARE:
+            return False
+        page_size = int(self.get("PRAGMA main.page_size", op="compact.probe")[0])  # type: ignore[index]
+        started = time.perf_counter()
+        self.run("VACUUM main", op="compact")
+        self.checkpoint()
+        log.info(
+            "index.db compacted: %.1f MB of free pages returned in %.0f ms",
+            free * page_size / 1e6,
+            (time.perf_counter() - started) * 1000,
+        )
+        return True
+
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
         """A consistent snapshot for several reads (a deferred transaction)."""
@@ -277,6 +329,18 @@ def run_migrations(db: PlaneDb, migrations_dir: Path, schema: str = "main") -> i
     return count
 
 
+def _applied(db: PlaneDb) -> int:
+    """Migrations ``index.db`` had applied before this open (0 for a new file)."""
+    found = db.get(
+        "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+        op="migrate.probe",
+    )
+    if found is None:
+        return 0
+    row = db.get("SELECT count(*) FROM main.schema_migrations", op="migrate.probe")
+    return int(row[0]) if row else 0
+
+
 def _state_ready(db: PlaneDb) -> bool:
     row = db.get(
         f"SELECT 1 FROM {STATE_SCHEMA}.sqlite_master WHERE type = 'table' AND name = 'access'",
@@ -304,10 +368,16 @@ def open_writer(
         raise _fail("connect", error) from None
     db = PlaneDb(conn=conn, path=target, readonly=False)
     try:
+        db.run(f"PRAGMA page_size = {PAGE_SIZE_BYTES}", op="pragmas")  # a new file only
         db.all("PRAGMA journal_mode = WAL", op="pragmas")
+        db.all(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}", op="pragmas")
         db.run("PRAGMA synchronous = NORMAL", op="pragmas")
         db.run("PRAGMA foreign_keys = ON", op="pragmas")
+        before = _applied(db)
         db.migrations_applied = run_migrations(db, migrations_dir)
+        if before and db.migrations_applied > before:
+            # an existing index was migrated: a recreated table leaves its old pages free
+            db.compact()
         if state_path is not None:
             attach_state(db, state_path, state_migrations_dir)
     except BaseException:
@@ -326,6 +396,7 @@ def attach_state(db: PlaneDb, state_path: Path | str, migrations_dir: Path) -> N
             raise _fail("state.mkdir", error) from None
     db.run(f"ATTACH DATABASE ? AS {STATE_SCHEMA}", (target,), op="state.attach")
     db.all(f"PRAGMA {STATE_SCHEMA}.journal_mode = WAL", op="state.pragmas")
+    db.all(f"PRAGMA {STATE_SCHEMA}.journal_size_limit = {WAL_SIZE_LIMIT_BYTES}", op="state.pragmas")
     db.state_migrations_applied = run_migrations(db, migrations_dir, schema=STATE_SCHEMA)
     db.has_state = _state_ready(db)
 

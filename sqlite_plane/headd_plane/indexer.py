@@ -61,7 +61,7 @@ MEMORY_TABLES = (
     "file_entities",
     "file_tags",
     "embeddings",
-    "chunks",
+    "chunk_spans",
     "edges",
     "files",
 )
@@ -353,6 +353,12 @@ class Indexer:
         self._dirty_indexed = set()  # every row now describes HEAD exactly
         self.hook("rebuild.recorded")
         written = self.embed_missing() if embed and self.embedder is not None else 0
+        # The rebuild's one transaction passed every page through the write-ahead log: give the
+        # pages back (compact) or at least empty the log, so neither keeps the database's size.
+        if not self.db.compact():
+            self.db.checkpoint()
+        # and the bulk load's page cache goes back to the allocator, not kept for reads
+        self.db.run("PRAGMA shrink_memory", op="rebuild.shrink")
         report = RebuildReport(
             head_sha=head,
             files_indexed=rows.files,
@@ -407,7 +413,7 @@ class Indexer:
                     self.hook("rebuild.batch")
         conn.execute(
             "INSERT INTO embeddings SELECT * FROM temp.embeddings_stash "
-            "WHERE chunk_id IN (SELECT chunk_id FROM chunks)"
+            "WHERE chunk_id IN (SELECT chunk_id FROM chunk_spans)"
         )
         conn.execute("DROP TABLE temp.embeddings_stash")
         self.hook("rebuild.projected")
@@ -743,7 +749,7 @@ class Indexer:
         space, _ = self.configured_space()
         return BackfillReport(
             head_sha=None if state is None else state["head_sha"],
-            chunks=self._count("chunks"),
+            chunks=self._count("chunk_spans"),
             embeddings=self._count("embeddings"),
             embeddings_written=written,
             embeddings_remaining=len(self._pending(space, None)),

@@ -95,8 +95,13 @@ class Plane:
             state = self.indexer.read_state()
             coverage = read_vector_coverage(self.db, self.retrieval.space)
             counts = {
-                table: int(self.db.get(f"SELECT count(*) AS n FROM {table}", op="status")["n"])  # type: ignore[index]
-                for table in ("files", "chunks", "embeddings", "edges")
+                name: int(self.db.get(f"SELECT count(*) AS n FROM {table}", op="status")["n"])  # type: ignore[index]
+                for name, table in (
+                    ("files", "files"),
+                    ("chunks", "chunk_spans"),
+                    ("embeddings", "embeddings"),
+                    ("edges", "edges"),
+                )
             }
             return {
                 "index_path": str(self.index_path),
@@ -109,9 +114,27 @@ class Plane:
                 "space": None if state is None else state["embed_model"],
                 **counts,
                 "vectors": coverage.to_wire(),
+                "disk_bytes": self.disk_bytes(),
                 "migrations_applied": self.db.migrations_applied,
                 "state_migrations_applied": self.db.state_migrations_applied,
             }
+
+    def disk_bytes(self) -> dict[str, int]:
+        """The plane's files as they lie on disk (a file not there counts 0)."""
+        index, state = self.index_path, self.state_path
+        files = {
+            "index_db": index,
+            "index_wal": Path(f"{index}-wal"),
+            "state_db": state,
+            "state_wal": Path(f"{state}-wal"),
+        }
+        out: dict[str, int] = {}
+        for name, path in files.items():
+            try:
+                out[name] = path.stat().st_size
+            except OSError:
+                out[name] = 0
+        return out
 
     def close(self) -> None:
         with self.lock:

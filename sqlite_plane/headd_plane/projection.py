@@ -30,6 +30,7 @@ PERSON_RELS = frozenset(vocabulary.PERSON_RELS)
 TASK_RELS = frozenset(vocabulary.TASK_RELS)
 
 #: The ``files`` columns in bind order: one list drives the insert and the upsert clause.
+#: ``fts_text`` is not among them: it is a generated column (migration ``0100_lean_text.sql``).
 FILE_COLUMNS: tuple[str, ...] = (
     "path",
     "blob_sha",
@@ -38,7 +39,6 @@ FILE_COLUMNS: tuple[str, ...] = (
     "title",
     "body_text",
     "gist",
-    "fts_text",
     "disclosure_text",
     "para",
     "workspace",
@@ -71,11 +71,24 @@ UPSERT_FILE_SQL = (
     "ON CONFLICT(path) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "path")
 )
+#: The ``chunk_spans`` columns in bind order (the ``chunks`` view reads the text from the body).
+CHUNK_COLUMNS: tuple[str, ...] = (
+    "chunk_id",
+    "path",
+    "content_hash",
+    "ordinal",
+    "start",
+    "span_length",
+    "own_text",
+    "char_count",
+)
 UPSERT_CHUNK_SQL = (
-    "INSERT INTO chunks (chunk_id, path, content_hash, ordinal, text, char_count) "
-    "VALUES (?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT(chunk_id) DO UPDATE SET path = excluded.path, ordinal = excluded.ordinal, "
-    "text = excluded.text, char_count = excluded.char_count"
+    f"INSERT INTO chunk_spans ({', '.join(CHUNK_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in CHUNK_COLUMNS)}) "
+    "ON CONFLICT(chunk_id) DO UPDATE SET "
+    + ", ".join(
+        f"{c} = excluded.{c}" for c in CHUNK_COLUMNS if c not in ("chunk_id", "content_hash")
+    )
 )
 INSERT_EDGE_SQL = (
     "INSERT INTO edges (src_path, rel, dst_path, edge_class, derived, strength, provenance, "
@@ -144,7 +157,6 @@ def file_row(
         record.title,
         record.body_text,
         record.claim,
-        record.fts_text,
         record.disclosure_text,
         para,
         workspace_of(path),
@@ -208,6 +220,32 @@ def edge_rows(record: MemoryRecord, path: str, indexed_at: str) -> list[Row]:
     return out
 
 
+def chunk_span_rows(
+    body_text: str, path: str, content_hash: str, chunks: tuple[PlaneChunk, ...]
+) -> list[Row]:
+    """Each chunk as where it lies in the body (``start``, ``span_length``, code points, the
+    units of SQLite's ``substr``), or with its own text when it is no slice of the body.
+
+    Chunks follow one another through the body, so each is looked for from where the last one
+    ended; any place holding the same text would serve the ``chunks`` view as well.
+    """
+    rows: list[Row] = []
+    at = 0
+    for c in chunks:
+        text = c.text
+        found = body_text.find(text, at) if text else -1
+        if found < 0 and text:
+            found = body_text.find(text)
+        if found < 0:
+            rows.append((c.chunk_id, path, content_hash, c.ordinal, None, None, text, c.char_count))
+            continue
+        at = found + len(text)
+        rows.append(
+            (c.chunk_id, path, content_hash, c.ordinal, found, len(text), None, c.char_count)
+        )
+    return rows
+
+
 def file_rows(
     record: MemoryRecord,
     path: str,
@@ -233,9 +271,7 @@ def file_rows(
         (path, e.entity_type, e.entity_name)
         for e in dedupe_by(record.entity_rows, lambda e: (e.entity_type, e.entity_name))
     ]
-    chunk_rows: list[Row] = [
-        (c.chunk_id, path, content_hash, c.ordinal, c.text, c.char_count) for c in chunks
-    ]
+    chunk_rows = chunk_span_rows(record.body_text, path, content_hash, chunks)
     facets: list[Row] = [
         (path, f.name, f.value, f.numeric_value)
         for f in dedupe_by(record.facets, lambda f: (f.name, f.value))
@@ -267,7 +303,7 @@ def project_file(
         Write("DELETE FROM file_facets WHERE path = ?", (where,)),
         Write("DELETE FROM file_citations WHERE path = ?", (where,)),
         Write(
-            "DELETE FROM chunks WHERE path = ? AND content_hash <> ?",
+            "DELETE FROM chunk_spans WHERE path = ? AND content_hash <> ?",
             (where, record.content_hash),
         ),
         Write("DELETE FROM edges WHERE src_path = ? AND derived = 0", (where,)),

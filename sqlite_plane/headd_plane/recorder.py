@@ -149,7 +149,7 @@ def active_nearest_for(
     clause = f" AND f.memory_type NOT IN ({', '.join('?' for _ in excluded)})" if excluded else ""
     rows = conn.execute(
         f"""SELECT f.path, f.gist, e.vec FROM files f
-            JOIN chunks c ON c.path = f.path AND c.ordinal = 0
+            JOIN chunk_spans c ON c.path = f.path AND c.ordinal = 0
             JOIN embeddings e ON e.chunk_id = c.chunk_id
             WHERE f.archived = 0{clause}
             ORDER BY f.path""",

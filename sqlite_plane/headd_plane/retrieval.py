@@ -192,7 +192,7 @@ class Retrieval:
                 (SELECT group_concat(e.entity_type || ':' || e.entity_name, char(10))
                    FROM file_entities e WHERE e.path = f.path) AS entity_refs,
                 {_SUPERSEDED_BY} AS superseded_by,
-                (SELECT em.vec FROM chunks c JOIN embeddings em ON em.chunk_id = c.chunk_id
+                (SELECT em.vec FROM chunk_spans c JOIN embeddings em ON em.chunk_id = c.chunk_id
                   WHERE c.path = f.path ORDER BY c.ordinal LIMIT 1) AS vec
          FROM files f WHERE f.path IN ({holes})""",
             paths,

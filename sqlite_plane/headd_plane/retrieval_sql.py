@@ -51,7 +51,7 @@ def _vector_sql(scope: AssembledScope, _now: str) -> str:
     # A file counts once, by its best chunk: length must not outrank relevance.
     return f"""SELECT path, ROW_NUMBER() OVER (ORDER BY dist, path) AS rank FROM (
        SELECT c.path AS path, min(vector_distance_cos(e.vec, ?{PARAM_QUERY_VECTOR})) AS dist
-       FROM chunks c
+       FROM chunk_spans c
        JOIN embeddings e ON e.chunk_id = c.chunk_id
        JOIN files f ON f.path = c.path
        WHERE 1 = 1{scope.for_alias("f")}

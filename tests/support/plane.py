@@ -36,6 +36,23 @@ def rows(conn: sqlite3.Connection, drop_indexed_at: bool = True) -> dict[str, li
     return out
 
 
+def fts_answers(conn: sqlite3.Connection, queries: Sequence[str]) -> dict[str, list[tuple]]:
+    """What ``files_fts`` answers each query: ``(path, bm25)`` best first. Paths, not rowids, so
+    two indexes built along different histories compare; a stale full-text row shows here."""
+    return {
+        query: [
+            (str(path), round(float(score), 9))
+            for path, score in conn.execute(
+                "SELECT files.path, bm25(files_fts) AS score FROM files_fts "
+                "JOIN files ON files.rowid = files_fts.rowid WHERE files_fts MATCH ? "
+                "ORDER BY score, files.path",
+                (query,),
+            )
+        ]
+        for query in queries
+    }
+
+
 class HashEmbedder:
     """Deterministic bag-of-words embedder: texts sharing words have near vectors."""
 
