@@ -187,9 +187,10 @@ def headctl_noop_s() -> float:
 
 
 class Daemon:
-    """``headd --embedder off`` on ``store``; ``ready_s`` is spawn → READY=1 on our socket."""
+    """``headd --embedder off`` (or ``embedder``) on ``store``; ``ready_s`` is spawn → READY=1 on
+    our socket."""
 
-    def __init__(self, store: Path, work: Path) -> None:
+    def __init__(self, store: Path, work: Path, embedder: str = "off") -> None:
         self.sock = work / "head.sock"
         self.log_path = work / "headd.log"
         notify_path = work / "notify.sock"
@@ -201,7 +202,7 @@ class Daemon:
         spawned = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "headd.daemon.main", "--store", str(store)]
-            + ["--socket", str(self.sock), "--embedder", "off"],
+            + ["--socket", str(self.sock), "--embedder", embedder],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             cwd=str(REPO),
@@ -218,9 +219,9 @@ class Daemon:
                 break
             self.statuses.append(datagram)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 60) -> None:
         self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(60)
+        self.proc.wait(timeout)
         self._log.close()
         self.notify.close()
 

@@ -4,8 +4,12 @@ start decodes it instead of loading (or advancing) from git.
 The writer coalesces snapshots to one per interval (30 s by default); a commit picked up just
 after READY waits for that interval, and a stop inside it writes that snapshot itself.
 
+A stop right after READY, before the first write is even scheduled (that waits for the work
+just after READY), writes the loaded version's snapshot too.
+
 Mutation note: ``SnapshotWriter.shutdown`` without its final write -> the second start answers
-``snapshot+advance``: red.
+``snapshot+advance``: red. Without ``SnapshotWriter.remember`` at READY, the stop right after a
+git load leaves no snapshot: red.
 """
 
 from __future__ import annotations
@@ -47,5 +51,24 @@ def test_a_stop_right_after_a_pickup_writes_the_tips_snapshot(tmp_path: Path) ->
     try:
         st = status(socket_path)
         assert st["sha"] == tip and st["load_source"] == "snapshot", st
+    finally:
+        again.stop()
+
+
+def test_a_stop_right_after_ready_from_git_writes_the_loaded_snapshot(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    seed = make_store(store)
+    socket_path = short_socket_dir() / "snap-ready.sock"
+    daemon = Daemon(store, socket_path).wait_ready()
+    try:
+        daemon.proc.send_signal(signal.SIGTERM)
+        assert daemon.proc.wait(30) == 0
+    finally:
+        daemon.stop()
+    assert "loaded from git" in daemon.log()
+    assert SnapshotStore(store).has(seed)
+    again = Daemon(store, socket_path).wait_ready()
+    try:
+        assert status(socket_path)["load_source"] == "snapshot"
     finally:
         again.stop()

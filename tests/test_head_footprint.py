@@ -73,3 +73,25 @@ def test_releasing_free_memory_lowers_the_resident_size_after_a_burst() -> None:
     assert release_free_memory()
     assert rss() < high - 20 * 1024 * 1024
     assert burst
+
+
+def test_array_bytes_counts_every_copy_a_vector_cache_holds_and_a_view_once() -> None:
+    import numpy as np
+
+    from headd.head.footprint import array_bytes
+    from headd.head.vectors import VectorCache, VectorSpace
+
+    space = VectorSpace.parse("model@4")
+    matrix = np.arange(12, dtype=np.float32).reshape(3, 4) + 1
+    cache = VectorCache(space, {"a": 0, "b": 1, "c": 2}, matrix)
+    # the vectors (3 x 4 float32), their unit copies, and one float64 norm each
+    assert array_bytes(cache) == 48 + 48 + 24
+    assert array_bytes(cache, None, cache) == array_bytes(cache)
+
+    class Views:
+        __slots__ = ("whole", "half")
+
+        def __init__(self, whole: np.ndarray) -> None:
+            self.whole, self.half = whole, whole[:2]
+
+    assert array_bytes(Views(np.zeros(8, dtype=np.float64))) == 64

@@ -67,7 +67,6 @@ from headd.daemon.methods import (
     decode_request,
 )
 from headd.daemon.plane_service import PlaneService
-from headd.daemon.remote_follower import RemoteFollower
 from headd.daemon.session_calls import SessionCalls
 from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.vectors import NO_VECTORS, VectorService
@@ -80,6 +79,7 @@ from headd.store.results import CommitResult
 from headd.wire.filter import Filter
 
 if TYPE_CHECKING:
+    from headd.daemon.remote_follower import RemoteFollower
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
     from headd.store.manager import SessionManager
@@ -292,16 +292,18 @@ class Service:
     def memory(self, view: IndexedView) -> dict[str, Any]:
         """``status.memory``: the process, the followed version's records and postings, the
         vectors, the plane's files; estimates from known sizes (``headd.head.footprint``)."""
-        from headd.head.footprint import process_memory, version_footprint
+        from headd.head.footprint import array_bytes, process_memory, version_footprint
 
         out: dict[str, Any] = {**process_memory()}
         figures = version_footprint(view.indexes)
         out["records"] = None if figures is None else figures["records"]
         out["postings"] = None if figures is None else figures["postings"]
         cache = None if self.vectors is None else self.vectors.cache
+        matrix = None if self.vectors is None else self.vectors.held_matrix
         out["vectors"] = {
             "entries": 0 if cache is None else len(cache),
-            "bytes": 0 if cache is None else len(cache) * cache.space.dim * 4,
+            # the cache's arrays (its vectors and their unit copies) and the version's matrix
+            "bytes": array_bytes(cache, matrix),
         }
         plane: dict[str, int] = {}
         if self.plane is not None:

@@ -266,6 +266,7 @@ async def run(
         if snapshots is not None:
             if follower.load_source == "snapshot":
                 snapshots.loaded_from(follower.version.sha)
+            snapshots.remember(follower.version)
             hooks.append(snapshots.schedule)
         each_hook = on_each(*hooks)
         follower.on_advance = each_hook

@@ -72,6 +72,13 @@ class SnapshotWriter:
         """The cold start decoded the snapshot of ``sha``: it needs no rewrite."""
         self._known_good.add(sha)
 
+    def remember(self, version: HeadVersion) -> None:
+        """The loaded version, before any write is scheduled: a stop before the first one (the
+        hooks run just after READY) still leaves its snapshot, unless the cold start decoded
+        it, so a git load is never paid twice for one commit."""
+        if not self._stopping and self._latest is None:
+            self._latest = version
+
     def schedule(self, version: HeadVersion) -> None:
         """Ask for a snapshot of ``version`` (called on the loop; returns at once)."""
         if self._stopping or version is None:

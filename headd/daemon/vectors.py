@@ -204,6 +204,11 @@ class VectorService:
         self._coverage = (view, cache, value)  # holds both, so identity cannot be recycled
         return value
 
+    @property
+    def held_matrix(self) -> VersionMatrix | None:
+        """The followed version's matrix, if one was built (``status.memory`` counts it)."""
+        return self._matrix
+
     def matrix_for(self, view: IndexedView, cache: VectorCache) -> VersionMatrix:
         """The version's matrix. The followed tip's (the last view a fill was scheduled for) is
         kept and moved by changed rows only; any other view (``at``, a session) gets one of its

@@ -90,6 +90,24 @@ def _postings(indexes: Indexes) -> dict[str, Any]:
     }
 
 
+def array_bytes(*holders: object) -> int:
+    """The bytes of the distinct numpy arrays ``holders`` keep in their slots (a vector cache,
+    a version matrix): every copy they hold counts, a view counts as the array it views, once."""
+    seen: set[int] = set()
+    total = 0
+    for holder in holders:
+        for name in getattr(type(holder), "__slots__", ()):
+            owner: Any = getattr(holder, name, None)
+            if not hasattr(owner, "nbytes") or not hasattr(owner, "base"):
+                continue
+            while hasattr(owner.base, "nbytes"):
+                owner = owner.base
+            if id(owner) not in seen:
+                seen.add(id(owner))
+                total += int(owner.nbytes)
+    return total
+
+
 def process_memory() -> dict[str, int | None]:
     """This process's VmRSS and VmHWM in bytes (``/proc/self/status``; None off Linux)."""
     out: dict[str, int | None] = {"rss_bytes": None, "peak_bytes": None}

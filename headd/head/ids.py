@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterable
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
@@ -63,6 +64,24 @@ class PathIds:
                 self._keys.append(utf16_key(path))
                 self._by_path[path] = found
             return found
+
+    def intern_many(self, paths: Iterable[str]) -> list[int]:
+        """The id of each of ``paths``, in order, as :meth:`intern` gives them, under one lock: a
+        snapshot decode numbers every path of the store at once (10^5 at 100,000 memories), where
+        a call and a lock per path was most of what the decode does besides msgpack."""
+        out: list[int] = []
+        append = out.append
+        by_path, paths_by_id, keys = self._by_path, self._paths, self._keys
+        with self._lock:
+            for path in paths:
+                found = by_path.get(path)
+                if found is None:
+                    found = len(paths_by_id)
+                    paths_by_id.append(path)
+                    keys.append(utf16_key(path))
+                    by_path[path] = found
+                append(found)
+        return out
 
     def lookup(self, path: str) -> int | None:
         return self._by_path.get(path)

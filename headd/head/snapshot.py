@@ -1,25 +1,29 @@
 """A version as bytes and back, so a cold start does not re-parse the store.
 
 Loading a version from git is dominated by the parser (seconds at 10,000 files). A snapshot keeps
-what the parser produced (the records, msgspec msgpack in one call) and what tokenizing produced
-(the lexical index as flat arrays: every token once, its bucket size, then the concatenated
-document numbers and term frequencies), so decoding is an inflate, a msgpack decode and array
-slicing. The
-small multi-maps (content hash, frame key, inbound, entity) are rebuilt from the records with one
+what the parser produced (the records, msgspec msgpack) and what tokenizing produced (the lexical
+index as flat arrays: every token once, its bucket size, then the concatenated document numbers
+and term frequencies), so decoding is an inflate, a msgpack decode and array slicing. The small
+multi-maps (content hash, frame key, inbound, entity) are rebuilt from the records with one
 loop: that is cheaper than persisting them and cannot disagree with the records. The records map,
 the multi-maps and the lexical buckets are :class:`PendingMap` values, built at first use (or by
-:func:`settle_version`, which the daemon runs right after READY): at 10,000 records that leaves
-the msgpack decode, the checks and the lengths before the first answer, a little over half of a
-whole decode's CPU. The body's checksum runs on a thread beside the inflate and the decode.
+:func:`settle_version`, which the daemon runs right after READY): that leaves the msgpack decode,
+the checks and the lengths before the first answer, a little over half of a whole decode's CPU.
 
-Layout: ``MAGIC | u32 format | 32-byte guard | u32 crc32(body) | body``, the body zlib-deflated
-msgpack (records are text, and text deflates about sixfold; the one dependency-free codec whose
-inflate costs less than the decode it feeds, see docs/design/head.md). The guard is a hash of
-the record schema (every field of :class:`MemoryRecord` and its nested structs, with types and
-defaults), the stop words and a code stamp supplied by the caller (a hash of the parser's and the
-indexer's sources, see :func:`code_stamp`), so a snapshot written by other code is refused
-(:class:`IndexStale`) instead of decoding into wrong values. A body whose checksum or msgpack does
-not hold is refused (:class:`StorageFailure`). The caller falls back to git on either.
+Layout: ``MAGIC | u32 format | 32-byte guard | u32 crc32(body) | body``; the body is a run of
+sections, each a u32 length and one zstd frame of msgpack: a head (the commit, how many records
+and record sections follow, the skipped files), the records :data:`RECORDS_PER_SECTION` at a
+time, then the lexical arrays. zstd because its inflate is a quarter of zlib's CPU at a smaller
+size (docs/design/coldstart.md); sections because a section inflates on a thread (zstd releases
+the GIL) while the one before it decodes, and because then neither side ever holds the whole
+inflated body (five times the stored one). The body's checksum runs on a thread too.
+
+The guard is a hash of the record schema (every field of :class:`MemoryRecord` and its nested
+structs, with types and defaults), the stop words and a code stamp supplied by the caller (a
+hash of the parser's and the indexer's sources, see :func:`code_stamp`), so a snapshot written
+by other code is refused (:class:`IndexStale`) instead of decoding into wrong values. A body
+whose checksum, sections or msgpack do not hold is refused (:class:`StorageFailure`). The caller
+falls back to git on either.
 
 Document numbers in the body are positions in the record list (records sorted by the writer's
 path id), and are mapped to this process's ``PATH_IDS`` on decode; when that mapping is not
@@ -33,11 +37,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import struct
 import sys
 import threading
 import zlib
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -52,6 +59,11 @@ from headd.head.version import HeadVersion, SkippedFile, collector_paused
 from headd.lazy_import import LazyModule
 from headd.record import Citation, EntityRow, Facet, Link, MemoryRecord
 
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
+
 if TYPE_CHECKING:
     import numpy as np
 else:
@@ -59,11 +71,13 @@ else:
 
 MAGIC: Final = b"HEADDSNP"
 #: Bump when the layout below changes.
-FORMAT_VERSION: Final = 2
-#: zlib's level for the body. Measured on a 10,000-record body (70 MB of msgpack): level 1 makes
-#: it 11 MB, level 6 9.6 MB at three times the CPU; inflating costs the same at either.
+FORMAT_VERSION: Final = 3
+#: zstd's level for each section (docs/design/coldstart.md has the measurement): level 1 is
+#: smaller than zlib's level 1 and encodes and inflates four to five times faster; level 3 saves
+#: another 7 % at twice the encode CPU.
 COMPRESS_LEVEL: Final = 1
 _HEADER = struct.Struct("<8sI32sI")
+_SECTION_LENGTH = struct.Struct("<I")
 HEADER_SIZE: Final = _HEADER.size
 
 
@@ -71,14 +85,24 @@ class _Lexical(msgspec.Struct, array_like=True, frozen=True):
     tokens: list[str]
     #: int32 per token: how many documents its bucket holds.
     sizes: bytes
-    #: int32: record positions, bucket after bucket, ascending within each.
-    ids: bytes
+    #: int32: record positions, bucket after bucket, ascending within each (a view of the
+    #: inflated section: decoding copies nothing).
+    ids: memoryview
     #: uint32: term frequencies, aligned with ``ids``.
-    tfs: bytes
+    tfs: memoryview
     #: int32 per record: its token count, -1 when the index does not hold it (archived).
     lengths: bytes
     doc_count: int
     total_length: int
+
+
+class _Head(msgspec.Struct, array_like=True, frozen=True):
+    """The body's first section: what the sections after it hold."""
+
+    sha: str
+    record_count: int
+    record_sections: int
+    skipped: list[SkippedFile]
 
 
 class _Body(msgspec.Struct, array_like=True, frozen=True):
@@ -89,7 +113,9 @@ class _Body(msgspec.Struct, array_like=True, frozen=True):
 
 
 _ENCODER: Final = msgspec.msgpack.Encoder()
-_DECODER: Final = msgspec.msgpack.Decoder(_Body)
+_HEAD_DECODER: Final = msgspec.msgpack.Decoder(_Head)
+_RECORDS_DECODER: Final = msgspec.msgpack.Decoder(list[MemoryRecord])
+_LEXICAL_DECODER: Final = msgspec.msgpack.Decoder(_Lexical)
 
 #: Modules whose code decides what a record or a lexical bucket holds.
 _STAMPED_PACKAGES: Final = ("memfile",)
@@ -150,23 +176,25 @@ def encode_version(version: HeadVersion, *, stamp: bytes | None = None) -> bytes
     """``version`` as snapshot bytes (records, skipped files, lexical index)."""
     indexes = version.indexes
     records = sorted(indexes.records.values(), key=lambda r: PATH_IDS.intern(r.path))
-    position = np.full(len(PATH_IDS), -1, dtype=np.int64)
+    # int32 positions, so that mapping the 10^6-10^7 document numbers makes no int64 copy.
+    position = np.full(len(PATH_IDS), -1, dtype="<i4")
     ident_of = np.fromiter(
         (PATH_IDS.intern(r.path) for r in records), dtype=np.int64, count=len(records)
     )
     if len(PATH_IDS) > position.shape[0]:  # interned concurrently: widen
-        position = np.full(len(PATH_IDS), -1, dtype=np.int64)
-    position[ident_of] = np.arange(len(records), dtype=np.int64)
+        position = np.full(len(PATH_IDS), -1, dtype="<i4")
+    position[ident_of] = np.arange(len(records), dtype="<i4")
     lexical = indexes.lexical
     tokens = list(lexical.postings.keys())
     buckets = [lexical.postings[token] for token in tokens]
     sizes = np.fromiter((len(b) for b in buckets), dtype=np.int32, count=len(buckets))
     if buckets:
         ids = position[np.concatenate([b.ids for b in buckets])]
-        tfs = np.concatenate([b.tfs for b in buckets])
+        tfs = np.concatenate([b.tfs for b in buckets]).astype("<u4")
     else:
-        ids = np.zeros(0, dtype=np.int64)
-        tfs = np.zeros(0, dtype=np.float64)
+        ids = np.zeros(0, dtype="<i4")
+        tfs = np.zeros(0, dtype="<u4")
+    del position
     if ids.size and int(ids.min()) < 0:
         raise StorageFailure("lexical index names a path the version does not hold")
     lengths = np.full(len(records), -1, dtype=np.int32)
@@ -176,54 +204,117 @@ def encode_version(version: HeadVersion, *, stamp: bytes | None = None) -> bytes
     lexical_part = _Lexical(
         tokens=tokens,
         sizes=sizes.astype("<i4").tobytes(),
-        ids=ids.astype("<i4").tobytes(),
-        tfs=tfs.astype("<u4").tobytes(),
+        ids=ids.data.cast("B"),
+        tfs=tfs.data.cast("B"),
         lengths=lengths.astype("<i4").tobytes(),
         doc_count=lexical.doc_count,
         total_length=lexical.total_length,
     )
-    body = _compressed_body(version.sha, records, list(version.skipped), lexical_part)
+    sections = _sections(version.sha, records, list(version.skipped), lexical_part)
+    crc = 0
+    for part in sections:
+        crc = zlib.crc32(part, crc)
     guard = guard_of(code_stamp() if stamp is None else stamp)
-    header = _HEADER.pack(MAGIC, FORMAT_VERSION, guard, zlib.crc32(body))
-    return header + body
+    return b"".join([_HEADER.pack(MAGIC, FORMAT_VERSION, guard, crc), *sections])
 
 
-#: Records encoded per piece fed to the compressor (bounds the uncompressed bytes alive at once).
-_RECORDS_PER_PIECE: Final = 512
+#: Records per section of the body: the unit the decode inflates on one thread while it decodes
+#: the section before on another, and so a bound on the inflated bytes alive at once (a few MB).
+RECORDS_PER_SECTION: Final = 2048
 
 
-def _compressed_body(
+def _sections(
     sha: str, records: list[MemoryRecord], skipped: list[SkippedFile], lexical: _Lexical
-) -> bytes:
-    """``zlib(msgpack(_Body(...)))``, encoded piece by piece into the compressor.
+) -> list[bytes]:
+    """The body's parts in order: each section a u32 length and a zstd frame of msgpack.
 
-    The body is the msgpack array ``[sha, records, skipped, lexical]``; its records are encoded
-    a few hundred at a time behind an array header written here, so the whole uncompressed body
-    (seven times the compressed one) never exists in memory at once.
+    The head section says how many records and record sections follow, so the whole
+    uncompressed body (five times the compressed one) never exists in memory at once, on either
+    side.
     """
-    compressor = zlib.compressobj(COMPRESS_LEVEL)
-    out = [compressor.compress(b"\x94" + _ENCODER.encode(sha) + _array_header(len(records)))]
-    for start in range(0, len(records), _RECORDS_PER_PIECE):
-        piece = b"".join(map(_ENCODER.encode, records[start : start + _RECORDS_PER_PIECE]))
-        out.append(compressor.compress(piece))
-    out.append(compressor.compress(_ENCODER.encode(skipped) + _ENCODER.encode(lexical)))
-    out.append(compressor.flush())
-    return b"".join(out)
+    pieces = [
+        records[a : a + RECORDS_PER_SECTION] for a in range(0, len(records), RECORDS_PER_SECTION)
+    ]
+    out: list[bytes] = []
+    head = [_Head(sha, len(records), len(pieces), skipped)]
+    for item in itertools.chain(head, pieces, [lexical]):
+        frame = zstd.compress(_ENCODER.encode(item), level=COMPRESS_LEVEL)
+        out.append(_SECTION_LENGTH.pack(len(frame)))
+        out.append(frame)
+    return out
 
 
-def _array_header(length: int) -> bytes:
-    """msgpack's header of an array of ``length`` items."""
-    if length < 16:
-        return bytes((0x90 | length,))
-    if length < 1 << 16:
-        return b"\xdc" + struct.pack(">H", length)
-    return b"\xdd" + struct.pack(">I", length)
+def _split_sections(body: memoryview) -> list[memoryview]:
+    """The body's sections (their zstd frames, unread); StorageFailure when the lengths do not
+    tile the body exactly."""
+    frames: list[memoryview] = []
+    offset, end = 0, len(body)
+    size = _SECTION_LENGTH.size
+    while offset < end:
+        if offset + size > end:
+            raise StorageFailure("snapshot sections do not fit the body")
+        (length,) = _SECTION_LENGTH.unpack_from(body, offset)
+        offset += size
+        if length == 0 or offset + length > end:
+            raise StorageFailure("snapshot sections do not fit the body")
+        frames.append(body[offset : offset + length])
+        offset += length
+    if len(frames) < 2:
+        raise StorageFailure("snapshot body too short")
+    return frames
+
+
+#: Sections inflated ahead of the one being decoded.
+_INFLATE_AHEAD: Final = 2
+
+
+def _inflated(frames: list[memoryview]) -> Generator[bytes, None, None]:
+    """Each frame inflated, in order; the next ones inflate on a thread while the caller decodes
+    this one (zstd releases the GIL while it inflates), so inflating costs the decode little
+    wall time on a second core, and at most ``_INFLATE_AHEAD`` + 1 sections are inflated at once."""
+    if len(frames) <= 2:
+        for frame in frames:
+            yield zstd.decompress(frame)
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="headd-snapshot-inflate") as pool:
+        ahead = deque(pool.submit(zstd.decompress, frame) for frame in frames[:_INFLATE_AHEAD])
+        following = _INFLATE_AHEAD
+        try:
+            while ahead:
+                raw = ahead.popleft().result()
+                if following < len(frames):
+                    ahead.append(pool.submit(zstd.decompress, frames[following]))
+                    following += 1
+                yield raw
+        finally:
+            for future in ahead:
+                future.cancel()
+
+
+def _decode_sections(frames: list[memoryview]) -> _Body:
+    """The body of the sections ``frames``: records decoded section by section as they inflate."""
+    inflated = _inflated(frames)
+    try:
+        head = _HEAD_DECODER.decode(next(inflated))
+        if head.record_sections != len(frames) - 2:
+            raise StorageFailure("snapshot sections do not match the head")
+        records: list[MemoryRecord] = []
+        for _ in range(head.record_sections):
+            records.extend(_RECORDS_DECODER.decode(next(inflated)))
+        if len(records) != head.record_count:
+            raise StorageFailure("snapshot holds another number of records")
+        lexical = _LEXICAL_DECODER.decode(next(inflated))
+    finally:
+        inflated.close()  # waits for the inflate in flight, if any
+        for frame in frames:  # so that a mapped file can be closed as soon as this returns
+            frame.release()
+    return _Body(head.sha, records, head.skipped, lexical)
 
 
 def decode_body(data: bytes | memoryview) -> _Body:
     """The body of a snapshot as it is stored, unchecked (tests read its records with it)."""
     with memoryview(data) as whole, whole[HEADER_SIZE:] as view:
-        return _DECODER.decode(zlib.decompress(view))
+        return _decode_sections(_split_sections(view))
 
 
 def read_header(data: bytes | memoryview) -> tuple[int, bytes, int]:
@@ -262,10 +353,12 @@ def decode_version(
         with memoryview(data) as whole, whole[HEADER_SIZE:] as view:
             checksum = _Crc32(view)
             try:
-                body: _Body | None = _DECODER.decode(zlib.decompress(view))
+                body: _Body | None = _decode_sections(_split_sections(view))
                 failure = None
-            except (msgspec.DecodeError, msgspec.ValidationError, zlib.error) as exc:
+            except (msgspec.DecodeError, msgspec.ValidationError, zstd.ZstdError) as exc:
                 body, failure = None, str(exc)
+            except StorageFailure as exc:
+                body, failure = None, exc.message
             finally:
                 matches = checksum.value() == crc
             if not matches:
@@ -402,27 +495,34 @@ class PendingMap(PMap):
 def _pending_maps(indexes: Indexes) -> list[PendingMap]:
     maps = (
         indexes.records,
+        indexes.lexical.postings,
         indexes.by_content_hash,
         indexes.content_paths,
         indexes.by_frame_key,
         indexes.inbound,
         indexes.by_entity,
-        indexes.lexical.postings,
     )
     return [m for m in maps if isinstance(m, PendingMap) and m.pending]
 
 
 def settle_version(version: HeadVersion) -> bool:
     """Build whatever a decode left pending (multi-maps, lexical buckets and lengths); whether
-    there was."""
-    pending = _pending_maps(version.indexes)
-    for lazy in pending:
+    there was. What a search reads comes first (the records, the buckets, the lengths), so that
+    a search arriving during the settle does not wait for the multi-maps it never reads."""
+    indexes = version.indexes
+    lexical = indexes.lexical
+    searched = [m for m in (indexes.records, lexical.postings) if isinstance(m, PendingMap)]
+    built = False
+    for lazy in searched:
+        built = lazy.pending or built
         lazy.get("")
-    lexical = version.indexes.lexical
-    lengths_pending = "length_chunks" not in vars(lexical)
-    if lengths_pending:
+    if "length_chunks" not in vars(lexical):
+        built = True
         lexical.length_chunks  # noqa: B018 -- the read builds them
-    return bool(pending) or lengths_pending
+    rest = _pending_maps(indexes)
+    for lazy in rest:
+        lazy.get("")
+    return built or bool(rest)
 
 
 def _int32s(data: bytes) -> memoryview:
@@ -567,8 +667,7 @@ def assemble(records: Iterable[MemoryRecord], lexical: _Lexical) -> Indexes:
     by_path = {record.path: record for record in records}
     if len(by_path) != len(records):
         raise ValueError("two records share a path")
-    intern = PATH_IDS.intern
-    idents = [intern(path) for path in by_path]
+    idents = PATH_IDS.intern_many(by_path)
     multi = _MultiMaps(records)
     return Indexes(
         records=PendingMap(lambda: by_path, len(by_path)),
