@@ -18,7 +18,13 @@ def test_the_figures_count_every_record_and_bucket(tmp_path: Path) -> None:
     assert figures is not None
     records = list(version.indexes.records.values())
     assert figures["records"]["count"] == len(records) == 15
-    assert figures["records"]["text_chars"] >= sum(len(r.html) + len(r.body_text) for r in records)
+    # The disclosure text counts where it is more than the claim (else it is the claim itself);
+    # the body as the deflated bytes it is held in.
+    assert figures["records"]["text_chars"] == sum(
+        len(r.claim) + len(r.title) + len(r.disclosure or "") for r in records
+    )
+    assert figures["records"]["body_deflated_bytes"] == sum(len(r.body_deflated) for r in records)
+    assert 0 < figures["records"]["body_deflated_bytes"] < sum(len(r.body_text) for r in records)
     buckets = list(version.indexes.lexical.postings.values())
     assert figures["postings"]["buckets"] == len(buckets)
     assert figures["postings"]["entries"] == sum(len(b) for b in buckets)

@@ -12,6 +12,7 @@ from support.memory import memory_html
 
 from headd.head.ids import PATH_IDS
 from headd.head.lexical import (
+    LENGTH_CHUNK,
     STOP_WORDS,
     LexicalBuilder,
     _build,
@@ -230,3 +231,47 @@ def test_coded_runs_index_what_the_tokens_do(texts: list[str], run_size: int) ->
     for ident, text in zip(ids, texts, strict=True):
         per_token.add(ident, _freqs(text))
     assert per_token.freeze() == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(1, 3 * LENGTH_CHUNK),
+    st.lists(
+        st.tuples(st.integers(0, 4 * LENGTH_CHUNK), st.integers(0, 6), st.booleans()), max_size=12
+    ),
+)
+def test_lengths_in_chunks_equal_a_whole_array_and_share_what_an_edit_misses(
+    loaded: int, edits: list[tuple[int, int, bool]]
+) -> None:
+    # A load's lengths, then batches of adds, replaces and removes, each frozen: every version's
+    # lengths equal a plain dict's, every chunk an edit did not touch is the parent's object.
+    builder = LexicalBuilder()
+    expected: dict[int, int] = {}
+    for ident in range(loaded):
+        builder.add_tokens(ident, ["w"] * (1 + ident % 3))
+        expected[ident] = 1 + ident % 3
+    index = builder.freeze()
+    for ident, count, drop in edits:
+        parent = index
+        builder = LexicalBuilder(parent)
+        if drop:
+            builder.remove(ident, {"w": expected[ident]} if ident in expected else {})
+            expected.pop(ident, None)
+        elif ident in expected:
+            builder.replace(ident, {"w": expected[ident]}, {"w": count + 1})
+            expected[ident] = count + 1
+        else:
+            builder.add(ident, {"w": count + 1})
+            expected[ident] = count + 1
+        index = builder.freeze()
+        lengths = index.lengths
+        assert index.capacity == lengths.shape[0] >= max(expected, default=-1) + 1
+        held = {i: int(lengths[i]) for i in range(lengths.shape[0]) if lengths[i] >= 0}
+        assert held == expected
+        assert all(index.length_of(i) == expected.get(i) for i in (ident, ident + 1, 0))
+        chunks = index.length_chunks
+        assert all(c.shape[0] == LENGTH_CHUNK for c in chunks[:-1])
+        assert all(not c.flags.writeable for c in chunks)
+        for position, chunk in enumerate(parent.length_chunks):
+            if position != ident // LENGTH_CHUNK and position < len(parent.length_chunks) - 1:
+                assert chunks[position] is chunk

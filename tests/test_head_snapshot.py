@@ -64,6 +64,16 @@ def test_decoded_buckets_are_read_only(tmp_path: Path) -> None:
         decoded.lexical.lengths[0] = 1.0
 
 
+def test_decoded_records_share_one_object_per_vocabulary_value(tmp_path: Path) -> None:
+    repo, sha, _files = make_corpus(tmp_path, 12)
+    decoded = snap.decode_version(snap.encode_version(load_head(repo.repo, sha)))
+    records = list(decoded.records())
+    for name in ("memory_type", "status", "para"):
+        values = [getattr(r, name) for r in records]
+        assert len({id(v) for v in values}) == len(set(values)), name
+    assert all(r.disclosure is None and r.disclosure_text is r.claim for r in records)
+
+
 # -- property: random small stores ---------------------------------------------------------
 
 FILE_KIND = st.sampled_from(["plain", "archived", "twin", "broken", "empty_claimless"])

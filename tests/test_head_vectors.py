@@ -26,7 +26,7 @@ from headd.head.vectors import (
     vector_text_of,
 )
 from headd.head.version import parse_record, version_from_records
-from headd.record import MemoryRecord
+from headd.record import MemoryRecord, deflate_text
 
 EMBEDDER = HashingEmbedder(dimension=64)
 SPACE = VectorSpace.parse(EMBEDDER.space)
@@ -90,7 +90,7 @@ def test_vector_text_cuts_a_long_article_keeping_its_opening() -> None:
     assert len(record.body_text) > VECTOR_TEXT_MAX_CHARS == 1800
     text = vector_text_of(record)
     assert len(text) == VECTOR_TEXT_MAX_CHARS and text.startswith("The claim comes first.")
-    astral = msgspec.structs.replace(record, body_text="\U0001f600" * 1000)
+    astral = msgspec.structs.replace(record, body_deflated=deflate_text("\U0001f600" * 1000))
     assert len(vector_text_of(astral)) == 900  # 1,800 UTF-16 code units
 
 
@@ -164,7 +164,10 @@ def test_fill_embeds_active_records_only_and_one_text_per_content_hash() -> None
 def test_an_empty_article_is_counted_and_never_sent() -> None:
     real = memory("areas/inbox/a.html", "Alpha is first.")
     blank = msgspec.structs.replace(
-        real, path="areas/inbox/blank.html", body_text="  ", content_hash="sha256:blank"
+        real,
+        path="areas/inbox/blank.html",
+        body_deflated=deflate_text("  "),
+        content_hash="sha256:blank",
     )
     embedder = Recording()
     filled = fill_vectors(MapView([real, blank]), VectorCache.empty(SPACE), embedder)

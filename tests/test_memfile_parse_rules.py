@@ -9,6 +9,7 @@ from support.memory import memory_html
 
 from headd.errors import InvalidMemory
 from headd.memfile.constraints import is_valid_datetime
+from headd.memfile.hashes import blob_sha_of
 from headd.memfile.parse import check_memory, js_number, parse_memory
 from headd.record import Citation, EntityRow, Facet, Link
 
@@ -41,7 +42,7 @@ def test_a_minimal_file_fills_every_field() -> None:
     )
     record = parse_memory("projects/ship/notes/x.html", html)
     assert record.path == "projects/ship/notes/x.html"
-    assert record.html == html
+    assert record.blob_sha == blob_sha_of(html)  # git's id of the exact text
     assert record.title == "Deploy window"
     assert record.claim == "The deploy window is Tuesday."
     assert record.event_at == "2026-11-02"
@@ -74,6 +75,7 @@ def test_a_minimal_file_fills_every_field() -> None:
         "the runbook",
         "ship it",
     ]
+    assert record.disclosure == record.disclosure_text  # more than the claim: stored
     assert "history" in record.body_text and "not on holidays" in record.body_text
     assert record.fts_text == "\n".join([record.title, record.claim, record.body_text])
     assert record.word_count == len(record.body_text.split())
@@ -152,7 +154,9 @@ def test_text_is_html5_parsed_crlf_bom_and_references() -> None:
         assert other.content_hash == lf.content_hash
         assert other.body_text == lf.body_text
         assert other.blob_sha != lf.blob_sha
-    assert bom.html.startswith("\ufeff") and bom.blob_sha == bom_bytes.blob_sha
+    assert (
+        bom.blob_sha == bom_bytes.blob_sha == blob_sha_of("\ufeff" + memory_html(article=article))
+    )
 
 
 def test_pre_keeps_its_whitespace_in_the_hash_only() -> None:
@@ -376,3 +380,21 @@ def test_is_valid_datetime_and_js_number() -> None:
     assert js_number(" 7 ") == 7 and js_number("0x10") == 16 and js_number("-1e3") == -1000
     assert js_number("") == 0 and js_number("1_000") != js_number("1_000")  # NaN
     assert js_number("-Infinity") == float("-inf") and js_number("inf") != js_number("inf")
+
+
+def test_a_claim_alone_is_the_disclosure_text_without_a_second_copy() -> None:
+    record = parse_memory("areas/x.html", memory_html("Sky", "The sky is blue.", body="It is."))
+    assert record.disclosure is None and record.disclosure_text == "The sky is blue."
+    assert record.disclosure_text is record.claim
+
+
+def test_vocabulary_values_are_one_object_across_records() -> None:
+    # A snapshot decode shares them through the record's Literal types; the parser interns them.
+    one = parse_memory(
+        "areas/a.html", memory_html("A", "A is one.", memory_type="task", task_status="todo")
+    )
+    two = parse_memory(
+        "areas/b.html", memory_html("B", "B is two.", memory_type="task", task_status="todo")
+    )
+    for name in ("memory_type", "status", "para", "task_status"):
+        assert getattr(one, name) is getattr(two, name), name

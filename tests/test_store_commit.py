@@ -19,9 +19,11 @@ from support.memory import memory_html
 from support.stores import ALPHA, CAPITAL, SEED_FILES, WRITTEN, Store, TickingClock, make_store
 
 from headd.errors import InvalidParams
-from headd.ops import Archive, LinkOp, Put, Write
+from headd.memfile.head_edit import add_entity, add_link
+from headd.ops import Archive, Label, LinkOp, Move, Put, Write
 from headd.store.commit import commit_message
 from headd.store.manager import SessionManager
+from headd.store.ports import record_text
 
 BETA = memory_html("Beta", "Beta is the second letter of the Greek alphabet.", **WRITTEN)
 LINK_ALPHA = LinkOp(
@@ -228,7 +230,9 @@ def test_auto_rebase_drops_a_write_whose_content_landed_meanwhile(
     write = Write(title="Gamma", type="semantic", claim="Gamma is the third letter.")
     applied = manager.apply(s, [write])
     assert applied.violations == ()
-    html = (manager.view(s).record(applied.paths[0]) or pytest.fail("no record")).html
+    view = manager.view(s)
+    record = view.record(applied.paths[0]) or pytest.fail("no record")
+    html = record_text(view, record, manager.read_blob)
     Store.open(store).commit({"areas/inbox/gamma-elsewhere.html": html})
     moved = tip(store)
     result = manager.commit(s)
@@ -473,3 +477,23 @@ def test_index_changes_made_between_commits_are_kept(manager: SessionManager, st
     assert [(v.kind, v.paths) for v in result.violations or ()] == [
         ("worktree-dirty", ("areas/inbox/beta.html",))
     ]
+
+
+def test_splices_and_moves_of_committed_files_write_their_bytes_from_git(
+    manager: SessionManager, store: Path
+) -> None:
+    # A record keeps no file text: the link, the label and the move read each committed file
+    # from git by its blob id, and the commit writes exactly that text with the one splice.
+    s = session_with(
+        manager,
+        LINK_ALPHA,
+        Label(path="areas/inbox/capital.html", entity="place:india"),
+        Move(path="areas/inbox/capital.html", to="resources/geo/capital.html"),
+    )
+    result = manager.commit(s, "splice and move")
+    assert result.outcome == "committed"
+    linked = add_link(ALPHA, "relates_to", "/areas/inbox/capital.html")
+    assert file_at(store, result.sha or "", "areas/inbox/alpha.html") == linked
+    moved = file_at(store, result.sha or "", "resources/geo/capital.html")
+    assert moved == add_entity(CAPITAL, "place:india")
+    assert file_at(store, result.sha or "", "areas/inbox/capital.html") is None

@@ -6,6 +6,8 @@ earlier accepted op, one ``with_overlay`` call per op.
 
 from __future__ import annotations
 
+import functools
+
 import pygit2
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +20,7 @@ from headd.errors import HeaddError, InvalidMemory
 from headd.head.overlay import with_overlay
 from headd.head.version import load_head
 from headd.ops import Archive, LinkOp, Put
+from headd.store.git_io import blob_text
 from headd.store.ports import parse_memory
 from headd.store.results import Deduped, Violation
 from headd.store.sessions import LoggedOp
@@ -27,7 +30,7 @@ CONTENTS = [memory_html(f"T{i}", f"Claim number {i} is here.", **WRITTEN) for i 
 PATHS = ["areas/inbox/alpha.html", "areas/a.html", "areas/b.html", "areas/c.html"]
 
 
-def reference(version, ops):
+def reference(version, ops, read_blob):
     violations, deduped, accepted = [], [], []
     view = version
     for index, logged in enumerate(ops):
@@ -50,7 +53,7 @@ def reference(version, ops):
                 violations.append(("claim-edit", index, None))
                 continue
         try:
-            view = with_overlay(view, [op])
+            view = with_overlay(view, [op], read_blob)
         except HeaddError:
             violations.append(("format", index, None))
             continue
@@ -69,10 +72,12 @@ def summary(violations: tuple[Violation, ...], deduped: tuple[Deduped, ...]):
 
 
 @pytest.fixture(scope="module")
-def version(tmp_path_factory):
+def judged_store(tmp_path_factory):
+    """The seed store's version and the reader of its blobs (a link re-parses its file)."""
     store = tmp_path_factory.mktemp("judge") / "store"
     make_store(store, SEED_FILES, ignore=None)
-    return load_head(pygit2.Repository(str(store)), tip(store))
+    repo = pygit2.Repository(str(store))
+    return load_head(repo, tip(store)), functools.partial(blob_text, repo)
 
 
 op_strategy = st.one_of(
@@ -95,18 +100,19 @@ op_strategy = st.one_of(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.lists(op_strategy, max_size=8))
-def test_judge_equals_the_op_by_op_fold(version, ops) -> None:
+def test_judge_equals_the_op_by_op_fold(judged_store, ops) -> None:
+    version, read_blob = judged_store
     # Fill archive html from the version so archives can resolve (as resolve.py does).
     filled = []
     for logged in ops:
         op = logged.op
         if isinstance(op, Archive):
             record = version.record(op.path)
-            html = record.html if record is not None else CONTENTS[0]
+            html = read_blob(record.blob_sha) if record is not None else CONTENTS[0]
             op = Archive(path=op.path, to=op.to, html=html)
         filled.append(LoggedOp(op=op, from_write=logged.from_write))
-    got = judge(version, filled, with_overlay)
-    want_v, want_d, want_a, want_view = reference(version, filled)
+    got = judge(version, filled, functools.partial(with_overlay, read_blob=read_blob))
+    want_v, want_d, want_a, want_view = reference(version, filled, read_blob)
     got_v, got_d = summary(got.violations, got.deduped)
     assert [(k, i) for k, i, _ in got_v] == [(k, i) for k, i, _ in want_v]
     for (kind, _, detail), (_, _, expected) in zip(got_v, want_v, strict=True):

@@ -17,8 +17,10 @@ from typing import Any, Final
 from headd.head.indexes import Indexes
 from headd.head.snapshot import PendingMap
 
-#: Text fields whose characters dominate a record (the others are short strings and numbers).
-_TEXT_FIELDS: Final = ("html", "body_text", "disclosure_text", "claim", "title")
+#: Text fields whose characters dominate a record (the others are short strings and numbers);
+#: ``disclosure`` is None where the disclosure text is the claim, which is then not a copy. The
+#: body is counted as the bytes it is held in (deflated), beside.
+_TEXT_FIELDS: Final = ("claim", "title")
 
 #: What one ``Postings`` costs besides its arrays' data: the object and its range's two ints.
 _BUCKET_OVERHEAD_BYTES: Final = 48 + 2 * 28
@@ -54,13 +56,22 @@ def _records(indexes: Indexes) -> dict[str, Any]:
     records = indexes.records
     count = len(records)
     text = 0
+    body = 0
     struct = 0
     for record in records.values():
         if not struct:
             struct = sys.getsizeof(record)
         for name in _TEXT_FIELDS:
             text += len(getattr(record, name))
-    return {"count": count, "text_chars": text, "struct_bytes": struct * count}
+        if record.disclosure is not None:
+            text += len(record.disclosure)
+        body += len(record.body_deflated)
+    return {
+        "count": count,
+        "text_chars": text,
+        "body_deflated_bytes": body,
+        "struct_bytes": struct * count,
+    }
 
 
 def _postings(indexes: Indexes) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 :class:`Indexes` holds records by path plus ``by_content_hash`` and ``by_frame_key`` (active
 records only), ``inbound`` and ``by_entity`` (all records) and the lexical index (active only).
 Every field is persistent: a ``PMap`` whose untouched nodes, untouched multi-map buckets
-(``frozenset`` of paths) and untouched lexical buckets are the parent's own objects.
+(a sorted tuple of paths: most hold one path, and a one-path tuple is 48 bytes where a
+``frozenset`` is 216) and untouched lexical buckets are the parent's own objects.
 
 ``insert_record`` and ``remove_record`` are the only writers, as in memhtml. They run on an
 :class:`IndexesBuilder`, a transient that batches many inserts and removes and builds each touched
@@ -14,9 +15,10 @@ built from scratch and one built by advancing agree bucket for bucket.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Final, Protocol, runtime_checkable
 
 from pyrsistent import PMap, pmap
@@ -33,7 +35,8 @@ from headd.head.lexical import (
 )
 from headd.record import MemoryRecord
 
-Multi = PMap[str, frozenset[str]]
+#: key -> its paths, a tuple in sorted order (one canonical form, so a load and an advance agree).
+Multi = PMap[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ EMPTY_INDEXES: Final = Indexes()
 
 
 class _MultiBuilder:
-    """Edits to one key -> frozenset[path] map; untouched and unchanged buckets stay shared."""
+    """Edits to one key -> paths map; untouched and unchanged buckets stay shared."""
 
     __slots__ = ("_base", "_work")
 
@@ -95,15 +98,17 @@ class _MultiBuilder:
         if not self._work:
             return base
         if not base:
-            return pmap({key: frozenset(v) for key, v in self._work.items() if v})
+            return pmap({key: tuple(sorted(v)) for key, v in self._work.items() if v})
         evolver = base.evolver()
         for key, members in self._work.items():
             original = base.get(key)
             if not members:
                 if original is not None:
                     evolver.remove(key)
-            elif original is None or original != members:
-                evolver.set(key, frozenset(members))
+                continue
+            bucket = tuple(sorted(members))
+            if original != bucket:
+                evolver.set(key, bucket)
         return evolver.persistent()
 
 
@@ -303,17 +308,30 @@ class HeadView(Protocol):
     def paths(self) -> Iterable[str]: ...
 
 
-class IndexedView:
-    """The read surface over one :class:`Indexes` value and a sha."""
+#: The pending texts of a view that has none (every version built from a commit).
+NO_TEXTS: Final[Mapping[str, str]] = MappingProxyType({})
 
-    __slots__ = ("_sha", "indexes")
+
+class IndexedView:
+    """The read surface over one :class:`Indexes` value and a sha.
+
+    ``pending_texts`` maps a blob id to the file text of a record an overlay parsed from a
+    session's op, which git does not hold yet (``headd.head.texts``); a version built from a
+    commit has none.
+    """
+
+    __slots__ = ("_sha", "indexes", "pending_texts")
 
     indexes: Indexes
     _sha: str | None
+    pending_texts: Mapping[str, str]
 
-    def __init__(self, indexes: Indexes, sha: str | None) -> None:
+    def __init__(
+        self, indexes: Indexes, sha: str | None, pending_texts: Mapping[str, str] = NO_TEXTS
+    ) -> None:
         object.__setattr__(self, "indexes", indexes)
         object.__setattr__(self, "_sha", sha)
+        object.__setattr__(self, "pending_texts", pending_texts)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
@@ -353,15 +371,15 @@ class IndexedView:
 
     def by_frame_key(self, key: str) -> list[str]:
         """Active paths whose claim shares this frame key, sorted ascending."""
-        return utf16_sorted(self.indexes.by_frame_key.get(key, frozenset()))
+        return utf16_sorted(self.indexes.by_frame_key.get(key, ()))
 
     def inbound(self, href: str) -> list[str]:
         """Paths whose head links point at ``href`` (as authored), sorted ascending."""
-        return utf16_sorted(self.indexes.inbound.get(href, frozenset()))
+        return utf16_sorted(self.indexes.inbound.get(href, ()))
 
     def by_entity(self, entity: str) -> list[str]:
         """Paths naming ``entity`` (``type:name`` as authored), sorted ascending."""
-        return utf16_sorted(self.indexes.by_entity.get(entity, frozenset()))
+        return utf16_sorted(self.indexes.by_entity.get(entity, ()))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(sha={self._sha!r}, size={self.size})"

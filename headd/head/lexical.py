@@ -169,28 +169,64 @@ class Postings:
         return f"Postings({len(self)} documents)"
 
 
+#: Ids per chunk of the document lengths (8 KB of float64): an advance copies the chunks its
+#: documents fall in and shares every other with its parent.
+LENGTH_CHUNK: Final = 1024
+
+
+def _chunked(lengths: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A flat, read-only lengths array as :data:`LENGTH_CHUNK`-id views of it (the last may be
+    shorter)."""
+    return tuple(
+        lengths[start : start + LENGTH_CHUNK] for start in range(0, lengths.shape[0], LENGTH_CHUNK)
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class LexicalIndex:
     """The persistent lexical index of one version (active records only)."""
 
     postings: PMap[str, Postings] = field(default_factory=pmap)
-    #: Token count of each document by id; ``-1`` where the index holds no document.
-    lengths: FloatArray = field(default_factory=_no_tfs)
+    #: Token count of each document by id, ``-1`` where the index holds no document, in chunks
+    #: of :data:`LENGTH_CHUNK` ids (read-only; every chunk but the last is full). A version made
+    #: by an advance shares its parent's chunks but the ones it changed: a whole array per
+    #: version was most of what a retained version cost.
+    length_chunks: tuple[FloatArray, ...] = field(default_factory=tuple)
     #: How many documents the index holds: BM25's N.
     doc_count: int = 0
     #: Sum of every length, so the average length is O(1) at query time.
     total_length: int = 0
 
+    @property
+    def lengths(self) -> FloatArray:
+        """Every length as one array indexed by document id (joined when read: callers that
+        read it per query keep it, as :class:`_LengthNorms` does)."""
+        chunks = self.length_chunks
+        if not chunks:
+            return _no_tfs()
+        if len(chunks) == 1:
+            return chunks[0]
+        return _frozen(np.concatenate(chunks))
+
+    @property
+    def capacity(self) -> int:
+        """The length of :attr:`lengths`: one past the highest id the index can hold."""
+        chunks = self.length_chunks
+        return (len(chunks) - 1) * LENGTH_CHUNK + int(chunks[-1].shape[0]) if chunks else 0
+
     def length_of(self, ident: int) -> float | None:
-        if ident >= self.lengths.shape[0]:
+        chunks = self.length_chunks
+        index = ident // LENGTH_CHUNK
+        if index >= len(chunks) or ident % LENGTH_CHUNK >= chunks[index].shape[0]:
             return None
-        value = float(self.lengths[ident])
+        value = float(chunks[index][ident % LENGTH_CHUNK])
         return None if value < 0 else value
 
     def document_lengths(self) -> dict[str, int]:
         """Path -> length for every document held (tests and debugging)."""
-        held = np.flatnonzero(self.lengths >= 0)
-        return {PATH_IDS.path(int(i)): int(self.lengths[i]) for i in held}
+        lengths = self.lengths
+        held = np.flatnonzero(lengths >= 0)
+        return {PATH_IDS.path(int(i)): int(lengths[i]) for i in held}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LexicalIndex):
@@ -205,13 +241,20 @@ class LexicalIndex:
     __hash__ = None  # type: ignore[assignment]
 
     @staticmethod
+    def of_lengths(
+        postings: PMap[str, Postings], lengths: FloatArray, doc_count: int, total_length: int
+    ) -> LexicalIndex:
+        """An index over one flat, read-only lengths array (chunked as views of it)."""
+        return LexicalIndex(postings, _chunked(lengths), doc_count, total_length)
+
+    @staticmethod
     def with_pending_lengths(
         postings: PMap[str, Postings],
         build_lengths: Callable[[], FloatArray],
         doc_count: int,
         total_length: int,
     ) -> LexicalIndex:
-        """An index whose ``lengths`` are built by ``build_lengths`` when first read.
+        """An index whose lengths are built by ``build_lengths`` when first read.
 
         A snapshot decode returns one, so that READY (within 0.5 s at 10,000 memories) needs
         neither the lengths array nor numpy; the index is otherwise the one ``LexicalIndex(...)`` would make.
@@ -230,20 +273,21 @@ _LENGTHS_LOCK: Final = threading.Lock()
 
 
 class _LengthsAtFirstUse(LexicalIndex):
-    """A :class:`LexicalIndex` whose ``lengths`` field is filled on its first read (the field is
-    absent from the instance until then, so the read falls through to ``__getattr__``)."""
+    """A :class:`LexicalIndex` whose ``length_chunks`` field is filled on its first read (the
+    field is absent from the instance until then, so the read falls through to
+    ``__getattr__``)."""
 
     def __getattr__(self, name: str) -> Any:
-        if name != "lengths":
+        if name != "length_chunks":
             raise AttributeError(name)
         with _LENGTHS_LOCK:
             state = self.__dict__
-            lengths = state.get("lengths")
-            if lengths is None:
-                lengths = _frozen(state["_build_lengths"]())
-                object.__setattr__(self, "lengths", lengths)
+            chunks = state.get("length_chunks")
+            if chunks is None:
+                chunks = _chunked(_frozen(state["_build_lengths"]()))
+                object.__setattr__(self, "length_chunks", chunks)
                 del state["_build_lengths"]
-        return lengths
+        return chunks
 
 
 EMPTY_LEXICAL: Final = LexicalIndex.with_pending_lengths(pmap(), _no_tfs, 0, 0)
@@ -429,26 +473,49 @@ class LexicalBuilder:
                 elif built is not original:
                     evolver.set(token, built)
             postings = evolver.persistent()
-        lengths = base.lengths
+        chunks = base.length_chunks
         if self._length_changes:
-            size = max(len(PATH_IDS), max(self._length_changes) + 1)
-            lengths = np.full(size, -1.0, dtype=np.float64)
-            lengths[: base.lengths.shape[0]] = base.lengths
-            changed = np.fromiter(
-                self._length_changes, dtype=np.int64, count=len(self._length_changes)
-            )
-            values = np.fromiter(
-                (-1.0 if v is None else float(v) for v in self._length_changes.values()),
-                dtype=np.float64,
-                count=len(self._length_changes),
-            )
-            lengths[changed] = values
+            chunks = _changed_chunks(chunks, self._length_changes)
         return LexicalIndex(
             postings=postings,
-            lengths=_frozen(lengths),
+            length_chunks=chunks,
             doc_count=self._doc_count,
             total_length=self._total_length,
         )
+
+
+def _changed_chunks(
+    chunks: tuple[FloatArray, ...], changes: dict[int, int | None]
+) -> tuple[FloatArray, ...]:
+    """``chunks`` with each changed id's length set (None: -1), copying only the chunks the
+    changes fall in (and a short last chunk that must widen); the ids reach at least the
+    process's path count, as a whole array's did."""
+    size = max(len(PATH_IDS), max(changes) + 1)
+    needed = -(-size // LENGTH_CHUNK)
+    idents = np.fromiter(changes, dtype=np.int64, count=len(changes))
+    values = np.fromiter(
+        (-1.0 if v is None else float(v) for v in changes.values()),
+        dtype=np.float64,
+        count=len(changes),
+    )
+    order = np.argsort(idents)
+    idents, values = idents[order], values[order]
+    bounds = np.searchsorted(idents, np.arange(needed + 1, dtype=np.int64) * LENGTH_CHUNK).tolist()
+    out = list(chunks)
+    touched = {int(i) for i in np.unique(idents // LENGTH_CHUNK)}
+    touched.update(range(len(out), needed))
+    if out and len(out) < needed and out[-1].shape[0] < LENGTH_CHUNK:
+        touched.add(len(out) - 1)  # every chunk but the last is full
+    out.extend(_no_tfs() for _ in range(len(out), needed))
+    for index in touched:
+        original = out[index]
+        width = LENGTH_CHUNK if index < needed - 1 else size - index * LENGTH_CHUNK
+        chunk = np.full(max(width, int(original.shape[0])), -1.0, dtype=np.float64)
+        chunk[: original.shape[0]] = original
+        lo, hi = bounds[index], bounds[index + 1]
+        chunk[idents[lo:hi] - index * LENGTH_CHUNK] = values[lo:hi]
+        out[index] = _frozen(chunk)
+    return tuple(out)
 
 
 def _apply_one(

@@ -177,7 +177,7 @@ def _lexical_arm(
     records: list[MemoryRecord | None] | None = None
     answers = None
     if scope is not None:
-        memo, answers = SEARCH_MEMOS.of(indexes, int(lexical.lengths.shape[0]), scope)
+        memo, answers = SEARCH_MEMOS.of(indexes, lexical.capacity, scope)
         records = memo.records
     # Walk candidates in score order, a run of equal scores at a time, until the cap is full and
     # the run that filled it is finished; only those runs are sorted by path and admitted.

@@ -198,8 +198,9 @@ def encode_version(version: HeadVersion, *, stamp: bytes | None = None) -> bytes
     if ids.size and int(ids.min()) < 0:
         raise StorageFailure("lexical index names a path the version does not hold")
     lengths = np.full(len(records), -1, dtype=np.int32)
-    held = ident_of < lexical.lengths.shape[0]
-    lengths[held] = lexical.lengths[ident_of[held]].astype(np.int32)
+    every_length = lexical.lengths
+    held = ident_of < every_length.shape[0]
+    lengths[held] = every_length[ident_of[held]].astype(np.int32)
     lexical_part = _Lexical(
         tokens=tokens,
         sizes=sizes.astype("<i4").tobytes(),
@@ -515,9 +516,9 @@ def settle_version(version: HeadVersion) -> bool:
     for lazy in searched:
         built = lazy.pending or built
         lazy.get("")
-    if "lengths" not in vars(lexical):
+    if "length_chunks" not in vars(lexical):
         built = True
-        lexical.lengths  # noqa: B018 -- the read builds them
+        lexical.length_chunks  # noqa: B018 -- the read builds them
     rest = _pending_maps(indexes)
     for lazy in rest:
         lazy.get("")
@@ -599,8 +600,8 @@ def _tree_order(path: str) -> bytes:
     return path.encode("utf-8", "surrogateescape")
 
 
-def _frozen_multi(work: dict[str, list[str]]) -> dict[str, frozenset[str]]:
-    return {key: frozenset(paths) for key, paths in work.items()}
+def _frozen_multi(work: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    return {key: tuple(sorted(paths)) for key, paths in work.items()}
 
 
 class _MultiMaps:

@@ -21,9 +21,10 @@ import functools
 import logging
 import math
 import re
+import sys
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 from headd.errors import InvalidMemory
 from headd.memfile import text as tx
@@ -35,7 +36,18 @@ from headd.memfile.vocabulary import (
     rel_of_token,
 )
 from headd.paths import normalize_path, origin_path_of, record_para, workspace_of
-from headd.record import Citation, EntityRow, Facet, Link, MemoryRecord
+from headd.record import (
+    Citation,
+    EntityRow,
+    Facet,
+    Link,
+    MemoryRecord,
+    MemoryStatus,
+    MemoryType,
+    Para,
+    TaskStatus,
+    deflate_text,
+)
 
 __all__ = [
     "CheckResult",
@@ -146,7 +158,7 @@ def _parse(path: str, text: str, raw: bytes) -> MemoryRecord:
         raise InvalidMemory(path, violations)
     if len(doc.articles) != 1:  # unreachable once the checks pass; keeps the types honest
         raise InvalidMemory(path, ["no <article>: a memory file needs exactly one"])
-    return _build(path, text, raw, doc, doc.articles[0], first_meta)
+    return _build(path, raw, doc, doc.articles[0], first_meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +195,6 @@ def check_memory(path: str, html: str | bytes) -> CheckResult:
 
 def _build(
     path: str,
-    text: str,
     raw: bytes,
     doc: Document,
     article: Element,
@@ -259,14 +270,17 @@ def _build(
 
     content_hash = digest_of(canonical)
     word_count = tx.word_count_of(body_text, collapsed=True)
-    para = record_para(norm_path)
+    # The closed vocabularies' values as their one interned object each (what a snapshot
+    # decode gives every record too, see ``headd.record``): not a copy per record.
+    para = cast(Para, sys.intern(record_para(norm_path)))
     archived = para == "archive"
-    memory_type = metas["memhtml-type"]
+    memory_type = cast(MemoryType, sys.intern(metas["memhtml-type"]))
     confidence = _bounded(metas.get("memhtml-confidence"), 0, 1, False)
     importance = _bounded(metas.get("memhtml-importance"), 1, 10, True)
     reprieves = _bounded(metas.get("memhtml-reprieves"), 0, _MAX_SAFE_INTEGER, True)
     needs_revision = metas.get("memhtml-needs-revision")
-    task_status = metas.get("memhtml-task-status")
+    raw_task_status = metas.get("memhtml-task-status")
+    task_status = None if raw_task_status is None else cast(TaskStatus, sys.intern(raw_task_status))
 
     blob_sha = blob_sha_of(raw)
     disclosure_text = tx.disclosure_text_of(
@@ -278,16 +292,15 @@ def _build(
     frame_key = frame_key_of(gist, collapsed=True)
     return MemoryRecord(
         path=norm_path,
-        html=text,
         blob_sha=blob_sha,
         content_hash=content_hash,
         meta_content_hash=metas.get("memhtml-content-hash"),
         memory_type=memory_type,
-        status=metas["memhtml-status"],
+        status=cast(MemoryStatus, sys.intern(metas["memhtml-status"])),
         title=title,
         claim=gist,
-        body_text=body_text,
-        disclosure_text=disclosure_text,
+        body_deflated=deflate_text(body_text),
+        disclosure=None if disclosure_text == gist else disclosure_text,
         word_count=word_count,
         tags=tags,
         entities=entities,

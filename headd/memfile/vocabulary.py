@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from headd import record
+
 #: The prefix of every memhtml meta name and link rel token (hyphenated: a rel token cannot hold a
 #: colon, so both planes use the same form).
 META_PREFIX: Final = "memhtml-"
@@ -65,20 +67,10 @@ DATETIME_METAS: Final[tuple[str, ...]] = (
     "memhtml-archived",
 )
 
-MEMORY_TYPES: Final[tuple[str, ...]] = (
-    "episodic",
-    "semantic",
-    "procedural",
-    "agent_insight",
-    "user_preference",
-    "error_pattern",
-    "verdict",
-    "precedent",
-    "arc",
-    "task",
-)
-MEMORY_STATUSES: Final[tuple[str, ...]] = ("active", "archived")
-TASK_STATUSES: Final[tuple[str, ...]] = ("todo", "doing", "blocked", "done")
+#: The ten memory types, the two statuses and the four task statuses (the record's field types).
+MEMORY_TYPES: Final[tuple[str, ...]] = record.MEMORY_TYPES
+MEMORY_STATUSES: Final[tuple[str, ...]] = record.MEMORY_STATUSES
+TASK_STATUSES: Final[tuple[str, ...]] = record.TASK_STATUSES
 
 #: Link rels by edge class. A rel belongs to exactly one class, so the class is derived, never
 #: carried beside the rel where the two could disagree.
@@ -216,4 +208,4 @@ EVENT_HANDLER_PREFIX: Final = "on"
 LANG_TOKEN_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9_+#.-]*"
 
 #: The four PARA buckets; a path's first segment names its bucket.
-PARA_BUCKETS: Final[tuple[str, ...]] = ("projects", "areas", "resources", "archive")
+PARA_BUCKETS: Final[tuple[str, ...]] = record.PARA_BUCKETS

@@ -22,6 +22,7 @@ Order (docs/design/store.md, "The commit path"):
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -35,7 +36,7 @@ from headd.ops import Put
 from headd.record import Link
 from headd.store import git_io, recovery
 from headd.store.crashpoints import crash_point
-from headd.store.ports import Overlay, VersionSource, View, add_link
+from headd.store.ports import Overlay, VersionSource, View, add_link, record_text
 from headd.store.results import (
     COMMITTED,
     REBASE_NEEDED,
@@ -237,12 +238,13 @@ def commit_session(
     final = verdict.view
     writes: dict[str, str] = {}
     removes: list[str] = []
+    read_blob = functools.partial(git_io.blob_text, repo)
     for path in touched:
         now_record = final.record(path)
         if now_record is None:
             removes.append(path)
         else:
-            writes[path] = now_record.html
+            writes[path] = record_text(final, now_record, read_blob)
     contradictions = _mark_contradictions(version, final, state, verdict.accepted, writes)
     if provenance is not None:
         writes = {path: stamp_provenance(html, provenance) for path, html in writes.items()}

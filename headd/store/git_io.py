@@ -128,7 +128,19 @@ def read_text(repo: pygit2.Repository, sha: str, path: str) -> str | None:
     blob = blob_at(repo, sha, path)
     if blob is None:
         return None
-    return bytes(repo[blob].read_raw()).decode("utf-8")
+    return blob_text(repo, blob)
+
+
+def blob_text(repo: pygit2.Repository, blob: str) -> str:
+    """The UTF-8 text of the blob ``blob`` (a record's file, by its ``blob_sha``), read from the
+    object database without a Blob object; ``GitFailure`` when it is not there or not text."""
+    try:
+        kind, data = repo.odb.read(blob)
+        if kind != pygit2.enums.ObjectType.BLOB:
+            raise KeyError(blob)
+        return bytes(data).decode("utf-8")
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise GitFailure(f"cannot read blob {blob}", {"blob": blob}) from exc
 
 
 def tree_symlink(repo: pygit2.Repository, sha: str, path: str) -> str | None:

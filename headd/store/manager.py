@@ -35,7 +35,7 @@ from headd.errors import (
     SessionNotFound,
     WriteConflict,
 )
-from headd.ops import Op
+from headd.ops import Op, OverlayOp
 from headd.store import git_io, locks, ports, recovery
 from headd.store.commit import Provenance, commit_session, iso, symlink_violations
 from headd.store.ports import Overlay, VersionSource, View
@@ -107,7 +107,10 @@ class SessionManager:
         self.ref = git_io.full_ref(repo, ref)
         self.clock = clock
         self.versions: VersionSource = versions or GitVersions(self.store)
-        self.overlay: Overlay = overlay or ports.with_overlay
+        #: The overlay a caller passed (tests); None: the head's, reading blobs from the store.
+        #: Not a bound method kept on the instance: that would be a reference cycle, which
+        #: only the cyclic collector frees (and the store lock lives as long as the manager).
+        self._given_overlay = overlay
         self.cap = cap
         self.log = SessionLog(self.store)
         #: A test seam passed to the commit path (runs just before the ref swap).
@@ -273,6 +276,19 @@ class SessionManager:
         finally:
             lock.release()
 
+    def read_blob(self, blob: str) -> str:
+        """The text of a blob, through this thread's repository (a record's file by its id)."""
+        return git_io.blob_text(self._repo(), blob)
+
+    @property
+    def overlay(self) -> Overlay:
+        """The overlay ops fold through: the given one, else :meth:`_overlay`."""
+        return self._given_overlay or self._overlay
+
+    def _overlay(self, view: View, ops: Sequence[OverlayOp]) -> View:
+        """The default overlay: the head's, reading the texts of git's records from the store."""
+        return ports.with_overlay(view, ops, self.read_blob)
+
     def _in_tree(self, sha: str) -> Callable[[str], bool]:
         repo = self._repo()
 
@@ -371,7 +387,7 @@ class SessionManager:
             now = self.clock()
             view = self._view_of(state)
             first = len(state.ops)
-            resolved = resolve_ops(ops, view, self._in_tree(state.base), now)
+            resolved = resolve_ops(ops, view, self._in_tree(state.base), now, self.read_blob)
             violations: list[Violation] = []
             good: list[LoggedOp] = []
             positions: list[int] = []

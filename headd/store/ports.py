@@ -7,7 +7,7 @@ other areas lazily, so this package imports (and its pure parts test) on their o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from headd.ops import OverlayOp
@@ -26,8 +26,16 @@ class View(Protocol):
 
     def by_frame_key(self, key: str) -> Sequence[str]: ...
 
+    @property
+    def pending_texts(self) -> Mapping[str, str]:
+        """Blob id -> file text of the records an overlay parsed and git does not hold yet."""
+        ...
+
 
 Overlay = Callable[[View, Sequence[OverlayOp]], View]
+
+#: The text of a blob by its id (``git_io.blob_text`` bound to a repository).
+ReadBlob = Callable[[str], str]
 
 
 class VersionSource(Protocol):
@@ -36,11 +44,18 @@ class VersionSource(Protocol):
     def version(self, sha: str) -> View: ...
 
 
-def with_overlay(view: View, ops: Sequence[OverlayOp]) -> View:
+def with_overlay(view: View, ops: Sequence[OverlayOp], read_blob: ReadBlob | None = None) -> View:
     from headd.head.overlay import with_overlay as overlay
 
-    result: View = overlay(cast(Any, view), list(ops))
+    result: View = overlay(cast(Any, view), list(ops), read_blob)
     return result
+
+
+def record_text(view: View, record: MemoryRecord, read_blob: ReadBlob) -> str:
+    """A record's file text: the view's own when an overlay parsed it, else its blob."""
+    from headd.head.texts import record_text as text_of
+
+    return text_of(view.pending_texts, record, read_blob)
 
 
 def parse_memory(path: str, html: str) -> MemoryRecord:

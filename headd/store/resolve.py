@@ -14,7 +14,7 @@ from datetime import datetime
 
 from headd.errors import HeaddError, PathNotFound
 from headd.ops import Archive, Op, Put, Write
-from headd.store.ports import View
+from headd.store.ports import ReadBlob, View, record_text
 from headd.store.sessions import LoggedOp
 
 
@@ -77,9 +77,16 @@ def fill_archive(op: Archive, current_html: str | None, now: datetime) -> Archiv
 
 
 def resolve_ops(
-    ops: Sequence[Op], view: View, in_tree: Callable[[str], bool], now: datetime
+    ops: Sequence[Op],
+    view: View,
+    in_tree: Callable[[str], bool],
+    now: datetime,
+    read_blob: ReadBlob,
 ) -> list[LoggedOp | HeaddError]:
-    """Each op resolved, or the error that stopped it (the caller turns it into a violation)."""
+    """Each op resolved, or the error that stopped it (the caller turns it into a violation).
+
+    ``read_blob`` reads a record's file text from git, for an archive that stamps the current
+    file (a record keeps no text of its own)."""
     batch_paths: set[str] = set()
     batch_html: dict[str, str] = {}
     taken = _Taken(view, in_tree, batch_paths)
@@ -90,8 +97,11 @@ def resolve_ops(
                 put = render_write(op, taken, now)
                 logged = LoggedOp(op=put, from_write=True)
             elif isinstance(op, Archive):
-                record = view.record(op.path)
-                current = batch_html.get(op.path, record.html if record is not None else None)
+                current = batch_html.get(op.path)
+                if current is None and op.html is None:
+                    record = view.record(op.path)
+                    if record is not None:
+                        current = record_text(view, record, read_blob)
                 logged = LoggedOp(op=fill_archive(op, current, now))
             else:
                 logged = LoggedOp(op=op)
