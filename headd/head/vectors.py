@@ -213,19 +213,19 @@ class VectorCache:
     ) -> None:
         self.space = space
         self._rows: dict[str, int] = rows or {}
+        given: npt.NDArray[np.generic]
         if unit is None:
-            if matrix is None:
-                matrix = np.zeros((0, space.dim), dtype=np.float32)
-            shape = np.shape(matrix)
+            given = np.zeros((0, space.dim), dtype=np.float32) if matrix is None else matrix
         else:
-            shape = unit.shape
+            given = unit
+        shape = np.shape(given)
         if len(shape) != 2 or shape[1] != space.dim or shape[0] != len(self._rows):
             raise EmbedModelMismatch(
                 f"a cache of {space.id} cannot hold a {shape} matrix",
                 {"space": space.id},
             )
         self._matrix = _frozen(
-            unit_rows(matrix) if unit is None else np.ascontiguousarray(unit, dtype=CACHE_DTYPE)
+            unit_rows(given) if unit is None else np.ascontiguousarray(unit, dtype=CACHE_DTYPE)
         )
         norms = _row_norms(self._matrix)
         with np.errstate(divide="ignore", invalid="ignore"):
