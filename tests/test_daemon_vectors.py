@@ -7,6 +7,7 @@ implementation at that); the version is a real one loaded from a real repository
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from support.stores import make_store
 
 from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder
-from headd.head.vectors import VectorSpace
+from headd.head.vectors import VectorSpace, title_text_of, vector_keys_of, vector_text_of
 from headd.head.version import load_head
 
 
@@ -87,3 +88,31 @@ def test_without_an_embedder_nothing_runs(tmp_path: Path) -> None:
     assert (status["space"], status["entries"], status["coverage"]) == (None, 0, 0.0)
     assert not asyncio.run(svc.for_search(view, "x", True)).ran
     assert not (store / ".memhtml").exists()
+
+
+def test_index_db_keeps_the_embedders_float32_values(tmp_path: Path) -> None:
+    """The cache holds half-precision unit rows; index.db the embedder's own float32 answer. Five
+    dimensions make the hashing embedder's buckets collide, so its values are not one multiple
+    of a common step that a half-precision row rescaled would give back exactly."""
+    store = tmp_path / "store"
+    sha = make_store(store)
+    view = load_head(pygit2.Repository(str(store)), sha)
+    embedder = HashingEmbedder(dimension=5)
+
+    async def fill() -> None:
+        svc = service(store, embedder)
+        svc.schedule_fill(view)
+        await svc.wait_idle()
+
+    asyncio.run(fill())
+    with sqlite3.connect(index_path_of(store)) as conn:
+        stored = dict(conn.execute("SELECT content_hash, vector FROM head_vectors"))
+    texts = {}
+    for record in view.records():
+        keys = vector_keys_of(record)
+        texts[keys[0]] = vector_text_of(record)
+        if len(keys) > 1:
+            texts[keys[1]] = title_text_of(record)
+    assert set(stored) == set(texts)
+    for key, text in texts.items():
+        assert stored[key] == embedder.embed([text])[0].astype("<f4").tobytes()

@@ -84,8 +84,8 @@ def test_array_bytes_counts_every_copy_a_vector_cache_holds_and_a_view_once() ->
     space = VectorSpace.parse("model@4")
     matrix = np.arange(12, dtype=np.float32).reshape(3, 4) + 1
     cache = VectorCache(space, {"a": 0, "b": 1, "c": 2}, matrix)
-    # the vectors (3 x 4 float32), their unit copies, and one float64 norm each
-    assert array_bytes(cache) == 48 + 48 + 24
+    # one copy of the vectors: their unit rows (3 x 4 float16) and one float32 scale each
+    assert array_bytes(cache) == 3 * 4 * 2 + 3 * 4
     assert array_bytes(cache, None, cache) == array_bytes(cache)
 
     class Views:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,10 @@ def test_fill_search_and_restart_through_the_socket(tmp_path: Path) -> None:
         }
         hybrid = call(daemon, "search", query="postgres orders")
         assert hybrid["degraded"] is False and hybrid["vectors"] == {"coverage": 1.0}
+        # one copy per key (256 float16 and a float32 scale), then the followed version's
+        # matrix: 16 rows at least (256 float32, a float64 norm, two flags each)
+        held = call(daemon, "status", memory=True)["memory"]["vectors"]
+        assert held == {"entries": 10, "bytes": 10 * (256 * 2 + 4) + 16 * (256 * 4 + 8 + 2)}
         lexical = call(daemon, "search", query="postgres orders", vectors=False)
         assert lexical["degraded"] is True and lexical["vectors"] == {"coverage": 1.0}
         fill = call(daemon, "status")["vector_fill"]
@@ -93,7 +98,13 @@ def test_the_real_model_round_trips_through_index_db(tmp_path: Path) -> None:
     store.close()
     cache = PlaneVectorStore(tmp_path).load(space)
     assert len(cache) == 3
-    np.testing.assert_array_equal(cache.get("b"), vectors[1])
+    # index.db keeps the model's float32 values; the cache holds each as a half-precision unit row.
+    with sqlite3.connect(store.index_path) as conn:
+        (blob,) = conn.execute(
+            "SELECT vector FROM head_vectors WHERE content_hash = 'b'"
+        ).fetchone()
+    np.testing.assert_array_equal(np.frombuffer(blob, dtype="<f4"), vectors[1])
+    np.testing.assert_allclose(cache.get("b"), vectors[1], atol=2e-4)
     query = embedder.embed(["which database holds the records"])[0]
     scores = cache.cosines(["a", "b", "c"], query)
     assert max(range(3), key=lambda i: scores[i]) == 1

@@ -172,3 +172,29 @@ def test_the_sorted_window_ranks_as_a_full_sort_with_ties_and_refusals(
                 full = matrix.ranked(vector, admit, limit)
                 monkeypatch.setattr(vectors_module, "VECTOR_WINDOW", 3)
                 assert matrix.ranked(vector, admit, limit) == full
+
+
+def test_a_fill_after_an_advance_keeps_every_held_row_and_every_answer() -> None:
+    """A fill appends rows: the vectors already held, and so the answers over a version they
+    cover, stay bit for bit (through the cache and through the moved matrix)."""
+    records = {f"areas/a/r{i}.html": memory(f"areas/a/r{i}.html", claim_of(i)) for i in range(12)}
+    view = version_from_records(list(records.values()), "v1")
+    cache = fill_vectors(view, VectorCache.empty(SPACE), EMBEDDER).cache
+    matrix = VersionMatrix.build(view, cache)
+    query = EMBEDDER.embed(["blue widget part"])[0]
+    before_cache = search_head(view, "blue", limit=50, vectors=cache, query_vector=query)  # type: ignore[arg-type]
+    before_matrix = search_head(view, "blue", limit=50, vectors=matrix, query_vector=query)  # type: ignore[arg-type]
+    held = {key: cache.get(key) for key in cache.hashes()}
+
+    records["areas/n/new.html"] = memory("areas/n/new.html", "Queue engine.", title="Fresh")
+    advanced = version_from_records(list(records.values()), "v2")
+    filled = fill_vectors(advanced, cache, EMBEDDER)
+    assert filled.counts.embedded == 2 and filled.cache is not cache
+    for key, vector in held.items():
+        assert np.array_equal(filled.cache.get(key), vector)  # type: ignore[arg-type]
+    assert matrix.move_to(advanced, filled.cache) == 1
+    assert matrix.move_to(view, filled.cache) == 1  # and back: the new record's row freed
+    after_cache = search_head(view, "blue", limit=50, vectors=filled.cache, query_vector=query)  # type: ignore[arg-type]
+    after_matrix = search_head(view, "blue", limit=50, vectors=matrix, query_vector=query)  # type: ignore[arg-type]
+    assert after_cache == before_cache
+    assert after_matrix == before_matrix

@@ -218,3 +218,31 @@ def test_the_arm_waits_for_coverage(store: Path) -> None:
     assert not arm.ran and arm.coverage == 0.8
     fill(svc, view)
     assert asyncio.run(svc.for_search(view, "postgres", True)).ran
+
+
+def test_a_load_in_chunks_holds_every_row_under_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are converted a chunk at a time (three rows here, seven stored): every key keeps its
+    own vector, scaled to length 1, and a zero vector stays zero."""
+    import headd_plane.head_vectors as head_vectors
+
+    monkeypatch.setattr(head_vectors, "_LOAD_CHUNK", 3)
+    space = VectorSpace.parse("model@4")
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(7, 4)).astype(np.float32) * 3
+    vectors[4] = 0.0
+    keys = [f"k{i}" for i in range(7)]
+    db = open_writer(tmp_path / "index.db")
+    try:
+        append_vectors(db, space, keys, vectors)
+    finally:
+        db.close()
+    cache = load_cache(tmp_path / "index.db", space)
+    assert len(cache) == 7
+    for key, vector in zip(keys, vectors, strict=True):
+        held = cache.get(key)
+        assert held is not None
+        norm = float(np.linalg.norm(vector))
+        expected = vector / norm if norm else vector
+        np.testing.assert_allclose(held, expected, atol=5e-4)

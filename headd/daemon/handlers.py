@@ -302,7 +302,7 @@ class Service:
         matrix = None if self.vectors is None else self.vectors.held_matrix
         out["vectors"] = {
             "entries": 0 if cache is None else len(cache),
-            # the cache's arrays (its vectors and their unit copies) and the version's matrix
+            # the cache's arrays (one unit row per key, its scale) and the version's matrix
             "bytes": array_bytes(cache, matrix),
         }
         plane: dict[str, int] = {}

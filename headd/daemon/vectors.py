@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from headd.errors import HeaddError, ModelUnavailable
 from headd.lazy_import import LazyModule
@@ -284,10 +284,9 @@ class VectorService:
         embedder, cache = self.embedder, self.cache
         assert embedder is not None and cache is not None  # fills start only once both are
         result = fill_vectors(view, cache, embedder, limit=limit)
-        if result.filled:
-            vectors = _rows(result.cache, result.filled)
+        if result.filled and result.vectors is not None:
             try:
-                self.persistence.append(result.cache.space, result.filled, vectors)
+                self.persistence.append(result.cache.space, result.filled, result.vectors)
                 self.progress.persisted += len(result.filled)
             except HeaddError as exc:  # kept in memory; the next start re-embeds them
                 log.warning("persisting %d vectors failed: %s", len(result.filled), exc.code)
@@ -392,13 +391,6 @@ class VectorService:
     async def wait_idle(self) -> None:
         if self._filling is not None:
             await asyncio.gather(self._filling, return_exceptions=True)
-
-
-def _rows(cache: VectorCache, hashes: Sequence[str]) -> npt.NDArray[np.float32]:
-    """The cache's vectors for ``hashes``, stacked (every hash must be held)."""
-    if not hashes:
-        return np.zeros((0, cache.space.dim), dtype=np.float32)
-    return np.stack([cast("npt.NDArray[np.float32]", cache.get(h)) for h in hashes])
 
 
 __all__ = [

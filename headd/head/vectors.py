@@ -14,7 +14,7 @@ The record's vector is the sum of the two unit vectors, the title's weighted by
 vector alone. Why the title is embedded apart rather than with the article: docs/design.md,
 "Search quality".
 
-:class:`VectorCache` is an immutable value (a read-only float32 matrix, a row per content hash);
+:class:`VectorCache` is an immutable value (a read-only matrix of unit rows, a row per key);
 a fill returns a new cache beside the old, and vectors of another space are refused
 (:class:`EmbedModelMismatch`), never mixed. The daemon persists caches in ``index.db``
 (``headd_plane.head_vectors``). :func:`fill_vectors` is the one step that calls an embedder, so
@@ -159,39 +159,78 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
-class VectorCache:
-    """Vectors of one space by content hash. Immutable: :meth:`with_vectors` returns a new one."""
+#: How a cache stores its rows: unit vectors in half precision (docs/design/vectors.md, "One
+#: copy of each vector"). A record's vector sums unit rows and every score is a cosine, so no
+#: path reads a vector's length; the index.db rows keep the embedder's float32 values.
+CACHE_DTYPE: Final = np.float16
 
-    __slots__ = ("_matrix", "_norms", "_rows", "_unit", "space")
+
+#: Rows converted at a time, so a load of every stored vector holds no second full-size copy.
+_UNIT_CHUNK: Final = 4_096
+
+
+def _row_norms(matrix: npt.NDArray[np.generic]) -> npt.NDArray[np.float64]:
+    """Each row's length, in float64, a chunk of rows at a time."""
+    out = np.empty(matrix.shape[0], dtype=np.float64)
+    for start in range(0, matrix.shape[0], _UNIT_CHUNK):
+        chunk = matrix[start : start + _UNIT_CHUNK].astype(np.float32)
+        out[start : start + _UNIT_CHUNK] = np.sqrt(
+            np.einsum("ij,ij->i", chunk, chunk, dtype=np.float64)
+        )
+    return out
+
+
+def unit_rows(matrix: npt.ArrayLike) -> npt.NDArray[np.float16]:
+    """Each row over its length (a zero row stays zero), as the cache stores it."""
+    values = np.asarray(matrix)
+    out = np.empty(values.shape, dtype=CACHE_DTYPE)
+    for start in range(0, values.shape[0], _UNIT_CHUNK):
+        chunk = values[start : start + _UNIT_CHUNK].astype(np.float32)
+        norms = np.sqrt(np.einsum("ij,ij->i", chunk, chunk, dtype=np.float64))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
+        out[start : start + _UNIT_CHUNK] = chunk * scale[:, None].astype(np.float32)
+    return out
+
+
+class VectorCache:
+    """Vectors of one space by content hash. Immutable: :meth:`with_vectors` returns a new one.
+
+    One copy of each vector: its unit row in :data:`CACHE_DTYPE`, and beside it the float32
+    scale that brings the rounded row back to length 1 (a zero row's is 0), so a record's
+    vector sums rows of length 1 exactly as :func:`record_vector` would; :meth:`get` answers
+    the scaled row as float32."""
+
+    __slots__ = ("_matrix", "_rows", "_scale", "space")
 
     def __init__(
         self,
         space: VectorSpace,
         rows: dict[str, int] | None = None,
         matrix: npt.NDArray[np.float32] | None = None,
+        *,
+        unit: npt.NDArray[np.float16] | None = None,
     ) -> None:
         self.space = space
         self._rows: dict[str, int] = rows or {}
-        if matrix is None:
-            matrix = np.zeros((0, space.dim), dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[1] != space.dim or matrix.shape[0] != len(self._rows):
+        given: npt.NDArray[np.generic]
+        if unit is None:
+            given = np.zeros((0, space.dim), dtype=np.float32) if matrix is None else matrix
+        else:
+            given = unit
+        shape = np.shape(given)
+        if len(shape) != 2 or shape[1] != space.dim or shape[0] != len(self._rows):
             raise EmbedModelMismatch(
-                f"a cache of {space.id} cannot hold a {matrix.shape} matrix",
+                f"a cache of {space.id} cannot hold a {shape} matrix",
                 {"space": space.id},
             )
-        self._matrix = _frozen(np.ascontiguousarray(matrix, dtype=np.float32))
-        self._norms = _frozen(
-            np.sqrt(np.einsum("ij,ij->i", self._matrix, self._matrix, dtype=np.float64))
+        self._matrix = _frozen(
+            unit_rows(given) if unit is None else np.ascontiguousarray(unit, dtype=CACHE_DTYPE)
         )
-        #: Every row over its norm (zero rows stay zero): what a record's vector sums.
+        norms = _row_norms(self._matrix)
         with np.errstate(divide="ignore", invalid="ignore"):
-            self._unit = _frozen(
-                np.where(
-                    self._norms[:, None] > 0,
-                    self._matrix / np.where(self._norms > 0, self._norms, 1.0)[:, None],
-                    0.0,
-                ).astype(np.float32)
-            )
+            scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
+        self._scale = _frozen(scale.astype(np.float32))
 
     @classmethod
     def empty(cls, space: VectorSpace) -> VectorCache:
@@ -204,8 +243,9 @@ class VectorCache:
         return content_hash in self._rows
 
     def get(self, content_hash: str, /) -> npt.NDArray[np.float32] | None:
+        """The key's unit vector (float32), or None."""
         row = self._rows.get(content_hash)
-        return None if row is None else self._matrix[row]
+        return None if row is None else self._matrix[row].astype(np.float32) * self._scale[row]
 
     def hashes(self) -> Iterable[str]:
         return self._rows.keys()
@@ -215,8 +255,23 @@ class VectorCache:
         return all(key in self._rows for key in vector_keys_of(record))
 
     def vector_of(self, record: MemoryRecord) -> npt.NDArray[np.float32] | None:
-        """``record``'s vector (:func:`record_vector`), or None while a part of it is missing."""
-        return vector_of_record(self, record) if self.covers(record) else None
+        """``record``'s vector (:func:`record_vector` of its rows, which are unit already, so
+        they are summed as held), or None while a part of it is missing."""
+        keys = vector_keys_of(record)
+        article = self._rows.get(keys[0])
+        title = self._rows.get(keys[1]) if len(keys) > 1 else -1
+        if article is None or title is None:
+            return None
+        matrix, scale = self._matrix, self._scale
+        vector = matrix[article].astype(np.float32) * scale[article]
+        if title >= 0:
+            vector += np.float32(TITLE_WEIGHT) * (matrix[title].astype(np.float32) * scale[title])
+        return vector
+
+    def _scaled(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """``rows`` of the matrix as float32 vectors of length 1 (or 0)."""
+        out = np.empty((rows.shape[0], self.space.dim), dtype=np.float32)
+        return np.multiply(self._matrix[rows], self._scale[rows][:, None], out=out)
 
     def record_cosines(
         self, records: Sequence[MemoryRecord], query: npt.ArrayLike
@@ -243,40 +298,36 @@ class VectorCache:
             return out
         article_rows = np.fromiter(articles, dtype=np.int64, count=len(articles))
         title_rows = np.fromiter(titles, dtype=np.int64, count=len(titles))
-        matrix = self._unit[article_rows].copy()
+        matrix = self._scaled(article_rows)
         titled = title_rows >= 0
-        matrix[titled] += np.float32(TITLE_WEIGHT) * self._unit[title_rows[titled]]
-        untitled = ~titled
-        matrix[untitled] = self._matrix[article_rows[untitled]]
-        query_vector = np.asarray(query, dtype=np.float32)
-        query_norm = float(np.sqrt(np.dot(query_vector.astype(np.float64), query_vector)))
-        dots = (matrix @ query_vector).astype(np.float64)
-        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64)) * query_norm
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
-        for index, score in zip(held, scores.tolist(), strict=True):
-            out[index] = score
-        return out
+        matrix[titled] += np.float32(TITLE_WEIGHT) * self._scaled(title_rows[titled])
+        return _cosines_of(matrix, query, held, out)
 
-    def with_vectors(self, hashes: Sequence[str], vectors: npt.NDArray[np.float32]) -> VectorCache:
+    def with_vectors(self, hashes: Sequence[str], vectors: npt.ArrayLike) -> VectorCache:
         """This cache plus ``vectors`` (one row per hash); a hash already held is replaced."""
         if len(hashes) == 0:
             return self
         rows = dict(self._rows)
-        matrix = np.array(self._matrix, dtype=np.float32)
-        appended: list[np.ndarray] = []
-        for content_hash, vector in zip(hashes, vectors, strict=True):
+        unit = unit_rows(vectors)
+        held = self._matrix.shape[0]
+        replaced: list[tuple[int, int]] = []
+        appended: list[int] = []
+        for index, content_hash in enumerate(hashes):
             row = rows.get(content_hash)
-            if row is not None and row < matrix.shape[0]:
-                matrix[row] = vector
+            if row is not None and row < held:
+                replaced.append((row, index))
             elif row is not None:
-                appended[row - matrix.shape[0]] = vector
+                appended[row - held] = index
             else:
-                rows[content_hash] = matrix.shape[0] + len(appended)
-                appended.append(vector)
+                rows[content_hash] = held + len(appended)
+                appended.append(index)
+        matrix = np.empty((held + len(appended), self.space.dim), dtype=CACHE_DTYPE)
+        matrix[:held] = self._matrix
+        for row, index in replaced:
+            matrix[row] = unit[index]
         if appended:
-            matrix = np.vstack([matrix, np.asarray(appended, dtype=np.float32)])
-        return VectorCache(self.space, rows, matrix)
+            matrix[held:] = unit[np.asarray(appended, dtype=np.int64)]
+        return VectorCache(self.space, rows, unit=matrix)
 
     def cosines(self, content_hashes: Sequence[str], query: npt.ArrayLike) -> list[float | None]:
         """The cosine of each hash's vector against ``query`` (None where the cache has none).
@@ -284,18 +335,31 @@ class VectorCache:
         One float32 product over the rows asked for; a zero vector (or query) scores 0.
         """
         wanted = [self._rows.get(h) for h in content_hashes]
-        present = [row for row in wanted if row is not None]
-        if not present:
-            return [None] * len(wanted)
-        query_vector = np.asarray(query, dtype=np.float32)
-        query_norm = float(np.sqrt(np.dot(query_vector.astype(np.float64), query_vector)))
-        index = np.fromiter(present, dtype=np.int64, count=len(present))
-        dots = (self._matrix[index] @ query_vector).astype(np.float64)
-        norms = self._norms[index] * query_norm
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
-        values = iter(scores.tolist())
-        return [None if row is None else next(values) for row in wanted]
+        held = [index for index, row in enumerate(wanted) if row is not None]
+        out: list[float | None] = [None] * len(wanted)
+        if not held:
+            return out
+        index = np.fromiter((wanted[i] for i in held), dtype=np.int64, count=len(held))
+        return _cosines_of(self._scaled(index), query, held, out)
+
+
+def _cosines_of(
+    matrix: npt.NDArray[np.float32],
+    query: npt.ArrayLike,
+    held: Sequence[int],
+    out: list[float | None],
+) -> list[float | None]:
+    """``out`` with each row's cosine against ``query`` at its place in ``held`` (a zero row or
+    query scores 0)."""
+    query_vector = np.asarray(query, dtype=np.float32)
+    query_norm = float(np.sqrt(np.dot(query_vector.astype(np.float64), query_vector)))
+    dots = (matrix @ query_vector).astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64)) * query_norm
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
+    for index, score in zip(held, scores.tolist(), strict=True):
+        out[index] = score
+    return out
 
 
 class FillCounts(msgspec.Struct, frozen=True):
@@ -317,6 +381,8 @@ class FillResult(msgspec.Struct, frozen=True):
     remaining: int
     #: The keys this fill embedded (what a persisted cache appends).
     filled: tuple[str, ...] = ()
+    #: The embedder's float32 vectors of ``filled``, one row each, as it answered them.
+    vectors: npt.NDArray[np.float32] | None = None
 
 
 def fill_vectors(
@@ -382,6 +448,7 @@ def fill_vectors(
         FillCounts(len(records), reused, len(hashes), empty),
         len(missing) - len(hashes),
         tuple(hashes),
+        vectors,
     )
 
 

@@ -30,7 +30,7 @@ else:  # imported at first use: a cold start or a rebuild may never need it (laz
     np = LazyModule("numpy", globals(), "np")
 
 from headd.errors import EmbedModelMismatch, StorageFailure
-from headd.head.vectors import VectorCache, VectorSpace
+from headd.head.vectors import CACHE_DTYPE, VectorCache, VectorSpace, unit_rows
 from headd_plane.db import PACKAGE_DIR, PlaneDb, run_migrations
 
 log = logging.getLogger(__name__)
@@ -69,28 +69,43 @@ def append_vectors(
     return len(rows)
 
 
+#: Rows read and converted at a time: a load holds one chunk of float32 beside the cache.
+_LOAD_CHUNK = 4_096
+
+
 def _load_rows(conn: sqlite3.Connection, space: VectorSpace) -> VectorCache:
+    """The cache of ``space``'s rows, converted a chunk at a time into its unit float16 rows, so
+    the load never holds every vector twice (one read transaction: the count and the rows agree)."""
     try:
-        found = conn.execute(
-            "SELECT content_hash, vector FROM head_vectors WHERE space = ?", (space.id,)
-        ).fetchall()
+        conn.execute("BEGIN")
+        (count,) = conn.execute(
+            "SELECT count(*) FROM head_vectors WHERE space = ?", (space.id,)
+        ).fetchone()
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
             return VectorCache.empty(space)
         raise
     width = 4 * space.dim
-    hashes: list[str] = []
-    blobs: list[bytes] = []
-    for content_hash, blob in found:
-        if len(blob) != width:
-            raise EmbedModelMismatch(
-                f"a stored vector of {len(blob)} bytes is not of {space.id}",
-                {"space": space.id, "bytes": len(blob)},
-            )
-        hashes.append(str(content_hash))
-        blobs.append(blob)
-    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(hashes), space.dim)
-    return VectorCache(space, {h: i for i, h in enumerate(hashes)}, matrix)
+    rows: dict[str, int] = {}
+    unit = np.empty((int(count), space.dim), dtype=CACHE_DTYPE)
+    cursor = conn.execute(
+        "SELECT content_hash, vector FROM head_vectors WHERE space = ?", (space.id,)
+    )
+    while found := cursor.fetchmany(_LOAD_CHUNK):
+        blobs: list[bytes] = []
+        for content_hash, blob in found:
+            if len(blob) != width:
+                raise EmbedModelMismatch(
+                    f"a stored vector of {len(blob)} bytes is not of {space.id}",
+                    {"space": space.id, "bytes": len(blob)},
+                )
+            rows[str(content_hash)] = len(rows)
+            blobs.append(blob)
+        start = len(rows) - len(blobs)
+        chunk = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), space.dim)
+        unit[start : len(rows)] = unit_rows(chunk)
+    conn.rollback()
+    return VectorCache(space, rows, unit=unit)
 
 
 def load_cache(index_path: Path, space: VectorSpace) -> VectorCache:
