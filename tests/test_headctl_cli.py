@@ -114,6 +114,34 @@ def test_search_read_and_type_filter(ctl: Ctl) -> None:
     assert older["sha"] == ctl.seed and len(older["hits"]) == 1
 
 
+def test_search_mode_reaches_the_daemon(tmp_path: Path) -> None:
+    """``--mode seed-exact`` is memhtml's head search (reciprocal-rank scores, at most 2 / 61
+    with two arms); without it the daemon answers with the hybrid's bounded fusion, whose best
+    hit scores above that; a mode the daemon does not know is a usage error."""
+    from headd.head.search import RRF_K
+
+    store = tmp_path / "store"
+    seed = make_store(store)
+    daemon = Daemon(store, short_socket_dir() / "head.sock", extra=["--embedder", "hash"])
+    daemon.wait_ready()
+    try:
+        local = Ctl(store, daemon.socket_path, seed, seed)
+        deadline = time.monotonic() + 20
+        while local.json("status")["vectors"]["coverage"] < 1.0:
+            assert time.monotonic() < deadline, "the hash embedder's fill did not finish"
+            time.sleep(0.1)
+        seeded = local.json("search", "postgres orders", "--mode", "seed-exact")
+        hybrid = local.json("search", "postgres orders", "--mode", "hybrid")
+        assert seeded["hits"] and not seeded["degraded"]
+        assert all(0 < hit["score"] <= 2 / (1 + RRF_K) for hit in seeded["hits"])
+        assert hybrid["hits"][0]["score"] > 2 / (1 + RRF_K)
+        assert local.json("search", "postgres orders")["hits"] == hybrid["hits"]
+        code, _, err = local.run("search", "postgres", "--mode", "exact")
+        assert code == 2 and "--mode" in err
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+
+
 def test_advance_and_a_domain_error(ctl: Ctl) -> None:
     assert ctl.json("advance")["sha"] == ctl.landed
     code, out, err = ctl.run("read", SHORT, "--at", "no-such-ref")

@@ -309,11 +309,18 @@ def _search_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="head: the in-memory head (default); index: the SQLite plane's four-arm retrieval",
     )
+    p.add_argument(
+        "--mode",
+        choices=("hybrid", "seed-exact"),
+        default=None,
+        help="hybrid: the bounded score fusion (default); seed-exact: memhtml's head search, "
+        "the one the gate ranks with",
+    )
 
 
 def _search(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
     params: Params = {"query": _joined(args.query), "limit": args.limit, "now": args.now}
-    params.update(_view(args), filter=_filter(args), plane=args.plane)
+    params.update(_view(args), filter=_filter(args), plane=args.plane, mode=args.mode)
     return "search", params
 
 
