@@ -191,7 +191,7 @@ def load_scifact(root: Path) -> DataSet:
     with gzip.open(root / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
         for line in fh:
             doc = json.loads(line)
-            path = f"resources/scifact/{doc['_id']}.html"
+            path = scifact_path(str(doc["_id"]))
             memories[path] = scifact_memory(
                 str(doc["_id"]), doc["title"].strip(), doc["text"].strip()
             )
