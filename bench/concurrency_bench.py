@@ -23,7 +23,6 @@ import shutil
 import statistics
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from headd_client.sync_client import Client
 
 from bench.daemon_bench import Daemon, log, process_cpu_s, refresh_stat_cache
 from bench.support.stores import build_store
+from bench.support.threads import timed_threads
 
 TRIES = 11
 
@@ -47,41 +47,27 @@ def write_op(writer: int, n: int) -> dict[str, str]:
 def run_writers(sock: Path, writers: int, writes: int, mode: str) -> dict[str, Any]:
     retries = [0] * writers
     lost = [0] * writers
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(writers + 1)
 
-    def writer(w: int) -> None:
-        try:
-            with Client(sock, timeout=600) as c:
-                session = c.call("session.open")["session"]
-                barrier.wait()
-                for n in range(writes):
-                    c.call("session.apply", session=session, ops=[write_op(w, n)])
-                    for attempt in range(TRIES):
-                        result = c.call("session.commit", session=session, rebase=mode)
-                        if result["outcome"] != "rebase-needed":
-                            break
-                        retries[w] += 1
-                        if attempt + 1 < TRIES:
-                            c.call("session.rebase", session=session)
-                    if result["outcome"] != "committed":
-                        lost[w] += 1
-                        c.call("session.close", session=session)
-                        session = c.call("session.open")["session"]
-                c.call("session.close", session=session)
-        except BaseException as exc:
-            errors.append(exc)
+    def writer(w: int, barrier: threading.Barrier) -> None:
+        with Client(sock, timeout=600) as c:
+            session = c.call("session.open")["session"]
+            barrier.wait()
+            for n in range(writes):
+                c.call("session.apply", session=session, ops=[write_op(w, n)])
+                for attempt in range(TRIES):
+                    result = c.call("session.commit", session=session, rebase=mode)
+                    if result["outcome"] != "rebase-needed":
+                        break
+                    retries[w] += 1
+                    if attempt + 1 < TRIES:
+                        c.call("session.rebase", session=session)
+                if result["outcome"] != "committed":
+                    lost[w] += 1
+                    c.call("session.close", session=session)
+                    session = c.call("session.open")["session"]
+            c.call("session.close", session=session)
 
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    barrier.wait()
-    started = time.perf_counter()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - started
-    if errors:
-        raise errors[0]
+    wall = timed_threads(writers, writer)
     landed = writers * writes - sum(lost)
     return {
         "wall_s": wall,

@@ -44,6 +44,7 @@ from bench.peers.memhtml_mcp import PeerMissing
 from bench.support.daemon_measure import percentile, ratio, summary, verdicts
 from bench.support.data import cache_dir
 from bench.support.stores import build_store, render, scifact_queries
+from bench.support.threads import timed_threads
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CACHE = cache_dir("headd-daemon-bench")
@@ -261,32 +262,17 @@ def search_many_clients(
     work = list(queries) * rounds
     shares = [work[i::clients] for i in range(clients)]
     latencies: list[list[float]] = [[] for _ in range(clients)]
-    barrier = threading.Barrier(clients + 1)
-    errors: list[BaseException] = []
 
-    def worker(i: int) -> None:
-        try:
-            with Client(sock) as c:
-                c.call("status")
-                barrier.wait()
-                for q in shares[i]:
-                    t0 = time.perf_counter()
-                    c.call("search", query=q, limit=10)
-                    latencies[i].append((time.perf_counter() - t0) * 1000)
-        except BaseException as exc:  # noqa: BLE001 - reported after the join
-            errors.append(exc)
-            barrier.abort()
+    def worker(i: int, barrier: threading.Barrier) -> None:
+        with Client(sock) as c:
+            c.call("status")
+            barrier.wait()
+            for q in shares[i]:
+                t0 = time.perf_counter()
+                c.call("search", query=q, limit=10)
+                latencies[i].append((time.perf_counter() - t0) * 1000)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    barrier.wait()
-    start = time.perf_counter()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - start
-    if errors:
-        raise errors[0]
+    wall = timed_threads(clients, worker)
     flat = [x for per in latencies for x in per]
     return flat, len(flat) / wall
 

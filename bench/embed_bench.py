@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.support.data import scifact_dir
+from bench.support.stores import scifact_qrels, scifact_queries
 
 REPO = Path(__file__).resolve().parents[1]
 #: The head's arm caps and RRF constant, so ``rrf`` is what search would rank.
@@ -67,19 +68,7 @@ def load_scifact(root: Path) -> tuple[list[str], list[str], dict[str, str], dict
             doc = json.loads(line)
             ids.append(str(doc["_id"]))
             texts.append(f"{doc['title']} {doc['text']}")
-    queries: dict[str, str] = {}
-    with open(root / "queries-train.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            q = json.loads(line)
-            queries[str(q["_id"])] = q["text"]
-    qrels: dict[str, set[str]] = {}
-    with open(root / "qrels-train.tsv", encoding="utf-8") as fh:
-        next(fh)
-        for line in fh:
-            qid, did, score = line.rstrip("\n").split("\t")
-            if int(score) > 0:
-                qrels.setdefault(qid, set()).add(did)
-    return ids, texts, queries, qrels
+    return ids, texts, dict(scifact_queries(root)), scifact_qrels(root)
 
 
 def ndcg_at_k(ranked: Sequence[str], relevant: set[str], k: int = 10) -> float:

@@ -184,32 +184,22 @@ def load_locomo(root: Path) -> tuple[DataSet, DataSet]:
 
 
 def load_scifact(root: Path) -> DataSet:
-    from bench.support.stores import scifact_memory
+    from bench.support.stores import scifact_memory, scifact_path, scifact_qrels, scifact_queries
 
     memories: dict[str, str] = {}
     plain: dict[str, str] = {}
     with gzip.open(root / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
         for line in fh:
             doc = json.loads(line)
-            path = f"resources/scifact/{doc['_id']}.html"
+            path = scifact_path(str(doc["_id"]))
             memories[path] = scifact_memory(
                 str(doc["_id"]), doc["title"].strip(), doc["text"].strip()
             )
             plain[path] = f"{doc['title']} {doc['text']}"
-    qrels: dict[str, set[str]] = {}
-    with open(root / "qrels-train.tsv", encoding="utf-8") as fh:
-        next(fh)
-        for line in fh:
-            qid, did, score = line.rstrip("\n").split("\t")
-            if int(score) > 0:
-                qrels.setdefault(qid, set()).add(f"resources/scifact/{did}.html")
-    queries: list[Query] = []
-    with open(root / "queries-train.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            q = json.loads(line)
-            qid = str(q["_id"])
-            if qid in qrels:
-                queries.append(Query(qid, q["text"], "all", qrels[qid]))
+    qrels = {qid: {scifact_path(did) for did in dids} for qid, dids in scifact_qrels(root).items()}
+    queries = [
+        Query(qid, text, "all", qrels[qid]) for qid, text in scifact_queries(root) if qid in qrels
+    ]
     return DataSet("scifact", [Corpus("scifact", memories, queries, plain)], metric_names((5, 10)))
 
 

@@ -183,6 +183,19 @@ def test_invalid_calls_are_tool_errors_with_codes(store: Path, daemon: Daemon) -
                 "memory_write", {"title": "x", "memory_type": "semantic"}
             )
             assert error_text(neither).startswith("ERR_INVALID_MEMORY")
+            assert "neither was supplied" in error_text(neither)
+            both = await client.call_tool(
+                "memory_correct",
+                {
+                    "target_path": "resources/database/connection-pool-size-is-forty.html",
+                    "title": "Connection pool size is sixty",
+                    "body": "The connection pool size is sixty.",
+                    "article_html": "<p><mark>The connection pool size is sixty.</mark></p>",
+                    "reason": "raised",
+                },
+            )
+            assert error_text(both).startswith("ERR_INVALID_MEMORY")
+            assert "both were supplied" in error_text(both)
             missing = await client.call_tool("memory_read", {"path": "areas/inbox/nope.html"})
             text = error_text(missing)
             assert text.startswith("ERR_PATH_NOT_FOUND") and "Try: call memory_resolve" in text

@@ -36,18 +36,23 @@ def scifact_docs() -> list[tuple[str, str, str]]:
     return out
 
 
-def scifact_queries() -> list[tuple[str, str]]:
-    with open(scifact_dir() / "queries-train.jsonl", encoding="utf-8") as fh:
+def scifact_queries(root: Path | None = None) -> list[tuple[str, str]]:
+    """(id, text) for every training query, in file order; ``root`` defaults to
+    ``$HEADD_SCIFACT``."""
+    with open((root or scifact_dir()) / "queries-train.jsonl", encoding="utf-8") as fh:
         return [(str(r["_id"]), r["text"]) for r in map(json.loads, fh)]
 
 
-def scifact_qrels() -> dict[str, set[str]]:
+def scifact_qrels(root: Path | None = None) -> dict[str, set[str]]:
+    """The relevant doc ids of each training query (score above 0); ``root`` defaults to
+    ``$HEADD_SCIFACT``."""
     out: dict[str, set[str]] = {}
-    with open(scifact_dir() / "qrels-train.tsv", encoding="utf-8") as fh:
+    with open((root or scifact_dir()) / "qrels-train.tsv", encoding="utf-8") as fh:
         next(fh)
         for line in fh:
-            qid, did, _score = line.split("\t")
-            out.setdefault(qid, set()).add(did)
+            qid, did, score = line.split("\t")
+            if int(score) > 0:
+                out.setdefault(qid, set()).add(did)
     return out
 
 

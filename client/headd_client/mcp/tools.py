@@ -187,6 +187,20 @@ def _strip(path: str) -> str:
     return path.strip().lstrip("/")
 
 
+def _body_or_markup(args: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(body, article_html) of a write or a correction, refused unless exactly one is given:
+    memhtml's tools take prose or markup, never both."""
+    body = args.get("body")
+    markup = args.get("article_html")
+    if (body is None) == (markup is None):
+        which = "both were supplied" if body is not None else "neither was supplied"
+        raise ToolFailure(
+            "ERR_INVALID_MEMORY",
+            f"invalid memory: exactly one of body or article_html is required, and {which}",
+        )
+    return body, markup
+
+
 # -- the tools ------------------------------------------------------------------------------
 
 
@@ -697,14 +711,7 @@ class Tools:
     def _write_op(self, op: Mapping[str, Any], taken: Callable[[str], bool]) -> dict[str, Any]:
         """The session op for one memhtml write: the daemon's ``write`` for prose, a ``put``
         rendered here for ``article_html`` (the daemon's write takes prose only)."""
-        body = op.get("body")
-        markup = op.get("article_html")
-        if (body is None) == (markup is None):
-            which = "both were supplied" if body is not None else "neither was supplied"
-            raise ToolFailure(
-                "ERR_INVALID_MEMORY",
-                f"invalid memory: exactly one of body or article_html is required, and {which}",
-            )
+        body, markup = _body_or_markup(op)
         path = op.get("path")
         if path is not None:
             from headd.memfile.placement import normalize_path, unusable_reason
@@ -890,14 +897,7 @@ class Tools:
         old_html = self._blob(record)
         now = self._now()
         moved_to = archive_path(target, now.year)
-        body = args.get("body")
-        markup = args.get("article_html")
-        if (body is None) == (markup is None):
-            which = "both were supplied" if body is not None else "neither was supplied"
-            raise ToolFailure(
-                "ERR_INVALID_MEMORY",
-                f"invalid memory: exactly one of body or article_html is required, and {which}",
-            )
+        body, markup = _body_or_markup(args)
         with WriteSession(self.link) as session:
             seen = self._taken_in(session)
 
