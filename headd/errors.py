@@ -21,7 +21,7 @@ The tree::
         ├── EmbedModelMismatch      ERR_EMBED_MODEL_MISMATCH
         ├── ModelUnavailable        ERR_MODEL_UNAVAILABLE
         ├── DaemonRunning           ERR_DAEMON_RUNNING (a second daemon on one store)
-        ├── ShuttingDown            ERR_SHUTTING_DOWN (a long call cut short by the daemon's stop)
+        ├── ShuttingDown            ERR_SHUTTING_DOWN (a long call cut short by the stop)
         ├── DaemonUnavailable       ERR_DAEMON_UNAVAILABLE (client side: no daemon answers)
         └── ProtocolViolation       ERR_PROTOCOL (client side: the answer is not JSON-RPC)
 

@@ -130,6 +130,17 @@ def test_recall_is_the_disclosure_pack(served: Served) -> None:
         served.call("recall")
 
 
+def test_recall_keeps_to_its_filter(served: Served) -> None:
+    """The filter narrows the head's ranked pool as well as the plane's own arms: a memory the
+    filter leaves out is in no entry, though it is the query's best match unfiltered."""
+    prefs = "areas/inbox/user-prefers-short-answers.html"
+    scoped = served.call(
+        "recall", query="connection pool size", filter={"types": ["user_preference"]}
+    )
+    paths = [entry["path"] for entry in scoped["entries"]]
+    assert POOL not in paths and set(paths) <= {prefs}
+
+
 def test_reinforce_bumps_once_per_cooldown_and_exports(served: Served) -> None:
     first = served.call("reinforce", paths=[POOL, "/" + POSTGRES], signal="positive")
     assert first == {"bumped": [POOL, POSTGRES], "cooled_down": []}

@@ -38,11 +38,11 @@ class Side:
         self.sock = sock
         self.daemon: Daemon | None = None
 
-    def start(self) -> Side:
+    def start(self, fetch_interval: str = FETCH_INTERVAL) -> Side:
         self.daemon = Daemon(
             self.store,
             self.sock,
-            extra=["--remote", "origin", "--fetch-interval", FETCH_INTERVAL],
+            extra=["--remote", "origin", "--fetch-interval", fetch_interval],
         ).wait_ready()
         return self
 
@@ -187,6 +187,19 @@ def test_a_write_on_one_side_is_searchable_on_the_other(sides: tuple[Path, Side,
         return any("pelican" in hit["path"] for hit in hits)
 
     assert wait_until(found, 30)
+
+
+def test_a_commit_is_pushed_without_waiting_for_the_next_fetch(
+    sides: tuple[Path, Side, Side],
+) -> None:
+    """A session commit pokes the follower, which pushes the tip at once: with an hour between
+    fetches, the remote still has the commit soon after it is acknowledged."""
+    hub, a, _ = sides
+    a.start(fetch_interval="3600")
+    a.call("sync")  # queued behind the start's round: once answered, no round is under way
+    with Client(str(a.sock)).connect() as client:
+        sha = a.write(client, "Heron nesting", "Herons nest in colonies called heronries.")
+    assert wait_until(lambda: hub_tip(hub) == sha, 30)
 
 
 def test_a_same_path_conflict_keeps_both_and_status_lists_it(

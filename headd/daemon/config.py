@@ -5,8 +5,9 @@ Flags win over the environment, which wins over the defaults: the store is ``--s
 ``<store>/.memhtml/head.sock``; the embedder ``--embedder``, else ``$HEADD_EMBEDDER``, else
 ``auto``; the transcripts ``--trace-root``, else ``$MEMHTML_TRACE_ROOT``, else ``~/.claude``.
 The remote to follow is ``--remote``, else ``$HEADD_REMOTE``, else none; it is fetched every
-``--fetch-interval`` seconds (30 by default). The log level is ``--log-level``, else ``$HEADD_LOG_LEVEL``, else INFO. Parsing imports nothing
-of the daemon itself, so a usage error answers at once (exit 2).
+``--fetch-interval`` seconds (30 by default). The log level is ``--log-level``, else
+``$HEADD_LOG_LEVEL``, else INFO. Parsing imports nothing of the daemon itself, so a usage error
+answers at once (exit 2).
 """
 
 from __future__ import annotations

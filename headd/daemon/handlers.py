@@ -69,7 +69,7 @@ from headd.daemon.methods import (
 from headd.daemon.plane_service import PlaneService
 from headd.daemon.session_calls import SessionCalls
 from headd.daemon.snapshots import SnapshotWriter
-from headd.daemon.vectors import NO_VECTORS, VectorService
+from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
 from headd.embed.factory import embedder_state
 from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
 from headd.head.indexes import IndexedView
@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from headd.daemon.remote_follower import RemoteFollower
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
+    from headd.head.search import SearchHit
     from headd.store.manager import SessionManager
 
 log = logging.getLogger(__name__)
@@ -329,23 +330,15 @@ class Service:
     async def search(self, request: Search) -> dict[str, Any]:
         if request.plane == "index":
             return await self.index_search(request)
-        from headd.head.search import search_head
-
         view = await self.view(request.at, request.session)
-        now = request.now or iso_utc(self.clock())
-        admit = self._admit(request.filter)
         start = time.perf_counter()
-        arm = NO_VECTORS
-        if self.vectors is not None:
-            arm = await self.vectors.for_search(view, request.query, request.vectors)
-        hits = search_head(
+        hits, arm = await self._rank(
             view,
             request.query,
+            request.filter,
             limit=request.limit,
-            now=now,
-            admit=admit,
-            vectors=arm.vectors,
-            query_vector=arm.query_vector,
+            now=request.now,
+            want_vectors=request.vectors,
             mode=request.mode,
         )
         took = (time.perf_counter() - start) * 1000.0
@@ -377,22 +370,44 @@ class Service:
         one fill serves search and recall; the plane folds them into its pack)."""
         from headd_plane.recall import RECALL_POOL, RankedPool
 
-        from headd.head.search import search_head
+        from headd.head.search import HYBRID
 
         view = await self.view(None, None)
+        hits, arm = await self._rank(
+            view, query, filter_, limit=RECALL_POOL, now=now, want_vectors=True, mode=HYBRID
+        )
+        return RankedPool([hit.path for hit in hits], not arm.ran, round(arm.coverage, 4))
+
+    async def _rank(
+        self,
+        view: IndexedView,
+        query: str,
+        filter_: Filter | None,
+        *,
+        limit: int,
+        now: str | None,
+        want_vectors: bool,
+        mode: str,
+    ) -> tuple[list[SearchHit], SearchVectors]:
+        """The head's ranking of ``query`` over ``view``, and the vector arm it ran with: the one
+        path ``search`` and recall's pool share, so the two cannot admit or rank differently."""
+        from headd.head.search import search_head
+
+        admit = self._admit(filter_)
         arm = NO_VECTORS
         if self.vectors is not None:
-            arm = await self.vectors.for_search(view, query, True)
+            arm = await self.vectors.for_search(view, query, want_vectors)
         hits = search_head(
             view,
             query,
-            limit=RECALL_POOL,
+            limit=limit,
             now=now or iso_utc(self.clock()),
-            admit=self._admit(filter_),
+            admit=admit,
             vectors=arm.vectors,
             query_vector=arm.query_vector,
+            mode=mode,
         )
-        return RankedPool([hit.path for hit in hits], not arm.ran, round(arm.coverage, 4))
+        return hits, arm
 
     async def index_search(self, request: Search) -> dict[str, Any]:
         """``plane: "index"``: the SQLite plane's four-arm retrieval (its arm names)."""

@@ -4,7 +4,8 @@ Everything the daemon writes (``index.db``, ``state.db``, session logs holding m
 snapshots, vectors, the converted model, the socket) lives under ``<store>/.memhtml/``. A
 committed (or planted) ``.memhtml -> /elsewhere`` would move all of it to wherever the link points,
 so the daemon refuses to start instead (``ERR_STORAGE`` naming the link), before it writes
-anything. ``git_io.worktree_symlink`` does the walk: ``lstat`` per component, never following.
+anything. ``headd.symlinks.worktree_symlink`` does the walk: ``lstat`` per component, never
+following.
 """
 
 from __future__ import annotations
