@@ -13,11 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.peers.memhtml_mcp import McpServer, mcp_search_latencies, pick_search_tool  # noqa: E402
+from bench.peers.memhtml_mcp import McpServer, mcp_search_latencies, pick_search_tool
 
 FAKE_SERVER = r"""
 import json, sys

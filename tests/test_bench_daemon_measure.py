@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.support.daemon_measure import TARGETS, percentile, ratio, summary, verdicts  # noqa: E402
+from bench.support.daemon_measure import TARGETS, percentile, ratio, summary, verdicts
 
 
 def test_percentile_is_nearest_rank() -> None:

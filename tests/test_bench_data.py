@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from support.data import REPO
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.support.data import (  # noqa: E402
+from bench.support.data import (
     ANCHOR_ENV,
     CACHE_ENV,
     SCIFACT_ENV,

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.footprint_bench import judge, state_sizes  # noqa: E402
+from bench.footprint_bench import judge, state_sizes
 
 
 def test_state_sizes_count_every_file_and_the_newest_snapshot_per_memory(tmp_path: Path) -> None:

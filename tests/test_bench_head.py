@@ -19,11 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.scifact import write_scifact
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.support.head_commits import (  # noqa: E402
+from bench.support.head_commits import (
     archive_commit,
     cached_store,
     commit_changes,
@@ -32,7 +28,7 @@ from bench.support.head_commits import (  # noqa: E402
     near_duplicates_commit,
     read_text,
 )
-from bench.support.head_measure import (  # noqa: E402
+from bench.support.head_measure import (
     Figure,
     latency_summary,
     mean_ndcg,
@@ -41,7 +37,7 @@ from bench.support.head_measure import (  # noqa: E402
     ratio,
     timed,
 )
-from bench.support.stores import (  # noqa: E402
+from bench.support.stores import (
     SCIFACT_ENV,
     scifact_docs,
     scifact_path,

@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.quality_bench import (  # noqa: E402
+from bench.quality_bench import (
     DataSet,
     head_ranker,
     load_locomo,
@@ -22,8 +17,8 @@ from bench.quality_bench import (  # noqa: E402
     prepare,
     run_dataset,
 )
-from bench.support.quality_metrics import metric_names, ndcg_at, query_scores, recall_at, summarize  # noqa: E402
-from headd.embed.hashing import HashingEmbedder  # noqa: E402
+from bench.support.quality_metrics import metric_names, ndcg_at, query_scores, recall_at, summarize
+from headd.embed.hashing import HashingEmbedder
 
 
 def test_recall_and_ndcg_by_hand() -> None:

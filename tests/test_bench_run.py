@@ -9,17 +9,13 @@ subprocesses exactly as the project's benches are.
 from __future__ import annotations
 
 import json
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from support.data import REPO
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.run import (  # noqa: E402
+from bench.run import (
     MODULES,
     BenchModule,
     RunRefused,

@@ -11,7 +11,6 @@ commits answer ``rebase-needed`` and this test red.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections import Counter
 from pathlib import Path
@@ -23,13 +22,8 @@ from support.daemon import Daemon, short_socket_dir
 from support.git import git
 from support.stores import make_store
 
+from bench.concurrency_bench import write_op  # the writes the bench makes
 from headd.head.version import load_head
-
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.concurrency_bench import write_op  # noqa: E402 - the bench's writes, the same
 
 WRITERS = 16
 WRITES = 20

@@ -14,7 +14,6 @@ git load leaves no snapshot: red.
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 from headd_client.sync_client import Client
@@ -42,8 +41,7 @@ def test_a_stop_right_after_a_pickup_writes_the_tips_snapshot(tmp_path: Path) ->
         )
         assert wait_for(lambda: status(socket_path)["sha"] == tip, timeout=30)
         assert not SnapshotStore(store).has(tip), "the writer waits out its interval"
-        daemon.proc.send_signal(signal.SIGTERM)
-        assert daemon.proc.wait(30) == 0
+        assert daemon.stop(timeout=30) == 0  # a clean stop: SIGTERM, exit 0
     finally:
         daemon.stop()
     assert SnapshotStore(store).has(tip)
@@ -61,8 +59,7 @@ def test_a_stop_right_after_ready_from_git_writes_the_loaded_snapshot(tmp_path: 
     socket_path = short_socket_dir() / "snap-ready.sock"
     daemon = Daemon(store, socket_path).wait_ready()
     try:
-        daemon.proc.send_signal(signal.SIGTERM)
-        assert daemon.proc.wait(30) == 0
+        assert daemon.stop(timeout=30) == 0  # a clean stop: SIGTERM, exit 0
     finally:
         daemon.stop()
     assert "loaded from git" in daemon.log()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -24,11 +23,7 @@ from headd_client.sync_client import Client
 from support.daemon import Daemon, short_socket_dir
 from support.stores import make_store
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.support.stores import generated_memories  # noqa: E402 - the bench's generated memories
+from bench.support.stores import generated_memories  # the bench's generated memories
 
 #: Well under the daemon's 10 s drain, so a rebuild that is not cut short shows.
 EXIT_BOUND_S = 8.0

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench.embed_bench import ndcg_at_k, recall_at_k, rrf_fuse, top_k  # noqa: E402
+from bench.embed_bench import ndcg_at_k, recall_at_k, rrf_fuse, top_k
 
 
 def test_ndcg_is_one_for_a_perfect_ranking_and_zero_for_a_miss() -> None:

@@ -7,6 +7,8 @@ every row memhtml wrote, merge the rows both hold by max, and write instants as 
 Mutation notes (each applied once, the named test seen red, then reverted):
 - ``export_sidecar`` rendering ``access_entries`` alone -> every test here.
 - ``memhtml_instant`` returning its argument -> ``test_instants_are_written_in_memhtmls_form``.
+- ``merge_entries`` taking the file's score whatever its stamp ->
+  ``test_a_shared_row_takes_each_field_by_its_own_rule``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from pathlib import Path
 
 import pytest
 from headd_plane.db import PlaneDb, open_writer
-from headd_plane.sidecar import STATE_SIDECAR_PATH, export_sidecar, parse_sidecar
+from headd_plane.sidecar import (
+    STATE_SIDECAR_PATH,
+    SidecarEntry,
+    export_sidecar,
+    merge_entries,
+    parse_sidecar,
+)
 from headd_plane.state import reinforce
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -84,6 +92,36 @@ def test_rows_memhtml_wrote_survive_and_shared_rows_merge_by_max(
     # Exporting again changes nothing.
     assert export_sidecar(plane.conn, store)["written"] is False
     assert (store / STATE_SIDECAR_PATH).read_bytes() == raw
+
+
+@pytest.mark.parametrize("plane_newer", [True, False])
+def test_a_shared_row_takes_each_field_by_its_own_rule(plane_newer: bool) -> None:
+    """Counts the larger, stamps the later, each on its own; the score from the row updated last."""
+    early, late = "2026-12-01T10:00:00Z", "2026-12-02T10:00:00.500Z"
+    on_disk = SidecarEntry(
+        path=REDIS,
+        accessCount=7,
+        reinforcementCount=1,
+        outcomeScore=-1.0,
+        lastAccessedAt="2026-12-03T00:00:00Z",
+        lastReinforcedAt=None,
+        updatedAt=early if plane_newer else late,
+    )
+    ours = SidecarEntry(
+        path=REDIS,
+        accessCount=2,
+        reinforcementCount=5,
+        outcomeScore=0.5,
+        lastAccessedAt=None,
+        lastReinforcedAt="2026-12-01T11:00:00.250Z",
+        updatedAt=late if plane_newer else early,
+    )
+    (merged,) = merge_entries([on_disk], [ours])
+    assert (merged.accessCount, merged.reinforcementCount) == (7, 5)
+    assert merged.lastAccessedAt == "2026-12-03T00:00:00Z"
+    assert merged.lastReinforcedAt == "2026-12-01T11:00:00Z"
+    assert merged.updatedAt == "2026-12-02T10:00:00Z"
+    assert merged.outcomeScore == (0.5 if plane_newer else -1.0)
 
 
 def test_instants_are_written_in_memhtmls_form(plane: PlaneDb, tmp_path: Path) -> None:

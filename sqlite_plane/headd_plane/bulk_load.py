@@ -4,7 +4,8 @@
 could replay too: nine statements a file, a third of them deletes that can find nothing in
 tables just emptied, and each ``files`` insert firing the FTS5 trigger as its own statement, so
 FTS5 would flush a segment per row (several times the CPU of the inserts themselves). The
-rebuild must be at least 3× faster than memhtml's at 10,000 files. Here, inside the rebuild's one transaction:
+rebuild must be at least 3× faster than memhtml's at 10,000 files. Here, inside the rebuild's
+one transaction:
 
 * the three ``files_fts_*`` triggers are set aside (their exact SQL is read from
   ``sqlite_master`` and put back before the transaction ends, so the schema after a rebuild is
@@ -16,11 +17,12 @@ rebuild must be at least 3× faster than memhtml's at 10,000 files. Here, inside
 
 The rows arrive as :class:`BulkRows`, filled file by file while the rest of the tree is still
 being parsed (``projection.file_rows``: plain tuples, no statement objects, no deletes). The two
-big tables' rows (``files``, ``chunk_spans``) are staged meanwhile, every :data:`STAGE_EVERY` files,
-in untyped tables of the connection's private ``temp`` schema: that binds the parameters while
-the parse runs (and while a pool parses, this process would only wait), takes no lock on
+big tables' rows (``files``, ``chunk_spans``) are staged meanwhile, every :data:`STAGE_EVERY`
+files, in untyped tables of the connection's private ``temp`` schema: that binds the parameters
+while the parse runs (and while a pool parses, this process would only wait), takes no lock on
 ``index.db`` or ``state.db``, and leaves the transaction one ``INSERT … SELECT`` per table in
-staging order, same upsert, same rows, in less than half the CPU of the ``executemany``. The staging tables are dropped whatever happens.
+staging order, same upsert, same rows, in less than half the CPU of the ``executemany``. The
+staging tables are dropped whatever happens.
 
 The full-text index is built meanwhile too: each staging also feeds each staged row's
 ``fts_text`` (a generated column of ``files``, computed here by the parser's own join) to a
@@ -30,8 +32,8 @@ with rowids 1..N in that order (``files`` was just emptied, so they are unless a
 ``files_fts`` is dropped and created again from its own SQL (a fresh FTS5 object: no structure
 cached by this connection) and its three index tables are copied from the staged one (a tenth of
 the CPU of FTS5's ``'rebuild'``; the tokenizing happens while the tree is parsed). Any other
-case runs the ``'rebuild'`` command. FTS5 keeps the same
-index format whatever the content option, and its own ``integrity-check`` holds after the copy.
+case runs the ``'rebuild'`` command. FTS5 keeps the same index format whatever the content
+option, and its own ``integrity-check`` holds after the copy.
 
 Any integrity failure (a duplicate body above all) rolls the bulk load back to its savepoint,
 triggers included, and :func:`load` returns False: the caller then replays the per-file writes,

@@ -4,9 +4,9 @@ The pool is ``DEFAULT_SEARCH_LIMIT * MMR_POOL_FACTOR`` fused candidates, kept in
 MMR: the fold's per-entity cap is recall's diversity). A caller holding a better ranking passes it
 as ``ranked`` (the daemon passes its head search's, over the head's vector cache, so one fill
 serves search and recall and recall ranks as search does); the plane's own fusion (without its
-vector arm then) fills the rest of the pool, as it ranks the whole pool without one. Arcs fold under their own envelope
-(``ARC_BODY_BUDGET``), ordinary memories under the caller's ``budget_chars`` or
-``MEMORY_BODY_BUDGET``. Only ``disclosure_text`` is ever quoted: the claim, summaries, facets
+vector arm then) fills the rest of the pool, as it ranks the whole pool without one. Arcs fold
+under their own envelope (``ARC_BODY_BUDGET``), ordinary memories under the caller's
+``budget_chars`` or ``MEMORY_BODY_BUDGET``. Only ``disclosure_text`` is ever quoted: the claim, summaries, facets
 and citations, never a ``<details>`` body or an ``<aside>``.
 """
 
