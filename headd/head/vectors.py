@@ -250,7 +250,11 @@ class VectorCache:
     def get(self, content_hash: str, /) -> npt.NDArray[np.float32] | None:
         """The key's unit vector (float32), or None."""
         row = self._rows.get(content_hash)
-        return None if row is None else self._matrix[row].astype(np.float32) * self._scale[row]
+        return None if row is None else self._unit(row)
+
+    def _unit(self, row: int) -> npt.NDArray[np.float32]:
+        """Row ``row`` as a float32 vector of length 1 (or 0)."""
+        return self._matrix[row].astype(np.float32) * self._scale[row]
 
     def hashes(self) -> Iterable[str]:
         return self._rows.keys()
@@ -267,10 +271,9 @@ class VectorCache:
         title = self._rows.get(keys[1]) if len(keys) > 1 else -1
         if article is None or title is None:
             return None
-        matrix, scale = self._matrix, self._scale
-        vector = matrix[article].astype(np.float32) * scale[article]
+        vector = self._unit(article)
         if title >= 0:
-            vector += np.float32(TITLE_WEIGHT) * (matrix[title].astype(np.float32) * scale[title])
+            vector += np.float32(TITLE_WEIGHT) * self._unit(title)
         return vector
 
     def _scaled(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
