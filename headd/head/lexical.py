@@ -241,13 +241,6 @@ class LexicalIndex:
     __hash__ = None  # type: ignore[assignment]
 
     @staticmethod
-    def of_lengths(
-        postings: PMap[str, Postings], lengths: FloatArray, doc_count: int, total_length: int
-    ) -> LexicalIndex:
-        """An index over one flat, read-only lengths array (chunked as views of it)."""
-        return LexicalIndex(postings, _chunked(lengths), doc_count, total_length)
-
-    @staticmethod
     def with_pending_lengths(
         postings: PMap[str, Postings],
         build_lengths: Callable[[], FloatArray],
