@@ -190,7 +190,7 @@ class LexicalIndex:
     #: Token count of each document by id, ``-1`` where the index holds no document, in chunks
     #: of :data:`LENGTH_CHUNK` ids (read-only; every chunk but the last is full). A version made
     #: by an advance shares its parent's chunks but the ones it changed: a whole array per
-    #: version was most of what a retained version cost.
+    #: version would be most of what a retained version costs.
     length_chunks: tuple[FloatArray, ...] = field(default_factory=tuple)
     #: How many documents the index holds: BM25's N.
     doc_count: int = 0
