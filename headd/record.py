@@ -46,13 +46,14 @@ PARA_BUCKETS: tuple[str, ...] = get_args(Para)
 
 def deflate_text(text: str) -> bytes:
     """``text`` as UTF-8, raw-deflated (zlib level 1, no header or checksum: the record's bytes
-    are checked where they are stored). ~30 µs for a 1 KB body, under half its bytes."""
+    are checked where they are stored; the cost and the saving are in docs/design.md, "One
+    record type")."""
     packer = zlib.compressobj(1, zlib.DEFLATED, -15)
     return packer.compress(text.encode("utf-8")) + packer.flush()
 
 
 def inflate_text(data: bytes) -> str:
-    """The text :func:`deflate_text` made (~10 µs for a 1 KB body)."""
+    """The text :func:`deflate_text` made."""
     return zlib.decompress(data, -15).decode("utf-8")
 
 
@@ -100,7 +101,8 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     from the object database by that id when an overlay splices its head, a move re-parses it or
     a commit writes it (microseconds, and only on those paths); a record an overlay parsed from a
     session's op keeps its text beside the overlay's view until the commit lands
-    (``headd.head.texts``). Keeping every file's text cost a version its largest share of bytes.
+    (``headd.head.texts``). Every file's text on its record would be a version's largest share
+    of bytes (docs/design.md, "One record type").
     """
 
     path: str

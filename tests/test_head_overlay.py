@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.head_corpus import BROKEN_HTML, MapView, make_corpus, memory_for
 
-from headd.errors import InvalidMemory, InvalidOp, PathNotFound
+from headd.errors import GitFailure, InvalidMemory, InvalidOp, PathNotFound
 from headd.head.indexes import IndexedView
 from headd.head.overlay import with_overlay
 from headd.head.texts import record_text
@@ -277,6 +277,21 @@ def test_the_first_bad_op_fails_the_batch_and_the_base_is_untouched(base: MapVie
             ],
         )
     assert base.record("areas/inbox/a.html") is None
+
+
+def test_a_splice_of_a_text_in_git_needs_a_blob_reader_and_one_parsed_here_does_not(
+    base: MapView,
+) -> None:
+    """A record keeps no text: without a reader, an op that splices a record's head fails with
+    a typed error, unless the batch itself parsed that record (its text is the batch's own)."""
+    target = BASE_FILES[0].path
+    with pytest.raises(GitFailure):
+        with_overlay(base, [Label(path=target, entity="system:x")])
+    fresh = memory_for(51)
+    put = Put(path="areas/inbox/fresh.html", html=fresh.html)
+    labelled = with_overlay(base, [put, Label(path=put.path, entity="system:x")])
+    assert "system:x" in labelled.record(put.path).entities  # type: ignore[union-attr]
+    assert text(labelled, put.path) == add_entity(fresh.html, "system:x")
 
 
 def test_an_empty_op_list_is_the_base(base: MapView) -> None:

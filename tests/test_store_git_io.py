@@ -272,3 +272,18 @@ def test_ensure_excluded_once(store: Path) -> None:
     (store / ".memhtml/headd/sessions").mkdir(parents=True)
     (store / ".memhtml/headd/sessions/x.jsonl").write_text("{}\n")
     assert git(store, "status", "--porcelain") == ""
+
+
+def test_blob_text_reads_a_file_by_its_blob_id_and_refuses_any_other_id(store: Path) -> None:
+    """A record's text is read back by its ``blob_sha``: a blob gives its text; a tree's or a
+    commit's id, an id not in the store, or a blob that is not UTF-8 is a ``GitFailure``."""
+    repo = git_io.open_repo(store)
+    commit = repo[tip(store)].peel(pygit2.Commit)
+    blob = git_io.blob_at(repo, tip(store), "areas/inbox/alpha.html")
+    assert blob is not None
+    assert git_io.blob_text(repo, blob) == file_at(store, tip(store), "areas/inbox/alpha.html")
+    binary = str(repo.create_blob(b"\xff\xfe not text"))
+    for wrong in (str(commit.tree_id), str(commit.id), "0" * 40, binary):
+        with pytest.raises(GitFailure) as failure:
+            git_io.blob_text(repo, wrong)
+        assert failure.value.details == {"blob": wrong}

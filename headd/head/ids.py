@@ -68,7 +68,7 @@ class PathIds:
     def intern_many(self, paths: Iterable[str]) -> list[int]:
         """The id of each of ``paths``, in order, as :meth:`intern` gives them, under one lock: a
         snapshot decode numbers every path of the store at once (10^5 at 100,000 memories), where
-        a call and a lock per path was most of what the decode does besides msgpack."""
+        a call and a lock per path would be most of what the decode does besides msgpack."""
         out: list[int] = []
         append = out.append
         by_path, paths_by_id, keys = self._by_path, self._paths, self._keys

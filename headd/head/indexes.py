@@ -39,6 +39,12 @@ from headd.record import MemoryRecord
 Multi = PMap[str, tuple[str, ...]]
 
 
+def multi_bucket(paths: Iterable[str]) -> tuple[str, ...]:
+    """A :data:`Multi` bucket of ``paths``: its one canonical form, which every writer of a
+    multi-map (an advance here, a snapshot decode) builds, so their maps compare equal."""
+    return tuple(sorted(paths))
+
+
 @dataclass(frozen=True)
 class Indexes:
     """One version's records and indexes."""
@@ -98,7 +104,7 @@ class _MultiBuilder:
         if not self._work:
             return base
         if not base:
-            return pmap({key: tuple(sorted(v)) for key, v in self._work.items() if v})
+            return pmap({key: multi_bucket(v) for key, v in self._work.items() if v})
         evolver = base.evolver()
         for key, members in self._work.items():
             original = base.get(key)
@@ -106,7 +112,7 @@ class _MultiBuilder:
                 if original is not None:
                     evolver.remove(key)
                 continue
-            bucket = tuple(sorted(members))
+            bucket = multi_bucket(members)
             if original != bucket:
                 evolver.set(key, bucket)
         return evolver.persistent()

@@ -190,7 +190,7 @@ class LexicalIndex:
     #: Token count of each document by id, ``-1`` where the index holds no document, in chunks
     #: of :data:`LENGTH_CHUNK` ids (read-only; every chunk but the last is full). A version made
     #: by an advance shares its parent's chunks but the ones it changed: a whole array per
-    #: version was most of what a retained version cost.
+    #: version would be most of what a retained version costs.
     length_chunks: tuple[FloatArray, ...] = field(default_factory=tuple)
     #: How many documents the index holds: BM25's N.
     doc_count: int = 0
@@ -239,13 +239,6 @@ class LexicalIndex:
         )
 
     __hash__ = None  # type: ignore[assignment]
-
-    @staticmethod
-    def of_lengths(
-        postings: PMap[str, Postings], lengths: FloatArray, doc_count: int, total_length: int
-    ) -> LexicalIndex:
-        """An index over one flat, read-only lengths array (chunked as views of it)."""
-        return LexicalIndex(postings, _chunked(lengths), doc_count, total_length)
 
     @staticmethod
     def with_pending_lengths(
@@ -688,25 +681,32 @@ def bm25_scores(lexical: LexicalIndex, query: str) -> tuple[IdArray, FloatArray]
     weight is never zero (``idf > 0``: its log's argument exceeds 1; ``tf >= 1``), so a document
     matched exactly when its score is nonzero.
     """
-    n_docs = lexical.doc_count
-    if n_docs == 0:
+    if lexical.doc_count == 0:
         return _no_ids(), _no_tfs()
     postings = lexical.postings
     buckets = [
         bucket for bucket in map(postings.get, dict.fromkeys(tokenize(query))) if bucket is not None
     ]
-    if not buckets:
+    return _summed_bm25(lexical, [(bucket.ids, bucket.tfs) for bucket in buckets])
+
+
+def _summed_bm25(lexical: LexicalIndex, terms: list[tuple[Any, Any]]) -> tuple[IdArray, FloatArray]:
+    """Each document's BM25 score over ``terms``, each a term's ``(ids, tfs)`` in query order
+    (:func:`bm25_scores` says why the order and the operations are memhtml's); the documents
+    with a nonzero score, ascending, and their scores."""
+    if not terms:
         return _no_ids(), _no_tfs()
-    sizes = [len(bucket) for bucket in buckets]
+    n_docs = lexical.doc_count
+    sizes = [int(ids.shape[0]) for ids, _ in terms]
     idfs = np.array(
         [math.log((n_docs - count + 0.5) / (count + 0.5) + 1) for count in sizes],
         dtype=np.float64,
     )
-    if len(buckets) == 1:
-        ids, tf = buckets[0].ids, buckets[0].tfs.astype(np.float64)
+    if len(terms) == 1:
+        ids, tf = terms[0][0], terms[0][1].astype(np.float64)
     else:
-        ids = np.concatenate([bucket.ids for bucket in buckets])
-        tf = np.concatenate([bucket.tfs for bucket in buckets], dtype=np.float64)
+        ids = np.concatenate([ids for ids, _ in terms])
+        tf = np.concatenate([tfs for _, tfs in terms], dtype=np.float64)
     norms = _LENGTH_NORMS.of(lexical)
     normalized = (tf * (BM25_K1 + 1)) / (tf + norms[ids])
     weights = np.repeat(idfs, sizes) * normalized
@@ -727,8 +727,7 @@ def bm25_group_scores(
     over an index whose tokens were the groups, computed from this one (the document lengths
     are the same: grouping changes no token count). A group of one token weighs a document as
     :func:`bm25_scores` does; groups with no token in the index are skipped."""
-    n_docs = lexical.doc_count
-    if n_docs == 0:
+    if lexical.doc_count == 0:
         return _no_ids(), _no_tfs()
     postings = lexical.postings
     merged: list[tuple[Any, Any]] = []
@@ -747,19 +746,4 @@ def bm25_group_scores(
         )
         held = (per_id > 0.0).nonzero()[0]
         merged.append((held, per_id[held]))
-    if not merged:
-        return _no_ids(), _no_tfs()
-    sizes = [int(ids.shape[0]) for ids, _ in merged]
-    idfs = np.array(
-        [math.log((n_docs - count + 0.5) / (count + 0.5) + 1) for count in sizes],
-        dtype=np.float64,
-    )
-    ids = np.concatenate([ids for ids, _ in merged])
-    tf = np.concatenate([tfs for _, tfs in merged], dtype=np.float64)
-    norms = _LENGTH_NORMS.of(lexical)
-    weights = np.repeat(idfs, sizes) * ((tf * (BM25_K1 + 1)) / (tf + norms[ids]))
-    scores = np.bincount(ids, weights=weights, minlength=norms.shape[0]).astype(
-        np.float64, copy=False
-    )
-    matched = (scores > 0.0).nonzero()[0].astype(np.int64, copy=False)
-    return matched, scores[matched]
+    return _summed_bm25(lexical, merged)

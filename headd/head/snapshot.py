@@ -53,7 +53,7 @@ from pyrsistent import PMap, pmap
 
 from headd.errors import IndexStale, StorageFailure
 from headd.head.ids import PATH_IDS
-from headd.head.indexes import Indexes
+from headd.head.indexes import Indexes, multi_bucket
 from headd.head.lexical import POSTING_ID, POSTING_TF, STOP_WORDS, LexicalIndex, Postings
 from headd.head.version import HeadVersion, SkippedFile, collector_paused
 from headd.lazy_import import LazyModule
@@ -601,7 +601,7 @@ def _tree_order(path: str) -> bytes:
 
 
 def _frozen_multi(work: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
-    return {key: tuple(sorted(paths)) for key, paths in work.items()}
+    return {key: multi_bucket(paths) for key, paths in work.items()}
 
 
 class _MultiMaps:

@@ -56,8 +56,8 @@ def candidate_forms(token: str) -> tuple[str, ...]:
     """The words ``token``'s stem may stand for, unconfirmed: the token first, then the stem
     with every :data:`SUFFIXES` ending, and so the stem's variants before an ending (a final
     ``i`` as ``y``, a final ``e`` dropped, a last consonant doubled). The token itself with an
-    ending is not tried: on LoCoMo's and SciFact's queries it found 3 % of the forms for a
-    quarter of the lookups."""
+    ending is not tried: it finds few forms for many lookups (docs/design.md, "Search
+    quality")."""
     root = stem(token)
     bases = [root]
     if root.endswith("i"):

@@ -169,13 +169,23 @@ CACHE_DTYPE: Final = np.float16
 _UNIT_CHUNK: Final = 4_096
 
 
+def _lengths(rows: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """Each float32 row's length, summed in float64."""
+    return np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))
+
+
+def _inverses(lengths: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``1 / length`` of each row, 0 for a zero row."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(lengths > 0, 1.0 / np.where(lengths > 0, lengths, 1.0), 0.0)
+
+
 def _row_norms(matrix: npt.NDArray[np.generic]) -> npt.NDArray[np.float64]:
     """Each row's length, in float64, a chunk of rows at a time."""
     out = np.empty(matrix.shape[0], dtype=np.float64)
     for start in range(0, matrix.shape[0], _UNIT_CHUNK):
-        chunk = matrix[start : start + _UNIT_CHUNK].astype(np.float32)
-        out[start : start + _UNIT_CHUNK] = np.sqrt(
-            np.einsum("ij,ij->i", chunk, chunk, dtype=np.float64)
+        out[start : start + _UNIT_CHUNK] = _lengths(
+            matrix[start : start + _UNIT_CHUNK].astype(np.float32)
         )
     return out
 
@@ -186,9 +196,7 @@ def unit_rows(matrix: npt.ArrayLike) -> npt.NDArray[np.float16]:
     out = np.empty(values.shape, dtype=CACHE_DTYPE)
     for start in range(0, values.shape[0], _UNIT_CHUNK):
         chunk = values[start : start + _UNIT_CHUNK].astype(np.float32)
-        norms = np.sqrt(np.einsum("ij,ij->i", chunk, chunk, dtype=np.float64))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
+        scale = _inverses(_lengths(chunk))
         out[start : start + _UNIT_CHUNK] = chunk * scale[:, None].astype(np.float32)
     return out
 
@@ -227,10 +235,7 @@ class VectorCache:
         self._matrix = _frozen(
             unit_rows(given) if unit is None else np.ascontiguousarray(unit, dtype=CACHE_DTYPE)
         )
-        norms = _row_norms(self._matrix)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
-        self._scale = _frozen(scale.astype(np.float32))
+        self._scale = _frozen(_inverses(_row_norms(self._matrix)).astype(np.float32))
 
     @classmethod
     def empty(cls, space: VectorSpace) -> VectorCache:
@@ -245,7 +250,11 @@ class VectorCache:
     def get(self, content_hash: str, /) -> npt.NDArray[np.float32] | None:
         """The key's unit vector (float32), or None."""
         row = self._rows.get(content_hash)
-        return None if row is None else self._matrix[row].astype(np.float32) * self._scale[row]
+        return None if row is None else self._unit(row)
+
+    def _unit(self, row: int) -> npt.NDArray[np.float32]:
+        """Row ``row`` as a float32 vector of length 1 (or 0)."""
+        return self._matrix[row].astype(np.float32) * self._scale[row]
 
     def hashes(self) -> Iterable[str]:
         return self._rows.keys()
@@ -262,10 +271,9 @@ class VectorCache:
         title = self._rows.get(keys[1]) if len(keys) > 1 else -1
         if article is None or title is None:
             return None
-        matrix, scale = self._matrix, self._scale
-        vector = matrix[article].astype(np.float32) * scale[article]
+        vector = self._unit(article)
         if title >= 0:
-            vector += np.float32(TITLE_WEIGHT) * (matrix[title].astype(np.float32) * scale[title])
+            vector += np.float32(TITLE_WEIGHT) * self._unit(title)
         return vector
 
     def _scaled(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
