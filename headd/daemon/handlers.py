@@ -76,9 +76,11 @@ from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
 from headd.record import record_to_wire
 from headd.store.results import CommitResult
+from headd.wire.exec import Exec
 from headd.wire.filter import Filter
 
 if TYPE_CHECKING:
+    from headd.codemode.service import ExecService
     from headd.daemon.remote_follower import RemoteFollower
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
@@ -142,6 +144,8 @@ class Service:
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-gate")
     )
     _session_calls: SessionCalls = field(init=False)
+    #: Code-mode (``exec``), made on its first script.
+    _exec: ExecService | None = None
 
     def __post_init__(self) -> None:
         self._session_calls = SessionCalls(self.sessions, self.follower, self.plane, self.clock)
@@ -211,6 +215,8 @@ class Service:
                 return await self.sync(target)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
+            case Exec(at=at):
+                return await self.exec(request, at)
         raise MethodNotFound(f"no handler for {type(request).__name__}")
 
     async def vectors_fill(self, limit: int | None) -> dict[str, Any]:
@@ -218,6 +224,23 @@ class Service:
         if self.vectors is None:
             raise ModelUnavailable("this daemon runs without an embedder", {"embedder": None})
         return await self.vectors.fill_now(await self.follower.current(), limit)
+
+    async def exec(self, request: Exec, at: str | None) -> Any:
+        """``exec``: the script over commit ``at`` (the tip when None), in a worker."""
+        from headd.codemode.service import ExecService, check_script
+
+        check_script(request)
+        sha = self.follower.resolve(at) if at is not None else (await self.follower.current()).sha
+        if sha is None:
+            raise InvalidParams("the store has no commit to run a script over")
+        if self._exec is None:
+            self._exec = ExecService(self.store)
+        return await self._exec.exec(request, sha)
+
+    async def close_exec(self) -> None:
+        """Stop code-mode's spare worker and any script still running."""
+        if self._exec is not None:
+            await self._exec.close()
 
     # -- versions --------------------------------------------------------------------------
 

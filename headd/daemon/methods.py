@@ -22,6 +22,7 @@ from msgspec import Raw
 from headd.errors import InvalidParams, MethodNotFound
 from headd.ops import Archive, LinkOp, Move, Op, UnlinkOp, Write
 from headd.paths import path_problem
+from headd.wire.exec import Exec
 from headd.wire.filter import Filter
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
@@ -237,9 +238,10 @@ Request = (
     | TracesShow
     | VectorsFill
     | Sync
+    | Exec
 )
 
-METHODS: dict[str, type[_Params]] = {
+METHODS: dict[str, type[msgspec.Struct]] = {
     "status": Status,
     "search": Search,
     "read": Read,
@@ -269,6 +271,7 @@ METHODS: dict[str, type[_Params]] = {
     "traces.show": TracesShow,
     "vectors.fill": VectorsFill,
     "sync": Sync,
+    "exec": Exec,
 }
 
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}
@@ -297,7 +300,7 @@ def decode_request(method: str, params: Raw | bytes | None) -> Request:
     return value  # type: ignore[return-value]
 
 
-def paths_of(request: _Params) -> list[tuple[str, str]]:
+def paths_of(request: msgspec.Struct) -> list[tuple[str, str]]:
     """Every memory path ``request`` names, with the field it sits in (``ops[2].to``)."""
     match request:
         case Read(path=path) | Resolve(path=path):

@@ -1,0 +1,321 @@
+"""One code-mode script, run under QuickJS in a process of its own, then the process ends.
+
+``python -m headd.codemode.worker`` reads a :class:`Job` line and the version's corpus (JSON)
+from stdin, runs the script, and writes a :class:`Chunk` line per write the script makes, then
+one :class:`Outcome` line, to stdout. The time bound is the runner's: the engine cannot
+interrupt a script that calls into Python, so the runner kills the process at the deadline,
+and what the script printed until then has already reached it. A process per
+script is the isolation: nothing a script does to its globals or prototypes outlives it, a
+memory cap or a kill at the deadline costs the daemon nothing, and the daemon's event loop, its
+threads and its search never share an interpreter lock with a running script. The worker
+lowers its own priority before it reads, so a search outranks every script.
+
+The script reaches the host through five functions, installed on the context's global object
+and removed from it by the guest's prelude (``guest.js``) once it has captured them:
+
+* ``__host_fs(op, path)``: ``list``, ``stat``, ``read``, ``read-bytes`` over the commit's tree,
+  mounted at ``/mnt/memhtml``; any other path is ENOENT (``/etc/passwd``, a ``..`` escape, the
+  store's ``.git``, which no commit's tree holds).
+* ``__host_out(stream, text)``: stdout and stderr, each capped at ``output_bytes``.
+* ``__host_corpus()``: the version's corpus as built by :mod:`headd.codemode.corpus`.
+* ``__host_memory(path)``: one file's helper fields (``memoryAt``).
+* ``__host_query(file, id, how, selector)``: the ``document`` escape hatch's selectors.
+
+Each answers a JSON string, an error as ``{"error": code}``: a Python exception raised inside a
+host function would reach the engine as a half-set error, so none is ever raised there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import posixpath
+import resource
+import sys
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+import msgspec
+
+from headd.codemode.imports import rewrite_imports
+from headd.codemode.projection import fields_of
+
+ROOT = "/mnt/memhtml"
+EXIT_TIMEOUT = 124
+
+
+class Job(msgspec.Struct, frozen=True):
+    """What the runner sends: the script and the bounds it runs within."""
+
+    script: str
+    git_dir: str
+    sha: str
+    timeout_ms: int
+    memory_bytes: int
+    output_bytes: int
+
+
+class Chunk(msgspec.Struct, frozen=True, tag=True):
+    """A write to stdout or stderr, sent as it happens."""
+
+    stream: str
+    text: str
+
+
+class Outcome(msgspec.Struct, frozen=True, tag=True):
+    """How the script ended, the worker's last line: ``failure`` is what goes to stderr."""
+
+    exit_code: int
+    timed_out: bool = False
+    failure: str = ""
+
+
+@functools.cache
+def guest_source() -> str:
+    return resources.files("headd.codemode").joinpath("guest.js").read_text("utf-8")
+
+
+def _answer(value: object) -> str:
+    return json.dumps({"value": value})
+
+
+def _error(code: str) -> str:
+    return json.dumps({"error": code})
+
+
+class Tree:
+    """The commit's tree as the guest's read-only file system under :data:`ROOT`."""
+
+    def __init__(self, git_dir: str, sha: str) -> None:
+        import pygit2
+
+        self._repo = pygit2.Repository(git_dir)
+        self._root = self._repo[sha].peel(pygit2.Tree)
+        self._tree_type = pygit2.Tree
+
+    def entry(self, path: str) -> Any | None:
+        """The tree or blob at a guest path, or None when the path is not in the commit."""
+        if not path.startswith("/"):
+            return None
+        path = posixpath.normpath(path)
+        if path == ROOT:
+            return self._root
+        if not path.startswith(ROOT + "/"):
+            return None
+        try:
+            return self._root[path[len(ROOT) + 1 :]]
+        except (KeyError, ValueError):
+            return None
+
+    def is_dir(self, entry: Any) -> bool:
+        return isinstance(entry, self._tree_type)
+
+    def call(self, op: str, path: str) -> str:
+        entry = self.entry(path)
+        if entry is None:
+            return _error("ENOENT")
+        directory = self.is_dir(entry)
+        match op:
+            case "list":
+                if not directory:
+                    return _error("ENOTDIR")
+                return _answer(sorted(item.name for item in entry))
+            case "stat":
+                return _answer(["dir", 0] if directory else ["file", entry.size])
+            case "read" | "read-bytes":
+                if directory:
+                    return _error("EISDIR")
+                data = bytes(entry.data)
+                if op == "read":
+                    return _answer(data.decode("utf-8", errors="replace"))
+                return _answer(data.decode("latin-1"))
+        return _error("EINVAL")
+
+
+class Documents:
+    """The ``document`` escape hatch: each file parsed once, when a script first asks."""
+
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
+        self._nodes: dict[str, list[Any]] = {}
+
+    def _root(self, file: str) -> list[Any] | None:
+        nodes = self._nodes.get(file)
+        if nodes is None:
+            entry = self._tree.entry(file)
+            if entry is None or self._tree.is_dir(entry):
+                return None
+            from selectolax.lexbor import LexborHTMLParser
+
+            nodes = [LexborHTMLParser(bytes(entry.data).decode("utf-8", errors="replace"))]
+            self._nodes[file] = nodes
+        return nodes
+
+    def _describe(self, nodes: list[Any], node: Any) -> dict[str, Any]:
+        nodes.append(node)
+        return {
+            "id": len(nodes) - 1,
+            "tag": node.tag,
+            "attributes": {k: v or "" for k, v in node.attributes.items()},
+            "text": node.text(deep=True) or "",
+            "inner": node.inner_html or "",
+            "outer": node.html or "",
+        }
+
+    def call(self, file: str, node_id: int, how: str, selector: str) -> str:
+        nodes = self._root(file)
+        if nodes is None:
+            return _error("ENOENT")
+        if not 0 <= node_id < len(nodes):
+            return _error("no such element")
+        node = nodes[node_id]
+        try:
+            match how:
+                case "all" | "first":
+                    found = node.css(selector)
+                    if how == "first":
+                        found = found[:1]
+                case "next":
+                    found = [_next_element(node)]
+                case "parent":
+                    found = [node.parent] if node_id != 0 else []
+                case "children":
+                    found = [c for c in node.iter(include_text=False)]
+                case _:
+                    return _error("unknown query")
+        except Exception as exc:  # a selector Lexbor cannot parse
+            return _error(str(exc) or type(exc).__name__)
+        return _answer([self._describe(nodes, n) for n in found if n is not None])
+
+
+def _next_element(node: Any) -> Any | None:
+    sibling = node.next
+    while sibling is not None and (not isinstance(sibling.tag, str) or sibling.tag[0] in "-!"):
+        sibling = sibling.next
+    return sibling
+
+
+class Output:
+    """stdout and stderr, each capped, each write sent on to the runner as it happens.
+
+    A write goes out at once as a ``{"stream", "text"}`` line, so what a script printed before
+    it was killed at its deadline still reaches the caller. Past the cap a write is cut to what
+    fits and refused.
+    """
+
+    def __init__(self, limit: int, sink: Callable[[bytes], object] | None = None) -> None:
+        self.limit = limit
+        self.sizes = {"stdout": 0, "stderr": 0}
+        self._sink = sink
+
+    def write(self, stream: str, text: str) -> str:
+        if stream not in self.sizes:
+            return "unknown stream"
+        data = text.encode("utf-8", errors="replace")
+        room = self.limit - self.sizes[stream]
+        refused = len(data) > room
+        if refused:
+            data = data[: max(room, 0)]
+            text = data.decode("utf-8", errors="ignore")
+        self.sizes[stream] += len(data)
+        if text and self._sink is not None:
+            self._sink(msgspec.json.encode(Chunk(stream, text)) + b"\n")
+        return "limit" if refused else ""
+
+
+def _guarded(fn: Callable[..., str]) -> Callable[..., str]:
+    """``fn``, answering an error string instead of raising (see the module docstring)."""
+
+    def call(*args: Any) -> str:
+        try:
+            return fn(*args)
+        except Exception as exc:  # pragma: no cover - every host function handles its own
+            return _error(type(exc).__name__)
+
+    return call
+
+
+def run(job: Job, corpus_json: str, sink: Callable[[bytes], object] | None = None) -> Outcome:
+    """Run ``job``'s script in a fresh context; what it prints goes to ``sink`` as it does."""
+    import quickjs
+
+    tree = Tree(job.git_dir, job.sha)
+    documents = Documents(tree)
+    output = Output(job.output_bytes, sink)
+
+    def memory(path: str) -> str:
+        entry = tree.entry(path)
+        if entry is None:
+            return _error("ENOENT")
+        if tree.is_dir(entry):
+            return _error("EISDIR")
+        return _answer(fields_of(bytes(entry.data).decode("utf-8", errors="replace")))
+
+    context = quickjs.Context()
+    context.set_memory_limit(job.memory_bytes)
+    context.add_callable("__host_fs", _guarded(tree.call))
+    context.add_callable("__host_out", _guarded(output.write))
+    context.add_callable("__host_corpus", lambda: corpus_json)
+    context.add_callable("__host_memory", _guarded(memory))
+    context.add_callable("__host_query", _guarded(documents.call))
+    context.eval(guest_source())
+    failure: str | None = None
+    try:
+        promise = context.module(rewrite_imports(job.script))
+        context.set("__run", promise)
+        context.eval(
+            'globalThis.__state = "pending";'
+            "__run.then(() => { __state = 'done' }, (e) => {"
+            "  __state = 'failed';"
+            "  globalThis.__failure = e instanceof Error ? `${e}\\n${e.stack ?? ''}` : `${e}`;"
+            "})"
+        )
+        while context.execute_pending_job():
+            pass
+        state = context.eval("__state")
+        if state == "failed":
+            failure = str(context.eval("__failure"))
+        elif state == "pending":
+            failure = "Error: the script's top-level await never settled\n"
+    except quickjs.JSException as exc:
+        failure = str(exc)
+    except quickjs.StackOverflow as exc:
+        failure = f"RangeError: {exc}\n"
+    if failure is None:
+        return Outcome(0)
+    if failure.startswith("InternalError: out of memory"):
+        failure = f"code-mode: the script exceeded its {job.memory_bytes} byte memory cap\n"
+    return Outcome(1, False, failure)
+
+
+def main() -> None:
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    # Imported before the job arrives: a worker started ahead has them loaded when it comes.
+    import pygit2  # noqa: F401
+    import quickjs  # noqa: F401
+    import selectolax.lexbor  # noqa: F401
+
+    guest_source()
+    header = sys.stdin.buffer.readline()
+    if not header:  # a worker started ahead whose daemon stopped before using it
+        return
+    job = msgspec.json.decode(header, type=Job)
+    corpus_json = sys.stdin.buffer.read().decode("utf-8")
+    cpu = max(2, job.timeout_ms // 1000 + 2)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    out = sys.stdout.buffer
+
+    def sink(line: bytes) -> None:
+        out.write(line)
+        out.flush()
+
+    sink(msgspec.json.encode(run(job, corpus_json, sink)) + b"\n")
+
+
+if __name__ == "__main__":
+    main()
