@@ -21,20 +21,29 @@
   // A string handed to the host must be flat: the engine joins long strings lazily (a rope),
   // and a rope is a value its Python binding cannot read.
   const flat = (value) => String(value).slice(0)
+  // What the prelude itself uses, taken before the script can replace it: a script that
+  // tampers with JSON or Array.prototype breaks its own code, not its console or its fs.
+  const parse = JSON.parse
+  const stringify = JSON.stringify
+  const joined = (values, separator) => {
+    let text = ""
+    for (let i = 0; i < values.length; i++) text += (i === 0 ? "" : separator) + show(values[i])
+    return text
+  }
 
   // -- console ------------------------------------------------------------------------------
   const show = (value) => {
     if (typeof value === "string") return value
     if (value instanceof Error) return value.stack ? `${value}\n${value.stack}` : String(value)
     try {
-      const text = JSON.stringify(value)
+      const text = stringify(value)
       return text === undefined ? String(value) : text
     } catch {
       return String(value)
     }
   }
   const writer = (stream) => (...values) => {
-    if (host.out(stream, flat(values.map(show).join(" ") + "\n")) !== "") {
+    if (host.out(stream, flat(joined(values, " ") + "\n")) !== "") {
       throw new RangeError(`${stream} exceeds the code-mode output limit`)
     }
   }
@@ -62,7 +71,7 @@
     return error
   }
   const ask = (op, path, syscall) => {
-    const answer = JSON.parse(host.fs(op, flat(path)))
+    const answer = parse(host.fs(op, flat(path)))
     if (answer.error !== undefined) throw fsError(answer.error, syscall, String(path))
     return answer.value
   }
@@ -104,7 +113,7 @@
       return fs.statSync(path)
     },
     existsSync(path) {
-      return JSON.parse(host.fs("stat", flat(path))).error === undefined
+      return parse(host.fs("stat", flat(path))).error === undefined
     },
     writeFileSync: readOnly("open"),
     appendFileSync: readOnly("open"),
@@ -169,7 +178,7 @@
     }
   }
   const select = (file, id, how, selector) => {
-    const answer = JSON.parse(host.query(flat(file), id, how, flat(selector)))
+    const answer = parse(host.query(flat(file), id, how, flat(selector)))
     if (answer.error !== undefined) {
       if (answer.error === "ENOENT") throw fsError("ENOENT", "open", file)
       throw new SyntaxError(`'${selector}' is not a valid selector: ${answer.error}`)
@@ -200,7 +209,7 @@
     return found
   }
   const memoryAt = (path, root = ROOT) => {
-    const fields = JSON.parse(host.memory(flat(path)))
+    const fields = parse(host.memory(flat(path)))
     if (fields.error !== undefined) throw fsError(fields.error, "open", String(path))
     return memoryOf(fields.value, idFor(String(path), root), String(path))
   }
@@ -214,7 +223,7 @@
       return byPath
     }
     const byPath = new Map()
-    for (const [path, fields] of JSON.parse(host.corpus())) {
+    for (const [path, fields] of parse(host.corpus())) {
       byPath.set(path, memoryOf(fields, path, ROOT + path))
     }
     return byPath

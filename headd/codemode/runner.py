@@ -23,14 +23,16 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from headd.codemode.worker import EXIT_TIMEOUT, Chunk, Job, Outcome
+from headd.codemode.worker import EXIT_TIMEOUT, Chunk, Job, Outcome, Started
 
 log = logging.getLogger(__name__)
 
-_LINE = msgspec.json.Decoder(Chunk | Outcome)
+_LINE = msgspec.json.Decoder(Started | Chunk | Outcome)
 
 #: Scripts running at once, unless the daemon is told otherwise (``HEADD_EXEC_WORKERS``).
 DEFAULT_WORKERS = 2
+#: How long a worker may take to start and set up before its script's own bound starts.
+STARTUP_S = 60.0
 #: The QuickJS heap a script may use.
 DEFAULT_MEMORY_BYTES = 256 * 1024 * 1024
 #: stdout and stderr, each.
@@ -130,7 +132,7 @@ class Runner:
         assert process.stdin is not None and process.stdout is not None
         streams: dict[str, list[str]] = {"stdout": [], "stderr": []}
         started = time.perf_counter()
-        deadline = started + timeout_ms / 1000
+        deadline = started + STARTUP_S
 
         def result(exit_code: int, timed_out: bool, failure: str = "") -> ExecResult:
             took = (time.perf_counter() - started) * 1000
@@ -152,7 +154,10 @@ class Runner:
                 message = _LINE.decode(line)
                 if isinstance(message, Outcome):
                     return result(message.exit_code, message.timed_out, message.failure)
-                streams[message.stream].append(message.text)
+                if isinstance(message, Started):
+                    deadline = time.perf_counter() + timeout_ms / 1000
+                else:
+                    streams[message.stream].append(message.text)
         except TimeoutError:
             _kill(process)
             return result(EXIT_TIMEOUT, True, f"code-mode: the script ran past {timeout_ms} ms\n")

@@ -58,6 +58,10 @@ class Job(msgspec.Struct, frozen=True):
     output_bytes: int
 
 
+class Started(msgspec.Struct, frozen=True, tag=True):
+    """The script is about to run: its deadline counts from here, not from the process start."""
+
+
 class Chunk(msgspec.Struct, frozen=True, tag=True):
     """A write to stdout or stderr, sent as it happens."""
 
@@ -262,6 +266,8 @@ def run(job: Job, corpus_json: str, sink: Callable[[bytes], object] | None = Non
     context.add_callable("__host_memory", _guarded(memory))
     context.add_callable("__host_query", _guarded(documents.call))
     context.eval(guest_source())
+    if sink is not None:
+        sink(msgspec.json.encode(Started()) + b"\n")
     failure: str | None = None
     try:
         promise = context.module(rewrite_imports(job.script))
