@@ -169,10 +169,14 @@ class Documents:
             "outer": node.html or "",
         }
 
-    def call(self, file: str, node_id: int, how: str, selector: str) -> str:
+    def call(self, file: str, node_id: float, how: str, selector: str) -> str:
         nodes = self._root(file)
         if nodes is None:
             return _error("ENOENT")
+        # The engine hands a number over as a float once it has been through JSON.
+        if not isinstance(node_id, int | float) or node_id != int(node_id):
+            return _error("no such element")
+        node_id = int(node_id)
         if not 0 <= node_id < len(nodes):
             return _error("no such element")
         node = nodes[node_id]
