@@ -1,13 +1,16 @@
 """Runs code-mode scripts in worker processes, off the event loop, at most N at once.
 
-Each script gets a fresh ``headd.codemode.worker`` process (see its docstring for why a process),
-started with a stripped environment and its working directory at ``/``. One process is kept
-started ahead, its imports done and waiting for a job, so a script pays for a process start
-only when several arrive together. The runner kills the process at the script's deadline (the
-engine cannot interrupt a script that calls into Python): exit code 124, ``timed_out``, with
-whatever the script printed until then, which the worker sends as it is written.
-A worker that dies without answering (the kernel's memory or CPU limits) is exit code 1 with the
-reason in ``stderr``, never a daemon error.
+A worker (``headd.codemode.worker``) runs one script at a time, each in a fresh engine runtime,
+and is kept for the next script when the last one ended on its own; one that ran past its
+deadline, or died, is killed and replaced. Workers start with a stripped environment and their
+working directory at ``/``. One worker is started ahead, so the first script does not wait for a
+process start; after that, up to N are kept idle between scripts. A worker keeps the last
+commit's corpus it was sent, so scripts in a row over one tip send it once.
+
+The runner kills a worker at its script's deadline (the engine cannot interrupt a script that
+calls into Python): exit code 124, ``timed_out``, with whatever the script printed until then,
+which the worker sends as it is written. A worker that dies without answering (a crash, the
+kernel) is exit code 1 with the reason in ``stderr``, never a daemon error.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from headd.codemode.worker import EXIT_TIMEOUT, Chunk, Job, Outcome, Started
+from headd.codemode.worker import EXIT_TIMEOUT, MAX_JOBS, Chunk, Job, Outcome, Started
 
 log = logging.getLogger(__name__)
 
@@ -59,77 +62,110 @@ def _worker_env() -> dict[str, str]:
     }
 
 
-async def _spawn() -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "headd.codemode.worker",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd="/",
-        env=_worker_env(),
-        start_new_session=True,
-    )
+@dataclass(eq=False)
+class Worker:
+    """One worker process, what commit's corpus it holds, and how many scripts it has run."""
 
+    process: asyncio.subprocess.Process
+    corpus_sha: str = ""
+    jobs: int = 0
 
-def _kill(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+    @classmethod
+    async def start(cls) -> Worker:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "headd.codemode.worker",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd="/",
+            env=_worker_env(),
+            start_new_session=True,
+        )
+        return cls(process)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None
+
+    async def kill(self) -> int:
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        return await self.process.wait()
 
 
 @dataclass
 class Runner:
-    """The pool: ``workers`` scripts at once, each in its own process."""
+    """The pool: ``workers`` scripts at once, each worker one script at a time."""
 
     workers: int = DEFAULT_WORKERS
     memory_bytes: int = DEFAULT_MEMORY_BYTES
     output_bytes: int = DEFAULT_OUTPUT_BYTES
     _slots: asyncio.Semaphore | None = None
-    _spare: asyncio.Task[asyncio.subprocess.Process] | None = None
-    _running: set[asyncio.subprocess.Process] = field(default_factory=set)
+    _idle: list[Worker] = field(default_factory=list)
+    _starting: asyncio.Task[Worker] | None = None
+    _busy: set[Worker] = field(default_factory=set)
 
     def _slot(self) -> asyncio.Semaphore:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.workers)
         return self._slots
 
-    async def _process(self) -> asyncio.subprocess.Process:
-        spare, self._spare = self._spare, asyncio.ensure_future(_spawn())
-        if spare is not None:
+    def start_ahead(self) -> None:
+        """Start a worker now, for the next script to find ready."""
+        if self._starting is None and not self._idle:
+            self._starting = asyncio.ensure_future(Worker.start())
+
+    async def _take(self) -> Worker:
+        while self._idle:
+            worker = self._idle.pop()
+            if worker.alive:
+                return worker
+        starting, self._starting = self._starting, None
+        if starting is not None:
             with contextlib.suppress(Exception):
-                process = await spare
-                if process.returncode is None:
-                    return process
-        return await _spawn()
+                worker = await starting
+                if worker.alive:
+                    return worker
+        return await Worker.start()
 
     async def run(
         self, script: str, *, git_dir: str, sha: str, corpus_json: bytes, timeout_ms: int
     ) -> ExecResult:
         """Run ``script`` over commit ``sha``; waits for a free slot first."""
         async with self._slot():
-            process = await self._process()
-            self._running.add(process)
+            worker = await self._take()
+            self._busy.add(worker)
+            reusable = False
             try:
-                return await self._drive(process, script, git_dir, sha, corpus_json, timeout_ms)
+                result, reusable = await self._drive(
+                    worker, script, git_dir, sha, corpus_json, timeout_ms
+                )
+                return result
             finally:
-                self._running.discard(process)
-                _kill(process)
-                with contextlib.suppress(ProcessLookupError):
-                    await process.wait()
+                self._busy.discard(worker)
+                if reusable and worker.jobs < MAX_JOBS and len(self._idle) < self.workers:
+                    self._idle.append(worker)
+                else:
+                    await worker.kill()
+                    self.start_ahead()
 
     async def _drive(
         self,
-        process: asyncio.subprocess.Process,
+        worker: Worker,
         script: str,
         git_dir: str,
         sha: str,
         corpus_json: bytes,
         timeout_ms: int,
-    ) -> ExecResult:
-        job = Job(script, git_dir, sha, timeout_ms, self.memory_bytes, self.output_bytes)
+    ) -> tuple[ExecResult, bool]:
+        """The script's result, and whether the worker is fit for another script."""
+        process = worker.process
         assert process.stdin is not None and process.stdout is not None
+        send = b"" if worker.corpus_sha == sha else corpus_json
+        job = Job(script, git_dir, sha, timeout_ms, self.memory_bytes, self.output_bytes, len(send))
         streams: dict[str, list[str]] = {"stdout": [], "stderr": []}
         started = time.perf_counter()
         deadline = started + STARTUP_S
@@ -140,10 +176,11 @@ class Runner:
             return ExecResult("".join(streams["stdout"]), stderr, exit_code, timed_out, took)
 
         try:
-            process.stdin.write(msgspec.json.encode(job) + b"\n")
-            process.stdin.write(corpus_json)
+            worker.jobs += 1
+            worker.corpus_sha = ""  # until the worker has read it
+            process.stdin.write(msgspec.json.encode(job) + b"\n" + send)
             await process.stdin.drain()
-            process.stdin.close()
+            worker.corpus_sha = sha
             while True:
                 left = deadline - time.perf_counter()
                 if left <= 0:
@@ -153,30 +190,28 @@ class Runner:
                     break
                 message = _LINE.decode(line)
                 if isinstance(message, Outcome):
-                    return result(message.exit_code, message.timed_out, message.failure)
+                    return result(message.exit_code, message.timed_out, message.failure), True
                 if isinstance(message, Started):
                     deadline = time.perf_counter() + timeout_ms / 1000
                 else:
                     streams[message.stream].append(message.text)
         except TimeoutError:
-            _kill(process)
-            return result(EXIT_TIMEOUT, True, f"code-mode: the script ran past {timeout_ms} ms\n")
+            await worker.kill()
+            failure = f"code-mode: the script ran past {timeout_ms} ms\n"
+            return result(EXIT_TIMEOUT, True, failure), False
         except (BrokenPipeError, ConnectionResetError, msgspec.DecodeError):
             pass
-        _kill(process)
-        code = await process.wait()
+        code = await worker.kill()
         reason = f"signal {-code}" if code < 0 else f"status {code}"
         log.warning("code-mode worker ended without an answer (%s)", reason)
-        return result(1, False, f"code-mode: the script's worker ended ({reason})\n")
+        return result(1, False, f"code-mode: the script's worker ended ({reason})\n"), False
 
     async def close(self) -> None:
-        """Stop the spare and any running worker."""
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            spare.cancel()
+        """Stop every worker, idle, starting or running."""
+        starting, self._starting = self._starting, None
+        if starting is not None:
             with contextlib.suppress(BaseException):
-                process = await spare
-                _kill(process)
-                await process.wait()
-        for process in list(self._running):
-            _kill(process)
+                self._idle.append(await starting)
+        for worker in [*self._idle, *self._busy]:
+            await worker.kill()
+        self._idle.clear()

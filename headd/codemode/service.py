@@ -66,6 +66,7 @@ class ExecService:
 
     async def exec(self, request: Exec, sha: str) -> ExecAnswer:
         check_script(request)
+        self.runner.start_ahead()  # a worker starts while the corpus is built
         repo = self._git()
         loop = asyncio.get_running_loop()
         corpus_json = await loop.run_in_executor(self._thread, self.cache.corpus_json, repo, sha)

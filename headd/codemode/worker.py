@@ -1,14 +1,17 @@
-"""One code-mode script, run under QuickJS in a process of its own, then the process ends.
+"""Code-mode scripts, each under a fresh QuickJS runtime, in a worker process of their own.
 
-``python -m headd.codemode.worker`` reads a :class:`Job` line and the version's corpus (JSON)
-from stdin, runs the script, and writes a :class:`Chunk` line per write the script makes, then
-one :class:`Outcome` line, to stdout. The time bound is the runner's: the engine cannot
-interrupt a script that calls into Python, so the runner kills the process at the deadline,
-and what the script printed until then has already reached it. A process per
-script is the isolation: nothing a script does to its globals or prototypes outlives it, a
-memory cap or a kill at the deadline costs the daemon nothing, and the daemon's event loop, its
-threads and its search never share an interpreter lock with a running script. The worker
-lowers its own priority before it reads, so a search outranks every script.
+``python -m headd.codemode.worker`` reads a :class:`Job` line (and the commit's corpus, JSON,
+unless it holds that commit's already) from stdin, runs the script, and writes a :class:`Started`
+line, a :class:`Chunk` line per write the script makes, then one :class:`Outcome` line, to
+stdout; then it waits for the next job, up to :data:`MAX_JOBS`. The time bound is the runner's:
+the engine cannot interrupt a script that calls into Python, so the runner kills the worker at
+the deadline, and what the script printed until then has already reached it.
+
+Each script gets a new engine context (its own runtime: its own heap, globals and prototypes),
+so nothing a script does to its world outlives it; the worker process is the wall around the
+daemon: a memory cap, a crash or a kill at the deadline costs the daemon nothing, and the
+daemon's event loop and its search never share an interpreter lock with a running script. The
+worker runs at the lowest priority, so a search outranks every script.
 
 The script reaches the host through five functions, installed on the context's global object
 and removed from it by the guest's prelude (``guest.js``) once it has captured them:
@@ -29,10 +32,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import json
 import os
 import posixpath
-import resource
 import sys
 from collections.abc import Callable
 from importlib import resources
@@ -45,10 +48,14 @@ from headd.codemode.projection import fields_of
 
 ROOT = "/mnt/memhtml"
 EXIT_TIMEOUT = 124
+#: Scripts one worker runs before it exits and the runner starts another: whatever the host
+#: side holds on to across scripts stays bounded.
+MAX_JOBS = 200
 
 
 class Job(msgspec.Struct, frozen=True):
-    """What the runner sends: the script and the bounds it runs within."""
+    """What the runner sends: the script and the bounds it runs within, then ``corpus_bytes``
+    of the commit's corpus (0: the same commit's corpus as this worker's last job)."""
 
     script: str
     git_dir: str
@@ -56,6 +63,7 @@ class Job(msgspec.Struct, frozen=True):
     timeout_ms: int
     memory_bytes: int
     output_bytes: int
+    corpus_bytes: int = 0
 
 
 class Started(msgspec.Struct, frozen=True, tag=True):
@@ -90,13 +98,21 @@ def _error(code: str) -> str:
     return json.dumps({"error": code})
 
 
+@functools.cache
+def _repository(git_dir: str) -> Any:
+    """The store's object database, opened once per worker (a commit's objects never change)."""
+    import pygit2
+
+    return pygit2.Repository(git_dir)
+
+
 class Tree:
     """The commit's tree as the guest's read-only file system under :data:`ROOT`."""
 
     def __init__(self, git_dir: str, sha: str) -> None:
         import pygit2
 
-        self._repo = pygit2.Repository(git_dir)
+        self._repo = _repository(git_dir)
         self._root = self._repo[sha].peel(pygit2.Tree)
         self._tree_type = pygit2.Tree
 
@@ -303,28 +319,29 @@ def run(job: Job, corpus_json: str, sink: Callable[[bytes], object] | None = Non
 
 def main() -> None:
     with contextlib.suppress(OSError):
-        os.nice(10)
-    # Imported before the job arrives: a worker started ahead has them loaded when it comes.
+        os.nice(19)
+    # Imported before the first job arrives: a worker started ahead has them loaded.
     import pygit2  # noqa: F401
     import quickjs  # noqa: F401
     import selectolax.lexbor  # noqa: F401
 
     guest_source()
-    header = sys.stdin.buffer.readline()
-    if not header:  # a worker started ahead whose daemon stopped before using it
-        return
-    job = msgspec.json.decode(header, type=Job)
-    corpus_json = sys.stdin.buffer.read().decode("utf-8")
-    cpu = max(2, job.timeout_ms // 1000 + 2)
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    out = sys.stdout.buffer
+    source, out = sys.stdin.buffer, sys.stdout.buffer
 
     def sink(line: bytes) -> None:
         out.write(line)
         out.flush()
 
-    sink(msgspec.json.encode(run(job, corpus_json, sink)) + b"\n")
+    corpus_sha, corpus_json = "", "[]"
+    for _ in range(MAX_JOBS):
+        header = source.readline()
+        if not header:  # the runner closed the pipe: the daemon is stopping
+            return
+        job = msgspec.json.decode(header, type=Job)
+        if job.corpus_bytes or job.sha != corpus_sha:
+            corpus_sha, corpus_json = job.sha, source.read(job.corpus_bytes).decode("utf-8")
+        sink(msgspec.json.encode(run(job, corpus_json, sink)) + b"\n")
+        gc.collect()  # the script's context and every host object it held, before the next
 
 
 if __name__ == "__main__":
