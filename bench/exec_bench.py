@@ -131,7 +131,7 @@ def median(values: list[float]) -> float:
 def run_memhtml_exec(store: Path, script: str) -> tuple[float, str]:
     start = time.perf_counter()
     done = subprocess.run(
-        [*memhtml_command(), "exec", "--script", script],
+        [*memhtml_command(), "exec", "--timeout-ms", "600000", "--script", script],
         env=memhtml_env(store),
         cwd=str(store),
         capture_output=True,
@@ -222,7 +222,7 @@ def measure(n: int, reps: int, memhtml_reps: int) -> dict[str, Any]:
                     figures["memhtml_ms"] / figures["headd_method_ms"], 1
                 )
                 figures["ratio_headctl"] = round(figures["memhtml_ms"] / figures["headctl_ms"], 1)
-            except PeerMissing as exc:
+            except (PeerMissing, RuntimeError) as exc:
                 figures["memhtml"] = str(exc)
             out["recipes"][name] = figures
         log(f"n={n}: search beside scripts")
