@@ -1,4 +1,4 @@
-"""A version's corpus as the guest's ``corpus()`` reads it: ``[[path, fields], …]`` as JSON.
+"""A version's corpus as the guest's ``corpus()`` reads it: ``[{path, file, …fields}, …]``, JSON.
 
 The order is the seed's ``walk`` order (each directory's names sorted, as Node lists them,
 directories entered where they fall), the paths root-absolute, every ``.html`` file of the
@@ -23,6 +23,8 @@ import pygit2
 
 from headd.codemode.projection import fields_of
 
+#: Where the guest mounts the commit's tree.
+ROOT = "/mnt/memhtml"
 #: Projections kept by blob id: past this, the cache starts again from empty.
 MAX_PROJECTIONS = 200_000
 #: Versions whose corpus JSON is kept.
@@ -71,7 +73,12 @@ class CorpusCache:
         tree = repo[sha].peel(pygit2.Tree)
         encode = msgspec.json.encode
         parts = [
-            b"[" + encode(path) + b"," + self.projection(repo, blob_id) + b"]"
+            b'{"path":'
+            + encode(path)
+            + b',"file":'
+            + encode(ROOT + path)
+            + b","
+            + self.projection(repo, blob_id)[1:]  # a projection is a non-empty object
             for path, blob_id in html_files(tree)
         ]
         built = b"[" + b",".join(parts) + b"]"
