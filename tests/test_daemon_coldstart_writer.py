@@ -7,8 +7,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from headd_plane.snapshot_store import SnapshotStore
-
+from headd.daemon.snapshot_store import SnapshotStore
 from headd.daemon.snapshots import SnapshotWriter
 
 

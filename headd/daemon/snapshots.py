@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from headd_plane.snapshot_store import SnapshotStore
-
+    from headd.daemon.snapshot_store import SnapshotStore
     from headd.head.version import HeadVersion
 
 from headd.errors import HeaddError
