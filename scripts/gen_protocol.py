@@ -4,7 +4,7 @@
 ``<!-- end generated: NAME -->``; ``--check`` writes nothing and exits 1 when the page differs
 (``tests/test_protocol_doc.py`` runs the same comparison). The blocks:
 
-- ``methods``: every method's params, from the msgspec Structs of ``headd.daemon.methods``
+- ``methods``: every method's params, from the msgspec Structs of ``headd.wire.methods``
   (names, types, bounds, defaults, required or not), and the ``filter`` object;
 - ``errors``: every ``ERR_`` code of ``headd.errors`` and the JSON-RPC standard codes;
 - ``ops``: every overlay op of ``headd.ops`` with its fields;
@@ -99,7 +99,7 @@ def struct_rows(cls: type) -> list[str]:
 
 
 def methods_block() -> str:
-    from headd.daemon.methods import METHODS, Filter
+    from headd.wire.methods import METHODS, Filter
 
     out = []
     for name, cls in METHODS.items():

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from headd.daemon.methods import METHODS
+from headd.wire.methods import METHODS
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "protocol.md"
@@ -42,7 +42,7 @@ def test_a_changed_method_makes_the_page_disagree(monkeypatch: pytest.MonkeyPatc
     """The check bites: a new method (or a removed block) is a difference, not a pass."""
     import msgspec
 
-    from headd.daemon import methods
+    from headd.wire import methods
 
     class Frobnicate(msgspec.Struct, forbid_unknown_fields=True):
         how: str

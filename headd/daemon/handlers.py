@@ -33,7 +33,18 @@ import msgspec
 from msgspec import Raw
 
 from headd.daemon.follow import RefFollower
-from headd.daemon.methods import (
+from headd.daemon.plane_service import PlaneService
+from headd.daemon.session_calls import SessionCalls
+from headd.daemon.snapshots import SnapshotWriter
+from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
+from headd.embed.factory import embedder_state
+from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
+from headd.head.indexes import IndexedView
+from headd.head.successors import resolve
+from headd.record import record_to_wire
+from headd.store.results import CommitResult
+from headd.wire.filter import Filter
+from headd.wire.methods import (
     Advance,
     ByContentHash,
     ByEntity,
@@ -66,17 +77,6 @@ from headd.daemon.methods import (
     VectorsFill,
     decode_request,
 )
-from headd.daemon.plane_service import PlaneService
-from headd.daemon.session_calls import SessionCalls
-from headd.daemon.snapshots import SnapshotWriter
-from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
-from headd.embed.factory import embedder_state
-from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
-from headd.head.indexes import IndexedView
-from headd.head.successors import resolve
-from headd.record import record_to_wire
-from headd.store.results import CommitResult
-from headd.wire.filter import Filter
 
 if TYPE_CHECKING:
     from headd.daemon.remote_follower import RemoteFollower
