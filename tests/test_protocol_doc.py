@@ -65,6 +65,14 @@ def test_every_method_has_its_result_described_and_no_other() -> None:
     assert described == set(METHODS)
 
 
+def test_every_method_has_an_answer_type_and_no_other() -> None:
+    """The answer tables are generated from this mapping, so a method missing from it would be
+    a method whose answer the page cannot describe."""
+    from headd.wire.answers import answer_types
+
+    assert list(answer_types()) == list(METHODS)
+
+
 def test_every_headctl_command_and_headd_option_is_on_the_page() -> None:
     from headd_client.headctl import COMMANDS, build_parser
 

@@ -30,6 +30,7 @@ from headd_plane import calls as plane_calls
 
 from headd.errors import HeaddError, ShuttingDown, StorageFailure
 from headd.memory_trim import release_free_memory
+from headd.wire.answers import IndexUpdates
 
 if TYPE_CHECKING:
     from headd_plane.db import PlaneDb
@@ -283,15 +284,15 @@ class PlaneService:
         finally:
             release_free_memory()
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "updates": self.stats.runs,
-            "updating": self.updating,
-            "last_update_ms": None if self.stats.last_ms is None else round(self.stats.last_ms, 1),
-            "indexed_sha": self.stats.last_sha,
-            "last_error": self.stats.last_error,
-            "last_error_code": self.stats.last_error_code,
-        }
+    def status(self) -> IndexUpdates:
+        return IndexUpdates(
+            updates=self.stats.runs,
+            updating=self.updating,
+            last_update_ms=None if self.stats.last_ms is None else round(self.stats.last_ms, 1),
+            indexed_sha=self.stats.last_sha,
+            last_error=self.stats.last_error,
+            last_error_code=self.stats.last_error_code,
+        )
 
     # -- methods ----------------------------------------------------------------------------
 
