@@ -13,6 +13,7 @@ git, so those answer types are imported inside their functions, on first use.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar
 
@@ -73,6 +74,19 @@ class Call(Generic[T]):
             raise ProtocolViolation(f"{self.method} answered another shape: {exc}") from None
 
 
+def _named_like(method: Callable[..., Any], build: Callable[..., Any]) -> Any:
+    """``method`` with ``build``'s name, docstring and signature (``self`` first), so ``help``
+    and ``inspect`` show a client's typed call as the function it runs."""
+    signature = inspect.signature(build)
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    method.__name__ = method.__qualname__ = build.__name__
+    method.__doc__ = build.__doc__
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_param, *signature.parameters.values()]
+    )
+    return method
+
+
 def sync_method(build: Callable[P, Call[T]]) -> Callable[Concatenate[Any, P], T]:
     """``build`` as a method of a client whose ``run`` answers at once (``Client``)."""
 
@@ -80,9 +94,7 @@ def sync_method(build: Callable[P, Call[T]]) -> Callable[Concatenate[Any, P], T]
         answer: T = self.run(build(*args, **kwargs))
         return answer
 
-    method.__name__ = method.__qualname__ = build.__name__
-    method.__doc__ = build.__doc__
-    return method
+    return _named_like(method, build)
 
 
 def async_method(build: Callable[P, Call[T]]) -> Callable[Concatenate[Any, P], Awaitable[T]]:
@@ -92,9 +104,7 @@ def async_method(build: Callable[P, Call[T]]) -> Callable[Concatenate[Any, P], A
         answer: T = await self.run(build(*args, **kwargs))
         return answer
 
-    method.__name__ = method.__qualname__ = build.__name__
-    method.__doc__ = build.__doc__
-    return method
+    return _named_like(method, build)
 
 
 #: The typed calls every client offers as methods of the same name.
