@@ -1,16 +1,13 @@
 """The sync and asyncio clients against the real daemon over a real socket.
 
-The daemon runs in this process on its own thread and event loop (``headd.daemon.main.run`` with
-an explicit stop event instead of signals), which keeps this module fast; the subprocess daemon
-is covered by test_daemon_e2e.py.
+The daemon runs in this process on its own thread and event loop (``support.inprocess``), which
+keeps this module fast; the subprocess daemon is covered by test_daemon_e2e.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -19,10 +16,9 @@ from headd_client.async_client import AsyncClient
 from headd_client.sync_client import Client
 from msgspec import UNSET
 from support.daemon import short_socket_dir
+from support.inprocess import InProcessDaemon
 from support.stores import make_store
 
-from headd.daemon.config import build_parser, config_from
-from headd.daemon.main import run
 from headd.errors import (
     DaemonUnavailable,
     InvalidParams,
@@ -33,56 +29,6 @@ from headd.errors import (
 from headd.wire.answers import SearchAnswer, StatusAnswer, WireRecord
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
-
-
-class InProcessDaemon:
-    def __init__(self, store: Path, socket_path: Path) -> None:
-        args = build_parser().parse_args(
-            [
-                "--store",
-                str(store),
-                "--socket",
-                str(socket_path),
-                "--embedder",
-                "off",
-            ]
-        )
-        self.config = config_from(args, {})
-        self.socket_path = socket_path
-        self.loop = asyncio.new_event_loop()
-        self.stop_event: asyncio.Event | None = None
-        self.result: int | None = None
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._main, daemon=True)
-
-    def _main(self) -> None:
-        asyncio.set_event_loop(self.loop)
-
-        async def go() -> int:
-            self.stop_event = asyncio.Event()
-            self.ready.set()
-            return await run(self.config, {}, self.stop_event)
-
-        self.result = self.loop.run_until_complete(go())
-        self.loop.close()
-
-    def start(self) -> InProcessDaemon:
-        self.thread.start()
-        self.ready.wait(10)
-        for _ in range(400):
-            try:
-                with Client(self.socket_path, timeout=5) as c:
-                    c.call("status")
-                return self
-            except DaemonUnavailable:
-                threading.Event().wait(0.025)
-        raise AssertionError("in-process daemon did not come up")
-
-    def stop(self) -> int | None:
-        assert self.stop_event is not None
-        self.loop.call_soon_threadsafe(self.stop_event.set)
-        self.thread.join(30)
-        return self.result
 
 
 @pytest.fixture(scope="module")
