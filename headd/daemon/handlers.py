@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
+from headd_plane.answer import PlaneRequest
 from msgspec import Raw
 
 from headd.daemon.follow import RefFollower
@@ -94,6 +95,8 @@ from headd.wire.methods import (
 )
 
 if TYPE_CHECKING:
+    from headd_plane.recall import RankedPool
+
     from headd.daemon.remote_follower import RemoteFollower
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
@@ -161,10 +164,10 @@ class Service:
     def __post_init__(self) -> None:
         self._session_calls = SessionCalls(self.sessions, self.follower, self.plane, self.clock)
 
-    async def dispatch(self, method: str, params: Raw | None) -> Any:
+    async def dispatch(self, method: str, params: Raw | None) -> object:
         return await self.handle(decode_request(method, params))
 
-    async def handle(self, request: Request) -> Any:
+    async def handle(self, request: Request) -> object:
         match request:
             case Status(memory=accounting):
                 return await self.status(accounting)
@@ -368,7 +371,7 @@ class Service:
             took_ms=round(took, 3),
         )
 
-    async def recall_pool(self, query: str, filter_: Filter | None, now: str | None) -> Any:
+    async def recall_pool(self, query: str, filter_: Filter | None, now: str | None) -> RankedPool:
         """Recall's candidates as the head's search ranks them, over the head's vectors (so
         one fill serves search and recall; the plane folds them into its pack)."""
         from headd_plane.recall import RECALL_POOL, RankedPool
@@ -418,10 +421,7 @@ class Service:
             raise InvalidParams("the index plane answers at the indexed commit: no at or session")
         plane = self._plane()
         await self.follower.current()  # an advance schedules the index update
-        filter_ = None if request.filter is None else msgspec.structs.asdict(request.filter)
-        return await plane.search(
-            request.query, filter_, request.limit, self._now_epoch(request.now)
-        )
+        return await plane.answer(request, self._moment(request.now))
 
     # -- the SQLite plane --------------------------------------------------------------------
 
@@ -430,45 +430,29 @@ class Service:
             raise MethodNotFound("the SQLite plane is not available in this daemon")
         return self.plane
 
-    def _now_epoch(self, now: str | None) -> float:
+    def _moment(self, now: str | None) -> datetime:
+        """The request's ``now`` (UTC when it names no zone), or the clock's."""
         if now is None:
-            return self.clock().timestamp()
+            return self.clock()
         try:
             moment = datetime.fromisoformat(now)
         except ValueError:
             raise InvalidParams("now must be an ISO-8601 instant", {"field": "now"}) from None
         if moment.tzinfo is None:  # times on the wire are UTC (docs/protocol.md)
             moment = moment.replace(tzinfo=UTC)
-        return moment.timestamp()
+        return moment
 
-    async def plane_call(self, request: Request) -> Any:
+    async def plane_call(self, request: PlaneRequest) -> Report:
+        """A plane method, answered by the plane's one dispatcher (``headd_plane.answer``) at the
+        request's ``now`` or the clock's; recall folds the head's ranking of its query in."""
         plane = self._plane()
+        ranked = None
         match request:
-            case Recall(query=query, budget_chars=budget, filter=filter_, now=now):
+            case Recall(query=query, filter=filter_, now=now):
                 await self.follower.current()
-                wire = None if filter_ is None else msgspec.structs.asdict(filter_)
                 ranked = await self.recall_pool(query, filter_, now)
-                return await plane.recall(query, wire, budget, self._now_epoch(now), ranked)
-            case Reinforce(paths=paths, signal=signal):
-                return await plane.reinforce(paths, signal, self.clock())
-            case IndexRebuild(embed=embed, force=force):
-                return await plane.index_rebuild(embed, force)
-            case IndexUpdate(embed=embed):
-                return await plane.index_update(embed)
-            case IndexStatus():
-                return await plane.index_status()
-            case StateExport():
-                return await plane.state_export()
-            case StateImport():
-                return await plane.state_import()
-            case TracesIndex(trace_root=root):
-                target = None if root is None else Path(root).expanduser()
-                return await plane.traces_index(target, self.clock())
-            case TracesSearch(query=query, limit=limit):
-                return await plane.traces_search(query, limit)
-            case TracesShow(session=session):
-                return await plane.traces_show(session)
-        raise MethodNotFound(f"no plane handler for {type(request).__name__}")
+                return await plane.answer(request, self._moment(now), ranked)
+        return await plane.answer(request, self.clock(), ranked)
 
     # -- advance and gate --------------------------------------------------------------------
 
