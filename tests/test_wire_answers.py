@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from support.memory import memory_html
 
 from headd.memfile.parse import parse_memory
-from headd.record import WIRE_FIELDS, record_to_wire
+from headd.record import MemoryRecord
 from headd.wire.answers import (
     AdvanceAnswer,
     PathsAnswer,
@@ -28,6 +28,58 @@ from headd.wire.answers import (
     WireRecord,
     wire_record,
 )
+
+#: The record's wire fields, in the order the wire always carried them (the lock this file holds).
+WIRE_FIELDS: tuple[str, ...] = (
+    "path",
+    "blob_sha",
+    "content_hash",
+    "memory_type",
+    "status",
+    "title",
+    "claim",
+    "body_text",
+    "tags",
+    "entities",
+    "links",
+    "facets",
+    "citations",
+    "event_at",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_until",
+    "archived",
+    "archived_at",
+    "superseded_by",
+    "frame_key",
+    "workspace",
+    "para",
+    "origin_path",
+    "importance",
+    "confidence",
+    "author",
+    "session_id",
+    "prompt_id",
+    "turn_uuid",
+    "task_status",
+    "due",
+    "warnings",
+)
+
+
+def record_to_wire(record: MemoryRecord) -> dict[str, object]:
+    """The record as the handlers once wrote it, field by field: the bytes to keep."""
+    out: dict[str, object] = {}
+    for name in WIRE_FIELDS:
+        value = getattr(record, name)
+        if name in ("links", "facets", "citations"):
+            value = [msgspec.structs.asdict(v) for v in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[name] = value
+    return out
+
 
 words = st.text(alphabet="abcdefghij klmnop", min_size=1, max_size=30).map(str.strip).filter(bool)
 names = st.from_regex(r"[a-z]{1,8}", fullmatch=True)

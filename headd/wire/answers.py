@@ -69,7 +69,7 @@ class WireRecord(msgspec.Struct, kw_only=True):
     warnings: tuple[str, ...] = ()
 
 
-#: The names of a record's wire fields, in order (``headd.record.WIRE_FIELDS`` says the same).
+#: The names of a record's wire fields, in order.
 WIRE_RECORD_FIELDS: tuple[str, ...] = WireRecord.__struct_fields__
 
 
