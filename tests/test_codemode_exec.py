@@ -244,14 +244,20 @@ def test_headctl_exec_takes_the_script_from_each_source(
     assert (data["exitCode"], data["timeoutMs"], data["timedOut"]) == (0, 30000, False)
 
 
-def test_headctl_exec_exit_codes(daemon: tuple[Daemon, str, str]) -> None:
+def test_headctl_exec_exit_codes(daemon: tuple[Daemon, str, str], tmp_path: Path) -> None:
     d, _old, _new = daemon
     env = env_of(d)
     late = headctl("exec", "--timeout-ms", "300", "--script", "for(;;){}", env=env)
     assert late.returncode == 124 and "ran past 300 ms" in late.stderr
     failing = headctl("exec", "--json", "--script", "throw new Error('mine')", env=env)
     assert failing.returncode == 0 and json.loads(failing.stdout)["exitCode"] == 1
-    both = headctl("exec", "--script", "1", "--file", "x.mjs", env=env)
+    script = tmp_path / "x.mjs"
+    script.write_text("console.log(1)", encoding="utf-8")
+    both = headctl("exec", "--script", "1", "--file", str(script), env=env)
     assert both.returncode == 2 and "--script" in both.stderr
+    missing = headctl("exec", "--json", "--file", str(tmp_path / "absent.mjs"), env=env)
+    assert missing.returncode == 2
+    assert json.loads(missing.stdout)["error"]["code"] == "ERR_USAGE"
+    assert "absent.mjs" in missing.stderr
     over = headctl("exec", "--timeout-ms", "600001", "--script", "1", env=env)
-    assert over.returncode == 2
+    assert over.returncode == 2 and "600000" in over.stderr

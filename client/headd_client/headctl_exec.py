@@ -12,89 +12,87 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
 
-from headd.wire.exec import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS
-from headd_client.headctl_commands import EXIT_OK, Command, Context, UsageError
+from headd.wire.exec_bounds import EXEC_DEFAULT_TIMEOUT_MS, EXEC_MAX_TIMEOUT_MS
+from headd_client.exec_call import ANSWER_GRACE_S, exec_call, report_of
 from headd_client.sync_client import Client
 
-CORPUS_MOUNT = "/mnt/memhtml"
-#: Seconds the client waits beyond the script's own bound (the corpus build, the worker start).
-ANSWER_GRACE_S = 30.0
+HELP = "run a read-only JavaScript traversal over the corpus (code-mode)"
+DESCRIPTION = (
+    "Run one script over a commit of the store: `corpus()`, `backlinks`, `chain`, `edges`, "
+    "`walk` and `memoryAt` from /workspace/lib/corpus.mjs, the tree read-only at /mnt/memhtml. "
+    "Print the answer as JSON with console.log. See docs/codemode.md."
+)
 
 
-def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("source", nargs="?", metavar="-", help="`-`: read the script from stdin")
-    p.add_argument("--file", metavar="F", help="the script as a file (`-`: stdin)")
-    p.add_argument("--script", metavar="S", help="the script inline")
+def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+    """Add ``exec`` to ``headctl``'s subcommands. Every usage error is found while parsing
+    (the bound, the one source, an unreadable ``--file``), so ``headctl`` reports it as it
+    reports any other, and running the command is only the call."""
+    p = sub.add_parser("exec", help=HELP, description=DESCRIPTION)
+    source = p.add_mutually_exclusive_group()
+    source.add_argument(
+        "source", nargs="?", choices=["-"], metavar="-", help="`-`: read the script from stdin"
+    )
+    source.add_argument(
+        "--file", metavar="F", type=_file_text, help="the script as a file (`-`: stdin)"
+    )
+    source.add_argument("--script", metavar="S", help="the script inline")
     p.add_argument(
         "--timeout-ms",
-        type=int,
-        default=DEFAULT_TIMEOUT_MS,
+        type=_bound,
+        default=EXEC_DEFAULT_TIMEOUT_MS,
         metavar="MS",
-        help=f"the script's bound (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); "
-        "past it the exit code is 124",
+        help=f"the script's bound (default {EXEC_DEFAULT_TIMEOUT_MS}, "
+        f"at most {EXEC_MAX_TIMEOUT_MS}); past it the exit code is 124",
     )
     p.add_argument("--sha", metavar="SHA", help="the commit to run over (default the tip)")
+    p.set_defaults(run_agent=_run)
 
 
-def _script(args: argparse.Namespace, ctx: Context) -> str:
-    if args.source not in (None, "-"):
-        raise UsageError(f"exec takes the script from --file, --script or stdin, not {args.source}")
-    if args.script is not None and (args.file is not None or args.source == "-"):
-        raise UsageError("--script excludes --file and stdin")
-    if args.script is not None:
-        return str(args.script)
-    if args.file is not None and args.file != "-":
-        try:
-            with open(args.file, encoding="utf-8") as handle:
-                return handle.read()
-        except OSError as exc:
-            raise UsageError(
-                f"exec cannot read --file {args.file}: {exc.strerror or exc}"
-            ) from None
-        except UnicodeDecodeError:
-            raise UsageError(f"--file {args.file} is not UTF-8 text") from None
-    return ctx.stdin.read()
+def _bound(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= EXEC_MAX_TIMEOUT_MS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {EXEC_MAX_TIMEOUT_MS}")
+    return value
 
 
-def report_of(answer: dict[str, Any], timeout_ms: int) -> dict[str, Any]:
-    """The answer under memhtml's ``exec.report`` keys."""
-    return {
-        "corpusMount": CORPUS_MOUNT,
-        "sha": answer["sha"],
-        "exitCode": answer["exit_code"],
-        "stdout": answer["stdout"],
-        "stderr": answer["stderr"],
-        "durationMs": answer["took_ms"],
-        "timeoutMs": timeout_ms,
-        "timedOut": answer["timed_out"],
-    }
+def _file_text(name: str) -> str | None:
+    """The script in file ``name``; None for ``-`` (stdin, read when the command runs)."""
+    if name == "-":
+        return None
+    try:
+        with open(name, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {name}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise argparse.ArgumentTypeError(f"{name} is not UTF-8 text") from None
 
 
-def _run(args: argparse.Namespace, ctx: Context) -> int:
-    if not 1 <= args.timeout_ms <= MAX_TIMEOUT_MS:
-        raise UsageError(f"--timeout-ms must be between 1 and {MAX_TIMEOUT_MS}")
-    params: dict[str, Any] = {"script": _script(args, ctx), "timeout_ms": args.timeout_ms}
-    if args.sha is not None:
-        params["at"] = args.sha
+def _run(
+    args: argparse.Namespace,
+    store: Path,
+    socket_path: Path,
+    environ: Mapping[str, str],
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    script = args.script if args.script is not None else args.file
+    call = exec_call(stdin.read() if script is None else script, args.timeout_ms, args.sha)
     wait = max(args.timeout, args.timeout_ms / 1000 + ANSWER_GRACE_S)
-    with Client(ctx.socket, timeout=wait) as client:
-        answer = client.call("exec", params)
+    with Client(socket_path, timeout=wait) as client:
+        answer = client.run(call)
     if args.json:
-        ctx.stdout.write(json.dumps(report_of(answer, args.timeout_ms), ensure_ascii=False) + "\n")
-        return EXIT_OK
-    ctx.stdout.write(answer["stdout"])
-    ctx.stderr.write(answer["stderr"])
-    return int(answer["exit_code"])
-
-
-COMMAND = Command(
-    ("exec",),
-    "run a read-only JavaScript traversal over the corpus (code-mode)",
-    _arguments,
-    local=_run,
-    description="Run one script over a commit of the store: `corpus()`, `backlinks`, `chain`, "
-    "`edges`, `walk` and `memoryAt` from /workspace/lib/corpus.mjs, the tree read-only at "
-    "/mnt/memhtml. Print the answer as JSON with console.log. See docs/codemode.md.",
-)
+        stdout.write(json.dumps(report_of(answer, args.timeout_ms), ensure_ascii=False) + "\n")
+        return 0
+    stdout.write(answer.stdout)
+    stderr.write(answer.stderr)
+    return answer.exit_code

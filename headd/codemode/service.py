@@ -21,7 +21,9 @@ from headd.codemode.corpus import CorpusCache
 from headd.codemode.runner import DEFAULT_WORKERS, Runner
 from headd.errors import InvalidParams
 from headd.thread_priority import lower_thread_priority
-from headd.wire.exec import MAX_SCRIPT_BYTES, Exec, ExecAnswer
+from headd.wire.answers import ExecAnswer
+from headd.wire.exec_bounds import EXEC_MAX_SCRIPT_BYTES
+from headd.wire.methods import Exec
 
 WORKERS_ENV = "HEADD_EXEC_WORKERS"
 
@@ -38,10 +40,10 @@ def workers_from_env(environ: dict[str, str] | None = None) -> int:
 def check_script(request: Exec) -> None:
     """Refuse a script over the size limit before anything runs."""
     size = len(request.script.encode("utf-8", errors="surrogatepass"))
-    if size > MAX_SCRIPT_BYTES:
+    if size > EXEC_MAX_SCRIPT_BYTES:
         raise InvalidParams(
-            f"invalid params for exec: the script is {size} bytes, over {MAX_SCRIPT_BYTES}",
-            {"field": "script", "bytes": size, "limit": MAX_SCRIPT_BYTES},
+            f"invalid params for exec: the script is {size} bytes, over {EXEC_MAX_SCRIPT_BYTES}",
+            {"field": "script", "bytes": size, "limit": EXEC_MAX_SCRIPT_BYTES},
         )
 
 

@@ -22,7 +22,7 @@ from msgspec import Raw
 from headd.errors import InvalidParams, MethodNotFound
 from headd.ops import Archive, LinkOp, Move, Op, UnlinkOp, Write
 from headd.paths import path_problem
-from headd.wire.exec import Exec
+from headd.wire.exec_bounds import EXEC_DEFAULT_TIMEOUT_MS, EXEC_MAX_TIMEOUT_MS
 from headd.wire.filter import Filter
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
@@ -208,6 +208,16 @@ class Sync(_Params):
     resolve: str | None = None
 
 
+class Exec(_Params):
+    """One read-only script over commit ``at`` (the tip when None), cut off at ``timeout_ms``
+    (docs/codemode.md)."""
+
+    script: str
+    lang: Literal["js"] = "js"
+    at: str | None = None
+    timeout_ms: Annotated[int, msgspec.Meta(ge=1, le=EXEC_MAX_TIMEOUT_MS)] = EXEC_DEFAULT_TIMEOUT_MS
+
+
 Request = (
     Status
     | Search
@@ -241,7 +251,7 @@ Request = (
     | Exec
 )
 
-METHODS: dict[str, type[msgspec.Struct]] = {
+METHODS: dict[str, type[_Params]] = {
     "status": Status,
     "search": Search,
     "read": Read,
@@ -300,7 +310,7 @@ def decode_request(method: str, params: Raw | bytes | None) -> Request:
     return value  # type: ignore[return-value]
 
 
-def paths_of(request: msgspec.Struct) -> list[tuple[str, str]]:
+def paths_of(request: _Params) -> list[tuple[str, str]]:
     """Every memory path ``request`` names, with the field it sits in (``ops[2].to``)."""
     match request:
         case Read(path=path) | Resolve(path=path):
