@@ -20,9 +20,11 @@ Prints one JSON document: every figure, the goals and their verdicts, the ratios
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -128,8 +130,34 @@ def median(values: list[float]) -> float:
     return round(statistics.median(values), 1)
 
 
-def run_memhtml_exec(store: Path, script: str) -> tuple[float, str]:
-    start = time.perf_counter()
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds of process ``pid`` and every process under it (``/proc``): the daemon and its
+    code-mode workers, live and reaped."""
+    total = 0.0
+    todo = [pid]
+    while todo:
+        at = todo.pop()
+        try:
+            fields = Path(f"/proc/{at}/stat").read_text().rsplit(")", 1)[1].split()
+            tasks = list(Path(f"/proc/{at}/task").iterdir())
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        for task in tasks:
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in (task / "children").read_text().split()]
+    return total
+
+
+def children_cpu_s() -> float:
+    """CPU seconds of this process's finished children (a ``memhtml exec`` or ``headctl`` run)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_memhtml_exec(store: Path, script: str) -> tuple[float, float, str]:
+    """Wall ms, CPU ms of the command and everything it ran, and the script's stdout."""
+    start, cpu = time.perf_counter(), children_cpu_s()
     done = subprocess.run(
         [*memhtml_command(), "exec", "--timeout-ms", "600000", "--script", script],
         env=memhtml_env(store),
@@ -139,24 +167,28 @@ def run_memhtml_exec(store: Path, script: str) -> tuple[float, str]:
         timeout=1800,
     )
     wall = (time.perf_counter() - start) * 1000
+    cpu = (children_cpu_s() - cpu) * 1000
     report = json.loads(done.stdout[done.stdout.index("{") :])["data"]
     if report["exitCode"] != 0:
         raise RuntimeError(f"memhtml exec failed: {report['stderr'][:500]}")
-    return wall, report["stdout"]
+    return wall, cpu, report["stdout"]
 
 
-def run_method(sock: Path, script: str) -> tuple[float, str]:
-    start = time.perf_counter()
+def run_method(sock: Path, script: str, pid: int | None = None) -> tuple[float, float, str]:
+    """Wall ms of the call, CPU ms of the daemon and its workers (given its ``pid``), stdout."""
+    start, cpu = time.perf_counter(), tree_cpu_s(pid) if pid else 0.0
     with Client(sock, timeout=600) as client:
         answer = client.call("exec", {"script": script})
     wall = (time.perf_counter() - start) * 1000
+    cpu = (tree_cpu_s(pid) - cpu) * 1000 if pid else 0.0
     if answer["exit_code"] != 0:
         raise RuntimeError(f"headd exec failed: {answer['stderr'][:500]}")
-    return wall, answer["stdout"]
+    return wall, cpu, answer["stdout"]
 
 
-def run_headctl(store: Path, sock: Path, script: str) -> tuple[float, str]:
-    start = time.perf_counter()
+def run_headctl(store: Path, sock: Path, script: str, pid: int) -> tuple[float, float, str]:
+    """Wall ms of the command, CPU ms of it and of the daemon with its workers, stdout."""
+    start, cpu = time.perf_counter(), children_cpu_s() + tree_cpu_s(pid)
     done = subprocess.run(
         [str(HEADCTL), "--store", str(store), "--socket", str(sock), "exec", "--script", script],
         capture_output=True,
@@ -164,9 +196,10 @@ def run_headctl(store: Path, sock: Path, script: str) -> tuple[float, str]:
         timeout=600,
     )
     wall = (time.perf_counter() - start) * 1000
+    cpu = (children_cpu_s() + tree_cpu_s(pid) - cpu) * 1000
     if done.returncode != 0:
         raise RuntimeError(f"headctl exec failed: {done.stderr[:500]}")
-    return wall, done.stdout
+    return wall, cpu, done.stdout
 
 
 def search_p50(sock: Path, queries: list[str]) -> float:
@@ -202,21 +235,25 @@ def measure(n: int, reps: int, memhtml_reps: int) -> dict[str, Any]:
         wait_index_idle(daemon.sock)  # the plane's first update, off the figures
         for name, script in BENCH_RECIPES.items():
             log(f"n={n} {name}: headd")
-            cold, answer = run_method(daemon.sock, script)
-            warm = [run_method(daemon.sock, script)[0] for _ in range(reps)]
-            cli = [run_headctl(store, daemon.sock, script)[0] for _ in range(max(1, reps // 2))]
+            pid = daemon.proc.pid
+            cold, _cold_cpu, answer = run_method(daemon.sock, script, pid)
+            warm = [run_method(daemon.sock, script, pid) for _ in range(reps)]
+            cli = [run_headctl(store, daemon.sock, script, pid) for _ in range(max(1, reps // 2))]
             figures: dict[str, Any] = {
                 "headd_method_cold_ms": round(cold, 1),
-                "headd_method_ms": median(warm),
-                "headctl_ms": median(cli),
+                "headd_method_ms": median([w for w, _, _ in warm]),
+                "headd_method_cpu_ms": median([c for _, c, _ in warm]),
+                "headctl_ms": median([w for w, _, _ in cli]),
+                "headctl_cpu_ms": median([c for _, c, _ in cli]),
                 "answer": json.loads(answer),
             }
             try:
                 log(f"n={n} {name}: memhtml")
                 runs = [run_memhtml_exec(store, script) for _ in range(memhtml_reps)]
-                figures["memhtml_ms"] = median([wall for wall, _ in runs])
+                figures["memhtml_ms"] = median([wall for wall, _, _ in runs])
+                figures["memhtml_cpu_ms"] = median([cpu for _, cpu, _ in runs])
                 figures["same_answer"] = all(
-                    json.loads(text) == figures["answer"] for _, text in runs
+                    json.loads(text) == figures["answer"] for _, _, text in runs
                 )
                 figures["ratio_method"] = round(
                     figures["memhtml_ms"] / figures["headd_method_ms"], 1
