@@ -261,3 +261,32 @@ def test_headctl_exec_exit_codes(daemon: tuple[Daemon, str, str], tmp_path: Path
     assert "absent.mjs" in missing.stderr
     over = headctl("exec", "--timeout-ms", "600001", "--script", "1", env=env)
     assert over.returncode == 2 and "600000" in over.stderr
+
+
+def test_at_most_headd_exec_workers_scripts_run_at_once(tmp_path: Path) -> None:
+    """With one worker, three scripts started together run one after another: each one's span
+    (``Date.now()`` at its start and end) begins after the one before it ended."""
+    make_store(tmp_path, CORPUS)
+    d = Daemon(tmp_path, short_socket_dir() / "h.sock", env={"HEADD_EXEC_WORKERS": "1"})
+    d.wait_ready(timeout=60)
+    script = (
+        "const t = Date.now(); while (Date.now() - t < 400) {}\n"
+        "console.log(JSON.stringify([t, Date.now()]))"
+    )
+    spans: list[list[int]] = []
+    try:
+
+        def run() -> None:
+            answer = call(d, {"script": script})
+            spans.append(json.loads(answer["stdout"]))
+
+        threads = [threading.Thread(target=run) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    finally:
+        assert d.stop() == 0, d.log()
+    spans.sort()
+    assert len(spans) == 3
+    assert all(later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:], strict=False))
