@@ -1,4 +1,5 @@
-"""The fifteen tools, with memhtml 0.15.1's names, arguments and result fields, over the daemon.
+"""The fifteen tools, with memhtml 0.15.1's names, arguments and result fields, over the daemon;
+and ``memory_exec``, code-mode (``exec_tool.py``).
 
 Reads answer from the head at the branch tip (the daemon advances before answering), so a memory
 committed by plain git is found by the next call. Writes are daemon sessions that commit to the
