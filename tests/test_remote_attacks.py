@@ -17,15 +17,17 @@ a local commit made afterwards is kept. Guards seen failing when broken:
 
 from __future__ import annotations
 
-import subprocess
+import time
 from pathlib import Path
 
 import pygit2
 import pytest
-from support.attack import BLOB, EXEC, GITLINK, LINK, attack_commit, blob
+from headd_client import Client
+from support.attack import BLOB, EXEC, GITLINK, LINK, attack_commit, blob, mktree
+from support.daemon import Daemon, headctl, short_socket_dir, wait_for
 from support.git import external_commit, git
 from support.memory import memory_html
-from support.remote import fsck, sync_of
+from support.remote import fsck, hub_and_follower, sync_of
 from support.stores import make_store
 
 from headd.remote.tree_check import TreeJudge, is_git_name
@@ -36,15 +38,7 @@ HOOK = b"#!/bin/sh\ntouch pwned\n"
 @pytest.fixture
 def hub(tmp_path: Path) -> tuple[Path, Path]:
     """(bare hub, follower clone), both at the seed commit."""
-    seed = tmp_path / "seed"
-    make_store(seed)
-    hub = tmp_path / "hub.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(hub)], check=True)
-    b = tmp_path / "b"
-    subprocess.run(["git", "clone", "-q", str(hub), str(b)], check=True)
-    git(b, "config", "user.name", "B")
-    git(b, "config", "user.email", "b@example.org")
-    return hub, b
+    return hub_and_follower(tmp_path)
 
 
 def work_files(store: Path) -> set[str]:
@@ -178,11 +172,57 @@ def test_the_judge_refuses_without_the_fetch_check(tmp_path: Path) -> None:
     older headd, a fetch by hand) is still refused before its checkout."""
     make_store(tmp_path)
     hook = blob(tmp_path, HOOK)
-    from support.attack import mktree
-
     inner = mktree(tmp_path, [(EXEC, hook, b"pre-push")])
     hooks = mktree(tmp_path, [("040000", inner, b"hooks")])
     root = mktree(tmp_path, [("040000", hooks, b".Git"), (GITLINK, b"1" * 40, b"vendored")])
     commit = git(tmp_path, "commit-tree", root.decode(), "-m", "x")
     problem = TreeJudge().problem(pygit2.Repository(str(tmp_path)), commit)
     assert problem is not None and problem.path == ".Git"
+
+
+@pytest.mark.slow
+def test_a_following_daemon_shows_the_refusal_logs_it_once_and_restarts(
+    hub: tuple[Path, Path],
+) -> None:
+    """Against a daemon following the hub every second: the refused commit shows in plain
+    ``headctl status`` (kind, commit, path), the log names it once over many rounds, a local
+    write still commits, and the daemon restarts."""
+    remote, b = hub
+    sock = short_socket_dir() / "b.sock"
+    extra = ["--remote", "origin", "--fetch-interval", "0.3"]
+    daemon = Daemon(b, sock, extra=extra).wait_ready()
+    try:
+        bad = attack_commit(
+            remote, {b".memhtml/headd/snapshots/" + b"b" * 40 + b".snap": (BLOB, b"forged")}
+        )
+
+        def refused() -> bool:
+            with Client(str(sock)).connect() as client:
+                error = client.call("status", {})["remote"]["last_error"]
+            return error is not None and error["kind"] == "refused-tree"
+
+        assert wait_for(refused, timeout=20), daemon.log()
+        shown = headctl("--socket", str(sock), "status")
+        assert shown.returncode == 0, shown.stderr
+        assert "remote error" in shown.stdout and "refused-tree" in shown.stdout
+        assert bad[:12] in shown.stdout
+        with Client(str(sock)).connect() as client:
+            session = client.call("session.open", {})["session"]
+            client.call(
+                "session.apply",
+                {
+                    "session": session,
+                    "ops": [{"op": "write", "title": "Kept", "type": "semantic", "claim": "Kept."}],
+                },
+            )
+            result = client.call("session.commit", {"session": session, "message": "kept"})
+        assert result["outcome"] == "committed"
+        time.sleep(1.5)  # several more rounds, each refusing the same commit
+    finally:
+        assert daemon.stop() == 0
+    log = daemon.log()
+    assert log.count("refused (refused-tree)") == 1, log
+    assert "Traceback" not in log
+    assert not (b / ".memhtml" / "headd" / "snapshots" / ("b" * 40 + ".snap")).exists()
+    assert git(b, "rev-parse", "main") == result["sha"]
+    Daemon(b, sock, extra=extra).wait_ready().stop()

@@ -43,7 +43,7 @@ from headd.store.ports import Overlay, VersionSource
 
 log = logging.getLogger(__name__)
 
-Action = Literal["up-to-date", "fast-forward", "pushed", "replayed", "failed"]
+Action = Literal["up-to-date", "fast-forward", "pushed", "replayed", "failed", "running"]
 
 
 class RemoteError(msgspec.Struct, frozen=True):
@@ -167,6 +167,8 @@ class RemoteSync:
         #: The last failure logged, so a failure repeated every round is logged once.
         self._logged: tuple[str, str, str | None, str | None] | None = None
         self._judge = TreeJudge()
+        #: The git commands of the round under way, killed as process groups by ``close``.
+        self.running = transport.Running()
         self._url = transport.remote_url(store, remote)
 
     @property
@@ -223,7 +225,9 @@ class RemoteSync:
                     )
                 if git_io.is_ancestor(repo, upstream, local):
                     try:
-                        transport.push(self.store, self.remote, local, self.branch, self.timeout)
+                        transport.push(
+                            self.store, self.remote, local, self.branch, self.timeout, self.running
+                        )
                     except RemoteFailure as failure:
                         if failure.kind != "non-fast-forward":
                             error = self._fail(failure)
@@ -287,13 +291,17 @@ class RemoteSync:
             )
 
     def _attempt(self, attempt: int) -> RoundReport:
-        remote_tip = transport.fetch(self.store, self.remote, self.branch, self.timeout)
+        remote_tip = transport.fetch(
+            self.store, self.remote, self.branch, self.timeout, self.running
+        )
         self.last_fetch_at = _iso(self.clock())
         self._check_tree(remote_tip)
         with self._lock():
             plan = self._plan(remote_tip)
         if plan.push is not None and plan.push != remote_tip:
-            transport.push(self.store, self.remote, plan.push, self.branch, self.timeout)
+            transport.push(
+                self.store, self.remote, plan.push, self.branch, self.timeout, self.running
+            )
             self.last_push_at = _iso(self.clock())
         rescue.drop(self.repo(), plan.drops)
         self._succeeded()
@@ -400,6 +408,10 @@ class RemoteSync:
             conflicts=tuple(self.conflict_book.open(repo)),
             rescues=len(rescue.rescues(repo)),
         )
+
+    def close(self) -> None:
+        """End the git a round is waiting on, with everything it started; start no other."""
+        self.running.kill_all()
 
     def resolve(self, path_or_id: str) -> tuple[rescue.Conflict, ...]:
         with self._round_lock:

@@ -147,7 +147,7 @@ class GitRun:
     stderr: str
 
 
-class _Running:
+class Running:
     """The process groups of the git commands running now, so a stop can end them all.
 
     Every git runs as the leader of a process group of its own: what it starts (``sh -c`` for an
@@ -177,17 +177,16 @@ class _Running:
             kill_group(pgid)
 
 
-RUNNING = _Running()
-
-
 def kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _git(store: Path, args: list[str], timeout: float) -> GitRun:
-    """Run git with a deadline; at the deadline (or a stop) its whole process group dies."""
-    if RUNNING.closed:
+def _git(store: Path, args: list[str], timeout: float, running: Running | None = None) -> GitRun:
+    """Run git with a deadline; at the deadline (or ``running.kill_all``) its whole process group
+    dies."""
+    running = running or Running()
+    if running.closed:
         raise RemoteFailure("other", "the daemon is stopping")
     try:
         proc = subprocess.Popen(
@@ -201,7 +200,7 @@ def _git(store: Path, args: list[str], timeout: float) -> GitRun:
         )
     except OSError as exc:
         raise RemoteFailure("other", f"git could not run: {exc}") from exc
-    RUNNING.add(proc.pid)
+    running.add(proc.pid)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired as exc:
@@ -211,8 +210,8 @@ def _git(store: Path, args: list[str], timeout: float) -> GitRun:
     finally:
         # The leader has exited, but what it started may not have: the group goes with it.
         kill_group(proc.pid)
-        RUNNING.discard(proc.pid)
-    if RUNNING.closed and proc.returncode < 0:
+        running.discard(proc.pid)
+    if running.closed and proc.returncode < 0:
         raise RemoteFailure("other", f"git {args[0]} was stopped with the daemon")
     return GitRun(proc.returncode, stdout, stderr)
 
@@ -232,14 +231,21 @@ def tracking_ref(remote: str, branch: str) -> str:
     return f"refs/remotes/{remote}/{branch}"
 
 
-def fetch(store: Path, remote: str, branch: str, timeout: float = DEFAULT_TIMEOUT) -> str | None:
+def fetch(
+    store: Path,
+    remote: str,
+    branch: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    running: Running | None = None,
+) -> str | None:
     """Fetch ``remote``'s ``branch`` into its tracking ref; return its sha, None if it has none.
 
     Only the followed branch is fetched: the memory tree and the committed state sidecar travel
     in it, and nothing else of this store does.
     """
     refspec = f"+refs/heads/{branch}:{tracking_ref(remote, branch)}"
-    run = _git(store, [*FSCK_CONFIG, "fetch", "--quiet", "--no-tags", remote, refspec], timeout)
+    args = [*FSCK_CONFIG, "fetch", "--quiet", "--no-tags", remote, refspec]
+    run = _git(store, args, timeout, running)
     if run.returncode != 0:
         if re.search(r"couldn't find remote ref", run.stderr, re.I):
             return None  # an empty remote: the first push creates the branch
@@ -248,13 +254,23 @@ def fetch(store: Path, remote: str, branch: str, timeout: float = DEFAULT_TIMEOU
     return probe.stdout.strip() or None
 
 
-def push(store: Path, remote: str, sha: str, branch: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+def push(
+    store: Path,
+    remote: str,
+    sha: str,
+    branch: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    running: Running | None = None,
+) -> None:
     """Move ``remote``'s ``branch`` to ``sha``, only as a fast-forward; raise on any refusal.
 
     On success the tracking ref is moved too (git does this for a configured remote).
     """
     run = _git(
-        store, ["push", "--porcelain", "--quiet", remote, f"{sha}:refs/heads/{branch}"], timeout
+        store,
+        ["push", "--porcelain", "--quiet", remote, f"{sha}:refs/heads/{branch}"],
+        timeout,
+        running,
     )
     if run.returncode == 0:
         return

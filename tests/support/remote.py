@@ -8,6 +8,8 @@ from pathlib import Path
 from headd.remote.sync import RemoteSync
 from headd.store.ports import with_overlay
 from headd.store.versions import GitVersions
+from support.git import git
+from support.stores import make_store
 
 
 def sync_of(store: Path) -> RemoteSync:
@@ -28,3 +30,17 @@ def fsck(repo: Path) -> None:
         ["git", "-C", str(repo), "fsck", "--strict"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def hub_and_follower(root: Path) -> tuple[Path, Path]:
+    """(a bare hub at ``root/hub.git`` holding a seeded store, its clone at ``root/b`` with an
+    identity of its own)."""
+    seed = root / "seed"
+    make_store(seed)
+    hub = root / "hub.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(hub)], check=True)
+    follower = root / "b"
+    subprocess.run(["git", "clone", "-q", str(hub), str(follower)], check=True)
+    git(follower, "config", "user.name", "B")
+    git(follower, "config", "user.email", "b@example.org")
+    return hub, follower
