@@ -30,7 +30,7 @@ from support.memory import memory_html
 from support.remote import fsck, hub_and_follower, sync_of
 from support.stores import make_store
 
-from headd.remote.tree_check import TreeJudge, is_git_name
+from headd.remote.tree_check import TreeJudge
 
 HOOK = b"#!/bin/sh\ntouch pwned\n"
 
@@ -145,26 +145,6 @@ def test_fetch_refuses_bad_objects_before_they_enter_the_store(hub: tuple[Path, 
     sync_of(b).round()
     with pytest.raises(KeyError):
         pygit2.Repository(str(b))[bad]
-
-
-@pytest.mark.parametrize(
-    ("name", "special", "taken"),
-    [
-        (".git", ".git", True),
-        (".GiT", ".git", True),
-        (".git ", ".git", True),
-        (".git. . ", ".git", True),
-        (".git::$INDEX_ALLOCATION", ".git", True),
-        ("GIT~1", ".git", True),
-        (".\u200dg\u200eit\ufeff", ".git", True),
-        (".gitx", ".git", False),
-        ("git", ".git", False),
-        (".GITMODULES", ".gitmodules", True),
-        ("gi7eba~1", ".gitmodules", True),
-    ],
-)
-def test_every_spelling_of_dotgit_is_recognised(name: str, special: str, taken: bool) -> None:
-    assert is_git_name(name, special) is taken
 
 
 def test_the_judge_refuses_without_the_fetch_check(tmp_path: Path) -> None:

@@ -30,10 +30,13 @@ the trees along its path only.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 
 import pygit2
+
+from headd.git_names import is_git_name
+from headd.paths import MAX_COMPONENT_BYTES as NAME_MAX
+from headd.paths import MAX_PATH_BYTES as PATH_MAX
 
 #: The only paths under ``.memhtml/`` that are committed data: memhtml's state sidecar.
 COMMITTED_STATE = frozenset({".memhtml/state/access.jsonl"})
@@ -43,17 +46,6 @@ _BLOB_MODES = frozenset({0o100644, 0o100755})
 _LINK_MODE = 0o120000
 _TREE_MODE = 0o040000
 _GITLINK_MODE = 0o160000
-#: The longest file name Linux, macOS and Windows file systems hold, in bytes.
-NAME_MAX = 255
-#: The longest path (bytes) a checkout here writes.
-PATH_MAX = 4096
-
-#: Code points HFS+ ignores when it compares names (git's ``is_hfs_dotgit`` list).
-_HFS_IGNORED = frozenset(
-    "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b\u206c\u206d\u206e\u206f"
-    "\ufeff"
-)
-_NTFS_SHORT = {".git": "git~1", ".gitmodules": "gi7eba~1"}
 _NO_SYMLINK = (".gitmodules", ".gitattributes", ".gitignore", ".mailmap")
 
 
@@ -63,24 +55,6 @@ class TreeProblem:
 
     path: str
     reason: str
-
-
-def _folded(name: str) -> str:
-    """``name`` as HFS+ and NTFS compare it: ignored code points dropped, case folded, NFC, and
-    the trailing dots and spaces NTFS drops removed (before any ``:`` stream suffix too)."""
-    kept = "".join(ch for ch in name if ch not in _HFS_IGNORED)
-    kept = unicodedata.normalize("NFC", kept).casefold()
-    stem = kept.split(":", 1)[0]
-    return stem.rstrip(" .")
-
-
-def is_git_name(name: str, special: str) -> bool:
-    """Does some file system take ``name`` for ``special`` (``.git``, ``.gitmodules``, ...)?"""
-    folded = _folded(name)
-    if folded == special:
-        return True
-    short = _NTFS_SHORT.get(special)
-    return short is not None and folded == short
 
 
 def component_problem(raw: bytes) -> tuple[str, str | None]:
