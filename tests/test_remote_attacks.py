@@ -74,6 +74,17 @@ ATTACKS: list[tuple[str, dict[bytes, tuple[str, bytes]], set[str]]] = [
     ("not-utf8", {b"areas-\xff.html": (BLOB, b"x")}, {"refused-tree"}),
     ("dotdot", {b"../outside": (BLOB, b"x")}, {"bad-objects", "refused-tree"}),
     ("gitmodules-link", {b".gitmodules": (LINK, b"../../outside")}, {"bad-objects"}),
+    (
+        "gitmodules-option-url",
+        {
+            b".gitmodules": (
+                BLOB,
+                b'[submodule "x"]\n\tpath = x\n\turl = --upload-pack=touch pwned\n',
+            )
+        },
+        {"bad-objects"},
+    ),
+    ("gitmodules-dir", {b".gitmodules/x": (BLOB, b"x")}, {"bad-objects", "refused-tree"}),
 ]
 
 

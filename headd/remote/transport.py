@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from headd.errors import GitFailure
+from headd.remote import quarantine
 
 FailureKind = Literal[
     "non-fast-forward",
@@ -128,8 +129,23 @@ def classify(stderr: str) -> FailureKind:
 
 #: Every object a fetch brings is checked as ``git fsck`` checks it, and a pack with one that
 #: fails (a ``.git`` tree entry, a bad mode, a malformed ``.gitmodules``) is refused whole: it never
-#: enters the object store. Placed before the command, so they override the user's config.
-FSCK_CONFIG = ("-c", "fetch.fsckObjects=true", "-c", "transfer.fsckObjects=true")
+#: enters the object store (``headd.remote.quarantine`` holds it apart until the checks passed).
+#: ``unpackLimit=1`` keeps every fetch one pack, and no automatic gc runs inside the quarantine.
+#: Placed before the command, so they override the user's config.
+FSCK_CONFIG = (
+    "-c",
+    "fetch.fsckObjects=true",
+    "-c",
+    "transfer.fsckObjects=true",
+    "-c",
+    "fetch.unpackLimit=1",
+    "-c",
+    "transfer.unpackLimit=1",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+)
 
 
 def _env() -> dict[str, str]:
@@ -182,7 +198,13 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _git(store: Path, args: list[str], timeout: float, running: Running | None = None) -> GitRun:
+def _git(
+    store: Path,
+    args: list[str],
+    timeout: float,
+    running: Running | None = None,
+    env: dict[str, str] | None = None,
+) -> GitRun:
     """Run git with a deadline; at the deadline (or ``running.kill_all``) its whole process group
     dies."""
     running = running or Running()
@@ -195,7 +217,7 @@ def _git(store: Path, args: list[str], timeout: float, running: Running | None =
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(),
+            env={**_env(), **(env or {})},
             start_new_session=True,
         )
     except OSError as exc:
@@ -243,15 +265,48 @@ def fetch(
     Only the followed branch is fetched: the memory tree and the committed state sidecar travel
     in it, and nothing else of this store does.
     """
-    refspec = f"+refs/heads/{branch}:{tracking_ref(remote, branch)}"
-    args = [*FSCK_CONFIG, "fetch", "--quiet", "--no-tags", remote, refspec]
-    run = _git(store, args, timeout, running)
+    objects = _objects_dir(store, running)
+    with quarantine.quarantine(objects) as incoming:
+        args = [
+            *FSCK_CONFIG,
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--refmap=",
+            remote,
+            f"refs/heads/{branch}",
+        ]
+        run = _git(store, args, timeout, running, quarantine.env_for(incoming, objects))
+        if run.returncode != 0:
+            if re.search(r"couldn't find remote ref", run.stderr, re.I):
+                return None  # an empty remote: the first push creates the branch
+            raise RemoteFailure(classify(run.stderr), _last_lines(run.stderr))
+        sha = _fetched_sha(store)
+        quarantine.join(incoming, objects)
+    update = _git(store, ["update-ref", tracking_ref(remote, branch), sha], 10.0, running)
+    if update.returncode != 0:
+        raise RemoteFailure("other", _last_lines(update.stderr))
+    return sha
+
+
+def _objects_dir(store: Path, running: Running | None) -> Path:
+    """The store's object directory (the common one, for a linked work tree)."""
+    run = _git(store, ["rev-parse", "--git-path", "objects"], 10.0, running)
     if run.returncode != 0:
-        if re.search(r"couldn't find remote ref", run.stderr, re.I):
-            return None  # an empty remote: the first push creates the branch
-        raise RemoteFailure(classify(run.stderr), _last_lines(run.stderr))
-    probe = _git(store, ["rev-parse", "--verify", "--quiet", tracking_ref(remote, branch)], 10.0)
-    return probe.stdout.strip() or None
+        raise RemoteFailure("not-found", _last_lines(run.stderr))
+    path = Path(run.stdout.strip())
+    return path if path.is_absolute() else store / path
+
+
+def _fetched_sha(store: Path) -> str:
+    """The commit the fetch brought, from ``FETCH_HEAD`` (its first line's first field)."""
+    run = _git(store, ["rev-parse", "--git-path", "FETCH_HEAD"], 10.0)
+    path = Path(run.stdout.strip())
+    text = (path if path.is_absolute() else store / path).read_text(encoding="utf-8")
+    sha = text.split(maxsplit=1)[0] if text.strip() else ""
+    if not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", sha):
+        raise RemoteFailure("other", "the fetch wrote no commit to FETCH_HEAD")
+    return sha
 
 
 def push(
