@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from headd_plane.snapshot_store import MAC_BYTES, SnapshotStore
 from support.git import git
 from support.head_corpus import make_corpus
 from support.memory import memory_html
 from support.stores import Store
 
 from headd.daemon.coldstart import GIT, SNAPSHOT, ColdStart, cold_load
+from headd.daemon.snapshot_store import MAC_BYTES, SnapshotStore
 from headd.errors import StorageFailure
 from headd.head import snapshot as snap
 from headd.head.version import advance_head, load_head
