@@ -122,8 +122,8 @@ def test_parse_counts_every_unusable_line_and_keeps_the_rest() -> None:
 def test_an_out_of_range_count_refuses_its_row_by_line_and_the_import_keeps_the_rest(
     tmp_path: Path, plane: PlaneDb, count: str
 ) -> None:
-    """A count beyond SQLite's 64 bits made the import fail whole with an OverflowError (the
-    daemon answered -32603); now that row is refused by its line and path, and the rest land."""
+    """A count beyond SQLite's 64 bits would fail the whole import with an OverflowError (the
+    daemon answering -32603); that row is refused by its line and path, and the rest land."""
     store = tmp_path / "store"
     (store / STATE_SIDECAR_PATH).parent.mkdir(parents=True)
     (store / STATE_SIDECAR_PATH).write_text(

@@ -283,3 +283,29 @@ def test_a_planted_snapshot_is_not_served_after_a_crash(follower: Follower) -> N
     assert side.call("status")["sha"] == tip
     assert side.found("quokka forgery") == []
     assert side.found("real fact")
+
+
+def test_a_pushed_sidecar_row_beyond_64_bits_is_refused_by_its_row(follower: Follower) -> None:
+    """The committed sidecar is data the remote may carry; a row ``state.access`` cannot hold
+    arrives with a pull and ``state.import`` refuses that row by line and path, keeping the
+    rest, instead of failing the whole import with an internal error."""
+    side = follower
+    row = (
+        '{{"path":"{path}","accessCount":{count},"reinforcementCount":0,"outcomeScore":0,'
+        '"lastAccessedAt":null,"lastReinforcedAt":null,"updatedAt":"2026-09-01T00:00:00Z"}}\n'
+    )
+    sidecar = row.format(path="areas/ok.html", count=3) + row.format(
+        path="areas/huge.html", count="123456789012345678901234567890"
+    )
+    pushed = side.push({b".memhtml/state/access.jsonl": (BLOB, sidecar.encode())})
+    assert wait_for(lambda: git(side.store, "rev-parse", "main") == pushed, timeout=20)
+    assert side.last_error() is None
+    imported = side.call("state.import")
+    assert (imported["rows"], imported["restored"], imported["skipped"]) == (1, 1, 1), imported
+    assert imported["refused"] == [
+        {
+            "line": 2,
+            "path": "areas/huge.html",
+            "reason": "accessCount is out of range (above 9223372036854775807)",
+        }
+    ]
