@@ -217,3 +217,26 @@ def test_a_following_daemon_shows_the_refusal_logs_it_once_and_restarts(
     assert not (b / ".memhtml" / "headd" / "snapshots" / ("b" * 40 + ".snap")).exists()
     assert git(b, "rev-parse", "main") == result["sha"]
     Daemon(b, sock, extra=extra).wait_ready().stop()
+
+
+@pytest.mark.parametrize("target", ["main^{tree}", "main:.gitignore"])
+def test_a_branch_that_names_no_commit_is_refused_and_status_still_answers(
+    hub: tuple[Path, Path], target: str
+) -> None:
+    """A branch git's receive-pack would never write (a tree or a blob), written on the server
+    by hand: the fetch refuses it before the tracking ref moves, and ``status`` answers."""
+    remote, b = hub
+    before = git(b, "rev-parse", "main")
+    tracking = git(b, "rev-parse", "refs/remotes/origin/main")
+    obj = git(remote, "rev-parse", target)
+    git(remote, "pack-refs", "--all")
+    (remote / "refs" / "heads" / "main").write_text(obj + "\n")
+    sync = sync_of(b)
+    assert sync.round().action == "failed"
+    status = sync.status()
+    error = status.last_error
+    assert error is not None and error.kind == "refused-tree" and error.commit == obj, error
+    assert "not a commit" in error.message
+    assert git(b, "rev-parse", "main") == before
+    assert git(b, "rev-parse", "refs/remotes/origin/main") == tracking
+    fsck(b)

@@ -392,10 +392,15 @@ class RemoteSync:
         local = git_io.resolve_ref(repo, self.ref)
         upstream = git_io.resolve_ref(repo, transport.tracking_ref(self.remote, self.branch))
         ahead = behind = 0
-        if local is not None and upstream is not None:
-            ahead, behind = repo.ahead_behind(local, upstream)
-        elif local is not None:
-            ahead = sum(1 for _ in repo.walk(local))
+        try:
+            if local is not None and upstream is not None:
+                ahead, behind = repo.ahead_behind(local, upstream)
+            elif local is not None:
+                ahead = sum(1 for _ in repo.walk(local))
+        except pygit2.GitError:
+            # A ref that names no commit (moved by hand, or by git outside headd): status still
+            # answers, and last_error says what the round found.
+            ahead = behind = 0
         return RemoteStatus(
             name=self.remote,
             url=self._url,

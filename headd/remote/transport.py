@@ -13,8 +13,9 @@ push, so git's own update is the compare-and-swap on the remote. Failures are cl
 they are, because the caller treats them differently: ``non-fast-forward`` means fetch, replay and
 retry; ``network`` and ``timeout`` are transient; ``auth``, ``hook``, ``not-found``,
 ``bad-objects`` and ``other`` are permanent until someone changes something, and are reported,
-not retried in a loop. The round adds its own kinds (``refused-tree``, ``checkout``,
-``internal``) for what fails after the fetch.
+not retried in a loop. ``refused-tree`` is a branch that names no commit (a tree or a blob
+written on the server by hand); the round gives the same kind to a tip whose tree breaks the
+checkout rules, and adds ``checkout`` and ``internal`` for what fails after the fetch.
 """
 
 from __future__ import annotations
@@ -282,6 +283,15 @@ def fetch(
                 return None  # an empty remote: the first push creates the branch
             raise RemoteFailure(classify(run.stderr), _last_lines(run.stderr))
         sha = _fetched_sha(store)
+        env = quarantine.env_for(incoming, objects)
+        kind = _git(store, ["cat-file", "-t", sha], 10.0, running, env).stdout.strip()
+        if kind != "commit":  # a branch git's receive-pack would refuse, written on the server
+            raise RemoteFailure(
+                "refused-tree",
+                f"the remote's branch names a {kind or 'missing object'} ({sha[:12]}), not a "
+                "commit; nothing of it was taken, and the remote must change",
+                commit=sha,
+            )
         quarantine.join(incoming, objects)
     update = _git(store, ["update-ref", tracking_ref(remote, branch), sha], 10.0, running)
     if update.returncode != 0:
