@@ -17,6 +17,7 @@ a local commit made afterwards is kept. Guards seen failing when broken:
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from support.memory import memory_html
 from support.remote import fsck, hub_and_follower, sync_of
 from support.stores import make_store
 
-from headd.remote.tree_check import TreeJudge
+from headd.remote.tree_check import MAX_DEPTH, TreeJudge
 
 HOOK = b"#!/bin/sh\ntouch pwned\n"
 
@@ -240,3 +241,27 @@ def test_a_branch_that_names_no_commit_is_refused_and_status_still_answers(
     assert git(b, "rev-parse", "main") == before
     assert git(b, "rev-parse", "refs/remotes/origin/main") == tracking
     fsck(b)
+
+
+def test_a_tree_nested_beyond_the_depth_limit_is_refused(hub: tuple[Path, Path]) -> None:
+    """Eleven hundred one-letter directories stay inside git's path limit but would overflow a
+    recursive walk of the tree; the judge refuses them at ``MAX_DEPTH`` with the path so far."""
+    remote, b = hub
+    node = mktree(remote, [(BLOB, blob(remote, b"x"), b"deep.html")])
+    for _ in range(1100):
+        node = mktree(remote, [("040000", node, b"d")])
+    parent = git(remote, "rev-parse", "main")
+    listing = git(remote, "ls-tree", "main").splitlines()
+    entries = [
+        (m, s.encode(), n.encode())
+        for m, _, s, n in (re.split(r"\s+", e, maxsplit=3) for e in listing)
+    ]
+    root = mktree(remote, [*entries, ("040000", node, b"areas-deep")])
+    bad = git(remote, "commit-tree", root.decode(), "-p", parent, "-m", "deep")
+    git(remote, "update-ref", "refs/heads/main", bad)
+    sync = sync_of(b)
+    assert sync.round().action == "failed"
+    error = sync.status().last_error
+    assert error is not None and error.kind == "refused-tree" and error.commit == bad, error
+    assert error.path is not None and error.path.count("/") == MAX_DEPTH - 1
+    assert git(b, "rev-parse", "main") == parent

@@ -48,6 +48,10 @@ _TREE_MODE = 0o040000
 _GITLINK_MODE = 0o160000
 _NO_SYMLINK = (".gitmodules", ".gitattributes", ".gitignore", ".mailmap")
 
+#: Directories a path may nest: far beyond any memory's place, and well inside the stack of the
+#: walks that read a tree (this one, the head's), which a tree thousands deep would overflow.
+MAX_DEPTH = 100
+
 
 @dataclass(frozen=True, slots=True)
 class TreeProblem:
@@ -101,12 +105,14 @@ class TreeJudge:
             tree = repo[commit].peel(pygit2.Tree)
         except (KeyError, ValueError, pygit2.GitError) as exc:
             return TreeProblem("", f"the commit's tree cannot be read ({exc})")
-        return self._walk(tree, "")
+        return self._walk(tree, "", 0)
 
-    def _walk(self, tree: pygit2.Tree, prefix: str) -> TreeProblem | None:
+    def _walk(self, tree: pygit2.Tree, prefix: str, depth: int) -> TreeProblem | None:
         key = (prefix, str(tree.id))
         if key in self._clean:
             return None
+        if depth >= MAX_DEPTH:
+            return TreeProblem(prefix, f"a directory nested deeper than {MAX_DEPTH} levels")
         try:
             entries = [(e.raw_name or b"", e.filemode, e) for e in tree]
         except (ValueError, pygit2.GitError) as exc:
@@ -123,7 +129,7 @@ class TreeJudge:
                     sub = entry.peel(pygit2.Tree)
                 except (KeyError, ValueError, pygit2.GitError) as exc:
                     return TreeProblem(path, f"a tree that cannot be read ({exc})")
-                found = self._walk(sub, path)
+                found = self._walk(sub, path, depth + 1)
                 if found is not None:
                     return found
         self._clean.add(key)
