@@ -17,6 +17,7 @@ a local commit made afterwards is kept. Guards seen failing when broken:
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -31,6 +32,7 @@ from support.memory import memory_html
 from support.remote import fsck, hub_and_follower, sync_of
 from support.stores import make_store
 
+from headd.remote import quarantine
 from headd.remote.tree_check import MAX_DEPTH, TreeJudge
 
 HOOK = b"#!/bin/sh\ntouch pwned\n"
@@ -265,3 +267,19 @@ def test_a_tree_nested_beyond_the_depth_limit_is_refused(hub: tuple[Path, Path])
     assert error is not None and error.kind == "refused-tree" and error.commit == bad, error
     assert error.path is not None and error.path.count("/") == MAX_DEPTH - 1
     assert git(b, "rev-parse", "main") == parent
+
+
+def test_a_quarantine_a_killed_fetch_left_is_swept(hub: tuple[Path, Path]) -> None:
+    """``kill -9`` during a fetch leaves its quarantine (a partial pack) in the object
+    directory; the next round removes it once no round can still be using it."""
+    remote, b = hub
+    stale = b / ".git" / "objects" / (quarantine.PREFIX + "killed")
+    (stale / "pack").mkdir(parents=True)
+    (stale / "pack" / "tmp_pack_x").write_bytes(b"PACK" + b"\0" * 64)
+    old = time.time() - quarantine.STALE_AFTER - 60
+    os.utime(stale, (old, old))
+    attack_commit(remote, {b"areas/inbox/fine.html": (BLOB, memory_html("Fine", "Fine.").encode())})
+    assert sync_of(b).round().action == "fast-forward"
+    assert not stale.exists()
+    assert not list((b / ".git" / "objects").glob(quarantine.PREFIX + "*"))
+    fsck(b)

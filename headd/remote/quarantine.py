@@ -21,6 +21,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,11 +39,34 @@ def env_for(quarantine: Path, objects: Path) -> dict[str, str]:
     }
 
 
+#: Prefix of a quarantine directory's name inside the object directory.
+PREFIX = "headd-incoming-"
+
+#: Age in seconds past which a quarantine no round can still be using is removed: one a
+#: ``kill -9`` left behind (rounds last at most their deadline, a minute by default).
+STALE_AFTER = 3600.0
+
+
+def sweep(objects: Path, *, now: float | None = None) -> int:
+    """Remove the stale quarantines in ``objects``; return how many."""
+    now = time.time() if now is None else now
+    removed = 0
+    for path in objects.glob(PREFIX + "*"):
+        with contextlib.suppress(OSError):
+            if now - path.stat().st_mtime > STALE_AFTER:
+                shutil.rmtree(path, ignore_errors=True)
+                removed += 1
+    if removed:
+        log.info("removed %d quarantine(s) a stopped fetch left in %s", removed, objects)
+    return removed
+
+
 @contextlib.contextmanager
 def quarantine(objects: Path) -> Iterator[Path]:
     """A fresh quarantine directory inside ``objects`` (same file system, so joining is a
-    rename), removed with whatever is left in it when the block ends."""
-    path = Path(tempfile.mkdtemp(prefix="headd-incoming-", dir=objects))
+    rename), removed with whatever is left in it when the block ends; stale ones go first."""
+    sweep(objects)
+    path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=objects))
     try:
         yield path
     finally:
