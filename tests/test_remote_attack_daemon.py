@@ -141,6 +141,24 @@ def git_dir_files(store: Path) -> set[str]:
     return found
 
 
+def processes_in(root: Path) -> list[str]:
+    """Command lines of the live processes that work in ``root`` or name it (git, sh, ssh a
+    round started), other than this test's own."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(proc / "cwd")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and (str(root) in cmdline or cwd.startswith(str(root))):
+            found.append(cmdline)
+    return found
+
+
 #: (id, files, the kinds that may refuse it, fixed by a commit on top (else by a force-push)).
 ATTACKS: list[tuple[str, dict[bytes, tuple[str, bytes]], set[str], bool]] = [
     ("hook", {b".git/hooks/post-checkout": (EXEC, HOOK)}, {"bad-objects"}, False),
@@ -232,8 +250,10 @@ def test_pushed_attacks_are_refused_visibly_and_the_follower_keeps_following(
         assert kept_path in git(side.hub, "ls-tree", "-r", "--name-only", "main"), name
     assert not side.mark.exists()
     fsck(side.store)
+    assert processes_in(side.root), "the probe sees the daemon itself while it runs"
     assert side.daemon.stop() == 0, side.daemon.log()
     assert "Traceback" not in side.daemon.log()
+    assert wait_for(lambda: not processes_in(side.root), timeout=5), processes_in(side.root)
     side.daemon = Daemon(side.store, side.sock, extra=EXTRA).wait_ready()
     for title in kept:
         assert side.found(title.lower()), title
