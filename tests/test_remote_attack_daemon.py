@@ -329,3 +329,21 @@ def test_a_pushed_sidecar_row_beyond_64_bits_is_refused_by_its_row(follower: Fol
             "reason": "accessCount is out of range (above 9223372036854775807)",
         }
     ]
+
+
+def test_a_follower_killed_while_its_remote_is_bad_restarts_and_refuses_again(
+    follower: Follower,
+) -> None:
+    side = follower
+    bad = side.push({b".git/hooks/post-merge": (EXEC, HOOK)})
+    assert wait_for(lambda: side.last_error() is not None, timeout=20), side.daemon.log()
+    tip = git(side.store, "rev-parse", "main")
+    os.kill(side.daemon.proc.pid, signal.SIGKILL)
+    side.daemon.stop()  # reaps it and closes its log
+    side.daemon = Daemon(side.store, side.sock, extra=EXTRA).wait_ready()
+    assert wait_for(lambda: side.last_error() is not None, timeout=20), side.daemon.log()
+    error = side.last_error()
+    assert error is not None and error["kind"] == "bad-objects", error
+    assert side.call("status")["sha"] == tip != bad
+    assert not side.mark.exists()
+    fsck(side.store)
