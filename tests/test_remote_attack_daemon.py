@@ -233,6 +233,7 @@ def test_pushed_attacks_are_refused_visibly_and_the_follower_keeps_following(
         assert (side.store / ".git" / "config").read_bytes() == config, name
         assert not (side.store / ".memhtml" / "headd" / "snapshots" / ("c" * 40 + ".snap")).exists()
         assert (side.store / ".memhtml").is_dir() and not (side.store / ".memhtml").is_symlink()
+        assert not (side.root / "outside").exists(), name  # where the link would have led
         fsck(side.store)
         # The remote is fixed: the follower follows again and pushes what it kept.
         if on_top:
