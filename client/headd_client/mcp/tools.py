@@ -611,6 +611,9 @@ class Tools:
             "records": status.get("records"),
             "skipped": status.get("skipped"),
             "daemon_pid": status.get("pid"),
+            # Why the followed remote's last round failed (a refused tip, an unreachable host),
+            # so an agent sees that the memory no longer follows: status.remote.last_error.
+            "remote_error": (status.get("remote") or {}).get("last_error"),
         }
 
     def _dirty(self) -> bool:
