@@ -1,0 +1,143 @@
+"""What a run changed, read from git alone: per-phase counts from the trailers, the commit list,
+a diff stat, and each touched memory classified (moved, folded, archived, repointed, stamped).
+
+Reading git rather than the run's answer means a resumed run, or one made by another process,
+reviews the same way; ``status`` and ``plan`` live here too, beside the reading they share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+import msgspec
+import pygit2
+
+from headd.memfile.archive import original_path
+from headd.memfile.head_edit import read_links, read_meta
+from headd.sleep.catalog import PHASES
+from headd.sleep.run import MAIN, RunReport, phase_commits, run_base, run_ids, run_ref, start_run
+from headd.sleep.working import ARCHIVED, FOLDED, MOVED, REPOINTED, STAMPED
+from headd.store import git_io
+
+
+class ReviewCommit(msgspec.Struct, frozen=True):
+    sha: str
+    phase: str
+    subject: str
+    counts: dict[str, int]
+
+
+class ReviewFile(msgspec.Struct, frozen=True):
+    path: str
+    kind: str
+    to: str | None = None
+
+
+class DiffStat(msgspec.Struct, frozen=True):
+    files: int
+    insertions: int
+    deletions: int
+
+
+class Review(msgspec.Struct, frozen=True):
+    """The answer of ``sleep.review``."""
+
+    run_id: str
+    base: str
+    head: str
+    merged: bool
+    phases: dict[str, dict[str, int]]
+    commits: list[ReviewCommit]
+    stat: DiffStat
+    files: list[ReviewFile]
+
+
+def _text(repo: pygit2.Repository, sha: str, path: str) -> str:
+    return git_io.read_text(repo, sha, path) or ""
+
+
+def classify(repo: pygit2.Repository, base: str, head: str) -> list[ReviewFile]:
+    """Each memory path the run touched, by what happened to it."""
+    diff = repo.diff(base, head)
+    diff.find_similar()
+    out: list[ReviewFile] = []
+    for delta in diff.deltas:
+        old, new = delta.old_file.path, delta.new_file.path
+        if not old.endswith(".html"):
+            continue
+        if delta.status == pygit2.GIT_DELTA_RENAMED:
+            if new.startswith("archive/") and original_path(new) == old:
+                folded = read_meta(_text(repo, head, new), "memhtml-superseded-by")
+                out.append(ReviewFile(old, FOLDED if folded else ARCHIVED, new))
+            else:
+                out.append(ReviewFile(old, MOVED, new))
+        elif delta.status == pygit2.GIT_DELTA_MODIFIED:
+            before = read_links(_text(repo, base, old))
+            after = read_links(_text(repo, head, new))
+            out.append(ReviewFile(old, REPOINTED if before != after else STAMPED))
+        elif delta.status == pygit2.GIT_DELTA_DELETED:
+            out.append(ReviewFile(old, "deleted"))
+        elif delta.status == pygit2.GIT_DELTA_ADDED:
+            out.append(ReviewFile(new, "added"))
+    return sorted(out, key=lambda f: f.path)
+
+
+def review_run(repo: pygit2.Repository, run_id: str, main: str = MAIN) -> Review:
+    _, tip = run_ref(repo, run_id)
+    base = run_base(repo, tip)
+    commits = phase_commits(repo, tip)
+    stats = repo.diff(base, tip).stats
+    main_tip = git_io.resolve_ref(repo, main)
+    merged = main_tip is not None and git_io.is_ancestor(repo, tip, main_tip) and tip != base
+    return Review(
+        run_id,
+        base,
+        tip,
+        merged,
+        {c.phase: c.counts for c in commits},
+        [
+            ReviewCommit(
+                c.sha, c.phase, repo[c.sha].peel(pygit2.Commit).message.split("\n")[0], c.counts
+            )
+            for c in commits
+        ],
+        DiffStat(stats.files_changed, stats.insertions, stats.deletions),
+        classify(repo, base, tip),
+    )
+
+
+class SleepStatus(msgspec.Struct, frozen=True):
+    """The answer of ``sleep.status``: the latest run, read from its branch."""
+
+    run_id: str | None
+    runs: list[str]
+    base: str | None = None
+    head: str | None = None
+    merged: bool = False
+    phases: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
+
+
+def sleep_status(repo: pygit2.Repository, main: str = MAIN) -> SleepStatus:
+    runs = run_ids(repo)
+    if not runs:
+        return SleepStatus(None, [])
+    latest = max(runs, key=lambda r: (r.split("-", 3)[:3], len(r), r))
+    review = review_run(repo, latest, main)
+    return SleepStatus(latest, runs, review.base, review.head, review.merged, review.phases)
+
+
+class Plan(msgspec.Struct, frozen=True):
+    """The answer of ``sleep.plan``: would a run change anything, and what each phase would do."""
+
+    sha: str
+    would_change: bool
+    phases: dict[str, dict[str, int]]
+
+
+def plan_run(repo: pygit2.Repository, *, day: date, phases: Sequence[str] | None = None) -> Plan:
+    """A dry run of the deterministic phases from the head: no index, nothing written."""
+    report: RunReport = start_run(repo, day=day, phases=phases, dry_run=True)
+    counts = {p.phase: p.counts for p in report.phases if p.status == "ok"}
+    would = bool(report.touches)
+    return Plan(report.base, would, {p: counts[p] for p in PHASES if p in counts})

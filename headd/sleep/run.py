@@ -1,0 +1,296 @@
+"""A sleep run: the phases over a version, one plumbing commit per phase on ``sleep/<date>``.
+
+The branch's commits are written as objects and the branch ref moved by compare-and-swap after
+each one; main, the index and the work tree are never read or written, so agents keep committing
+to main while a run goes on (memhtml's run checks its branch out, and a write made meanwhile lands
+on it). The trailers are the truth about what ran: ``resume`` reads them, as ``review`` and
+``status`` do.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
+
+import msgspec
+import pygit2
+from headd_plane.sidecar import STATE_SIDECAR_PATH, SidecarEntry, merge_entries, parse_sidecar
+
+from headd.errors import GitFailure, InvalidParams
+from headd.head.version import load_head
+from headd.sleep.catalog import (
+    COUNTS_TRAILER,
+    DEPENDENTS,
+    MODEL_PHASES,
+    NO_MODEL_REASON,
+    NON_COMMITTING,
+    PHASE_TRAILER,
+    PHASES,
+    RUN_TRAILER,
+    ModelPort,
+    branch_for,
+    unknown_phases,
+)
+from headd.sleep.phases import DETERMINISTIC, Context
+from headd.sleep.working import Change, Working
+from headd.store import git_io
+
+log = logging.getLogger(__name__)
+
+BRANCH_PREFIX = "refs/heads/"
+MAIN = "refs/heads/main"
+
+
+class PhaseReport(msgspec.Struct, frozen=True):
+    phase: str
+    ordinal: int
+    status: str  # ok | failed | skipped
+    commit: str | None = None
+    counts: dict[str, int] = msgspec.field(default_factory=dict)
+    reason: str | None = None
+
+
+class TouchReport(msgspec.Struct, frozen=True):
+    path: str
+    kind: str
+    phase: str
+    to: str | None = None
+    into: str | None = None
+
+
+class RunReport(msgspec.Struct, frozen=True):
+    """The answer of ``sleep.run`` and ``sleep.resume`` (memhtml's ``sleep.report``)."""
+
+    run_id: str
+    branch: str
+    base: str
+    head: str
+    status: str  # review | dry-run
+    dry_run: bool
+    phases: list[PhaseReport]
+    touches: list[TouchReport]
+
+
+def phase_message(run_id: str, phase: str, counts: Mapping[str, int]) -> str:
+    """A phase commit's message: a subject, then the three trailers."""
+    summary = ", ".join(f"{k} {v}" for k, v in counts.items()) or "no counts"
+    encoded = json.dumps(dict(counts), separators=(",", ":"), sort_keys=True)
+    return (
+        f"sleep({phase}): {summary}\n\n"
+        f"{RUN_TRAILER}: {run_id}\n{PHASE_TRAILER}: {phase}\n{COUNTS_TRAILER}: {encoded}\n"
+    )
+
+
+def trailers_of(message: str) -> dict[str, str]:
+    """``Key: value`` lines of a commit message (the last occurrence of a key wins)."""
+    out: dict[str, str] = {}
+    for line in message.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            out[key] = value.strip()
+    return out
+
+
+class PhaseCommit(msgspec.Struct, frozen=True):
+    sha: str
+    phase: str
+    counts: dict[str, int]
+
+
+def run_base(repo: pygit2.Repository, branch_sha: str) -> str:
+    """Where a run started: the parent of its first trailered commit, else the tip itself."""
+    base = branch_sha
+    for commit in _walk_run(repo, branch_sha):
+        base = str(commit.parents[0].id) if commit.parents else base
+    return base
+
+
+def _walk_run(repo: pygit2.Repository, tip: str) -> list[pygit2.Commit]:
+    """The run's own commits, newest first: first parents while each carries Memhtml-Phase."""
+    out = []
+    commit = repo[tip].peel(pygit2.Commit)
+    while PHASE_TRAILER in trailers_of(commit.message):
+        out.append(commit)
+        if not commit.parents:
+            break
+        commit = commit.parents[0]
+    return out
+
+
+def phase_commits(repo: pygit2.Repository, tip: str) -> list[PhaseCommit]:
+    """The run's phase commits, oldest first, read from their trailers."""
+    out = []
+    for commit in reversed(_walk_run(repo, tip)):
+        trailers = trailers_of(commit.message)
+        try:
+            counts = json.loads(trailers.get(COUNTS_TRAILER, "{}"))
+        except json.JSONDecodeError:
+            counts = {}
+        out.append(PhaseCommit(str(commit.id), trailers[PHASE_TRAILER], counts))
+    return out
+
+
+def run_ids(repo: pygit2.Repository) -> list[str]:
+    """Every ``sleep/…`` branch, oldest name first."""
+    return sorted(
+        name[len(BRANCH_PREFIX) :]
+        for name in repo.references
+        if name.startswith(BRANCH_PREFIX + "sleep/")
+    )
+
+
+def run_ref(repo: pygit2.Repository, run_id: str) -> tuple[str, str]:
+    """The run's ref and tip; InvalidParams when no such run."""
+    if not run_id.startswith("sleep/"):
+        raise InvalidParams(f"not a sleep run id: {run_id}", {"run": run_id})
+    ref = BRANCH_PREFIX + run_id
+    tip = git_io.resolve_ref(repo, ref)
+    if tip is None:
+        raise InvalidParams(f"no sleep run {run_id}", {"run": run_id})
+    return ref, tip
+
+
+def usage_at(repo: pygit2.Repository, sha: str) -> dict[str, SidecarEntry]:
+    """The committed usage rows at ``sha`` by path."""
+    text = git_io.read_text(repo, sha, STATE_SIDECAR_PATH) or ""
+    return {entry.path: entry for entry in parse_sidecar(text).entries}
+
+
+def context_for(
+    repo: pygit2.Repository,
+    sha: str,
+    *,
+    day: date,
+    run_id: str,
+    live_usage: Sequence[SidecarEntry] | None = None,
+    vectors: Mapping[str, object] | None = None,
+) -> Context:
+    usage = usage_at(repo, sha)
+    if live_usage is not None:
+        usage = {e.path: e for e in merge_entries(list(usage.values()), live_usage)}
+    return Context(day, run_id, usage, live_usage, vectors)  # type: ignore[arg-type]
+
+
+def _working_at(repo: pygit2.Repository, sha: str) -> Working:
+    version = load_head(repo, sha)
+    working = Working(version.records(), lambda blob: git_io.blob_text(repo, blob))
+    sidecar = git_io.read_text(repo, sha, STATE_SIDECAR_PATH)
+    if sidecar is not None:
+        working.others[STATE_SIDECAR_PATH] = sidecar
+    return working
+
+
+def _selected(phases: Sequence[str] | None) -> tuple[str, ...]:
+    if phases is None:
+        return PHASES
+    unknown = unknown_phases(list(phases))
+    if unknown:
+        raise InvalidParams(
+            f"unknown sleep phase(s): {', '.join(unknown)}", {"unknown": unknown, "phases": PHASES}
+        )
+    return tuple(p for p in PHASES if p in set(phases))
+
+
+def start_run(
+    repo: pygit2.Repository,
+    *,
+    day: date,
+    phases: Sequence[str] | None = None,
+    dry_run: bool = False,
+    model: ModelPort | None = None,
+    live_usage: Sequence[SidecarEntry] | None = None,
+    vectors: Mapping[str, object] | None = None,
+    main: str = MAIN,
+) -> RunReport:
+    """Branch ``sleep/<day>`` (suffixed for another run that day) from main's tip and run."""
+    base = git_io.resolve_ref(repo, main)
+    if base is None:
+        raise GitFailure(f"{main} does not exist", {"ref": main})
+    run_id = branch_for(day.isoformat(), set(run_ids(repo)))
+    ref = BRANCH_PREFIX + run_id
+    if not dry_run and not git_io.swap_ref(repo, ref, base, None, "headd: sleep run"):
+        raise GitFailure(f"{ref} appeared while the run started", {"ref": ref})
+    ctx = context_for(repo, base, day=day, run_id=run_id, live_usage=live_usage, vectors=vectors)
+    return _run(repo, run_id, ref, base, base, _selected(phases), ctx, dry_run, model, set())
+
+
+def resume_run(
+    repo: pygit2.Repository,
+    run_id: str,
+    *,
+    day: date,
+    model: ModelPort | None = None,
+    live_usage: Sequence[SidecarEntry] | None = None,
+    vectors: Mapping[str, object] | None = None,
+) -> RunReport:
+    """Run again every phase that has no trailer on the branch, from the branch's tip."""
+    ref, tip = run_ref(repo, run_id)
+    done = {c.phase for c in phase_commits(repo, tip)}
+    ctx = context_for(repo, tip, day=day, run_id=run_id, live_usage=live_usage, vectors=vectors)
+    base = run_base(repo, tip)
+    return _run(repo, run_id, ref, base, tip, PHASES, ctx, False, model, done)
+
+
+def _run(
+    repo: pygit2.Repository,
+    run_id: str,
+    ref: str,
+    base: str,
+    tip: str,
+    selected: tuple[str, ...],
+    ctx: Context,
+    dry_run: bool,
+    model: ModelPort | None,
+    done: set[str],
+) -> RunReport:
+    working = _working_at(repo, tip)
+    blocked: dict[str, str] = {}
+    reports: list[PhaseReport] = []
+    touches: list[TouchReport] = []
+    for ordinal, name in enumerate(PHASES, start=1):
+        if name not in selected:
+            continue
+        if name in done:
+            reports.append(PhaseReport(name, ordinal, "ok", reason="committed earlier"))
+            continue
+        if name in blocked:
+            reports.append(PhaseReport(name, ordinal, "skipped", reason=blocked[name]))
+            continue
+        if name in MODEL_PHASES:
+            reason = NO_MODEL_REASON if model is None else "no runner for this phase yet"
+            reports.append(PhaseReport(name, ordinal, "skipped", reason=reason))
+            continue
+        try:
+            change = DETERMINISTIC[name](working, ctx)
+            commit: str | None = None
+            if not dry_run and name not in NON_COMMITTING and not change.empty:
+                commit = _commit(repo, ref, tip, run_id, name, change)
+                tip = commit
+            working.apply(change)
+        except Exception as exc:  # a phase's failure is isolated: recorded, later phases run
+            log.exception("sleep %s: phase %s failed", run_id, name)
+            for later in DEPENDENTS.get(name, frozenset()):
+                blocked.setdefault(later, f"depends on {name}, which failed")
+            reports.append(PhaseReport(name, ordinal, "failed", reason=f"{exc}"[:500]))
+            continue
+        reports.append(PhaseReport(name, ordinal, "ok", commit, dict(change.counts)))
+        touches += [TouchReport(t.path, t.kind, name, t.to, t.into) for t in change.touches]
+    status = "dry-run" if dry_run else "review"
+    return RunReport(run_id, run_id, base, tip, status, dry_run, reports, touches)
+
+
+def _commit(
+    repo: pygit2.Repository, ref: str, parent: str, run_id: str, phase: str, change: Change
+) -> str:
+    who = git_io.signature(repo, _now())
+    message = phase_message(run_id, phase, change.counts)
+    sha = git_io.write_commit(repo, parent, change.writes, change.removes, message, who)
+    if not git_io.swap_ref(repo, ref, sha, parent, f"headd: sleep {phase}"):
+        raise GitFailure(f"{ref} moved during the run", {"ref": ref})
+    return sha
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
