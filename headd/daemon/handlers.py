@@ -56,6 +56,12 @@ from headd.daemon.methods import (
     SessionOpen,
     SessionRebase,
     Skipped,
+    SleepMerge,
+    SleepPlan,
+    SleepResume,
+    SleepReview,
+    SleepRun,
+    SleepStatus,
     StateExport,
     StateImport,
     Status,
@@ -68,6 +74,7 @@ from headd.daemon.methods import (
 )
 from headd.daemon.plane_service import PlaneService
 from headd.daemon.session_calls import SessionCalls
+from headd.daemon.sleep_calls import SleepCalls
 from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
 from headd.embed.factory import embedder_state
@@ -142,9 +149,11 @@ class Service:
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-gate")
     )
     _session_calls: SessionCalls = field(init=False)
+    _sleep_calls: SleepCalls = field(init=False)
 
     def __post_init__(self) -> None:
         self._session_calls = SessionCalls(self.sessions, self.follower, self.plane, self.clock)
+        self._sleep_calls = SleepCalls(self.store, self.follower, self.sessions, self.clock)
 
     async def dispatch(self, method: str, params: Raw | None) -> Any:
         return await self.handle(decode_request(method, params))
@@ -211,6 +220,13 @@ class Service:
                 return await self.sync(target)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
+            case SleepStatus():
+                return self._sleep_calls.status()
+            case SleepPlan() | SleepRun() | SleepReview() | SleepMerge() | SleepResume():
+                result = await self._sleep_calls.call(request)
+                if self.remote is not None and getattr(result, "merged", False):
+                    self.remote.poke()
+                return result
         raise MethodNotFound(f"no handler for {type(request).__name__}")
 
     async def vectors_fill(self, limit: int | None) -> dict[str, Any]:
@@ -505,6 +521,7 @@ class Service:
 
     def shutdown(self) -> None:
         self._session_calls.shutdown()
+        self._sleep_calls.shutdown()
         self._compute.shutdown(wait=True)
         if self.plane is not None:
             self.plane.shutdown()

@@ -25,7 +25,15 @@ from headd.head.retention_gate import RetentionGateReport, gate_retention
 from headd.memfile.archive import original_path
 from headd.remote.replay import REPLAYED_TRAILER
 from headd.sleep.catalog import RUN_TRAILER, SKIP_GATE_TRAILER
-from headd.sleep.run import MAIN, phase_commits, run_base, run_ref, usage_at
+from headd.sleep.run import (
+    MAIN,
+    MERGED_PREFIX,
+    is_merged,
+    phase_commits,
+    run_base,
+    run_ref,
+    usage_at,
+)
 from headd.store import git_io
 
 log = logging.getLogger(__name__)
@@ -117,7 +125,9 @@ def merge_run(
     if main_tip is None:
         raise GitFailure(f"{main} does not exist", {"ref": main})
     report = MergeReport(run_id, base, main_tip, skipped_gate=skip_gate)
-    if git_io.is_ancestor(repo, tip, main_tip):
+    if tip == base:
+        return replace(report, reason="the run changed nothing")
+    if is_merged(repo, run_id, tip, main):
         return replace(report, reason="already on main")
     replayed = main_tip != base
     if replayed:
@@ -154,6 +164,7 @@ def merge_run(
     if not moved:
         reason = "main moved, or the work tree holds edits to the run's paths; merge again"
         return replace(report, reason=reason)
+    git_io.set_ref(repo, MERGED_PREFIX + run_id, landed)
     return replace(report, merged=True)
 
 

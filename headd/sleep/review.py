@@ -16,7 +16,17 @@ import pygit2
 from headd.memfile.archive import original_path
 from headd.memfile.head_edit import read_links, read_meta
 from headd.sleep.catalog import PHASES
-from headd.sleep.run import MAIN, RunReport, phase_commits, run_base, run_ids, run_ref, start_run
+from headd.sleep.run import (
+    MAIN,
+    RunReport,
+    Versions,
+    is_merged,
+    phase_commits,
+    run_base,
+    run_ids,
+    run_ref,
+    start_run,
+)
 from headd.sleep.working import ARCHIVED, FOLDED, MOVED, REPOINTED, STAMPED
 from headd.store import git_io
 
@@ -88,8 +98,7 @@ def review_run(repo: pygit2.Repository, run_id: str, main: str = MAIN) -> Review
     base = run_base(repo, tip)
     commits = phase_commits(repo, tip)
     stats = repo.diff(base, tip).stats
-    main_tip = git_io.resolve_ref(repo, main)
-    merged = main_tip is not None and git_io.is_ancestor(repo, tip, main_tip) and tip != base
+    merged = is_merged(repo, run_id, tip, main)
     return Review(
         run_id,
         base,
@@ -122,9 +131,19 @@ def sleep_status(repo: pygit2.Repository, main: str = MAIN) -> SleepStatus:
     runs = run_ids(repo)
     if not runs:
         return SleepStatus(None, [])
-    latest = max(runs, key=lambda r: (r.split("-", 3)[:3], len(r), r))
-    review = review_run(repo, latest, main)
-    return SleepStatus(latest, runs, review.base, review.head, review.merged, review.phases)
+    latest = max(runs, key=_run_order)
+    _, tip = run_ref(repo, latest)
+    base = run_base(repo, tip)
+    merged = is_merged(repo, latest, tip, main)
+    phases = {c.phase: c.counts for c in phase_commits(repo, tip)}
+    return SleepStatus(latest, runs, base, tip, merged, phases)
+
+
+def _run_order(run_id: str) -> tuple[str, int]:
+    """``sleep/2026-12-04-3`` after ``sleep/2026-12-04-2`` after ``sleep/2026-12-04``."""
+    rest = run_id[len("sleep/") :]
+    day, ordinal = rest[:10], rest[11:]
+    return day, int(ordinal) if ordinal.isdigit() else 1
 
 
 class Plan(msgspec.Struct, frozen=True):
@@ -135,9 +154,15 @@ class Plan(msgspec.Struct, frozen=True):
     phases: dict[str, dict[str, int]]
 
 
-def plan_run(repo: pygit2.Repository, *, day: date, phases: Sequence[str] | None = None) -> Plan:
+def plan_run(
+    repo: pygit2.Repository,
+    *,
+    day: date,
+    phases: Sequence[str] | None = None,
+    versions: Versions | None = None,
+) -> Plan:
     """A dry run of the deterministic phases from the head: no index, nothing written."""
-    report: RunReport = start_run(repo, day=day, phases=phases, dry_run=True)
+    report: RunReport = start_run(repo, day=day, phases=phases, dry_run=True, versions=versions)
     counts = {p.phase: p.counts for p in report.phases if p.status == "ok"}
     would = bool(report.touches)
     return Plan(report.base, would, {p: counts[p] for p in PHASES if p in counts})

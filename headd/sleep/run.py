@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 
 import msgspec
@@ -19,6 +19,7 @@ import pygit2
 from headd_plane.sidecar import STATE_SIDECAR_PATH, SidecarEntry, merge_entries, parse_sidecar
 
 from headd.errors import GitFailure, InvalidParams
+from headd.head.indexes import IndexedView
 from headd.head.version import load_head
 from headd.sleep.catalog import (
     COUNTS_TRAILER,
@@ -41,6 +42,9 @@ log = logging.getLogger(__name__)
 
 BRANCH_PREFIX = "refs/heads/"
 MAIN = "refs/heads/main"
+#: ``refs/headd/sleep-merged/<run id>`` → the commit a merge landed (a replay is not the branch's
+#: tip, so ancestry alone cannot tell a replayed run merged).
+MERGED_PREFIX = "refs/headd/sleep-merged/"
 
 
 class PhaseReport(msgspec.Struct, frozen=True):
@@ -152,6 +156,18 @@ def run_ref(repo: pygit2.Repository, run_id: str) -> tuple[str, str]:
     return ref, tip
 
 
+def is_merged(repo: pygit2.Repository, run_id: str, tip: str, main: str = MAIN) -> bool:
+    """Whether the run's changes are on main: its tip, or the commit its merge landed."""
+    main_tip = git_io.resolve_ref(repo, main)
+    if main_tip is None:
+        return False
+    landed = git_io.resolve_ref(repo, MERGED_PREFIX + run_id)
+    return any(
+        sha is not None and git_io.is_ancestor(repo, sha, main_tip)
+        for sha in (landed, tip if tip != run_base(repo, tip) else None)
+    )
+
+
 def usage_at(repo: pygit2.Repository, sha: str) -> dict[str, SidecarEntry]:
     """The committed usage rows at ``sha`` by path."""
     text = git_io.read_text(repo, sha, STATE_SIDECAR_PATH) or ""
@@ -173,8 +189,13 @@ def context_for(
     return Context(day, run_id, usage, live_usage, vectors)  # type: ignore[arg-type]
 
 
-def _working_at(repo: pygit2.Repository, sha: str) -> Working:
-    version = load_head(repo, sha)
+#: The version at a commit: the daemon passes its follower's (cached, advanced incrementally);
+#: alone, a full tree read.
+Versions = Callable[[str], IndexedView]
+
+
+def _working_at(repo: pygit2.Repository, sha: str, versions: Versions | None) -> Working:
+    version = versions(sha) if versions is not None else load_head(repo, sha)
     working = Working(version.records(), lambda blob: git_io.blob_text(repo, blob))
     sidecar = git_io.read_text(repo, sha, STATE_SIDECAR_PATH)
     if sidecar is not None:
@@ -203,6 +224,7 @@ def start_run(
     live_usage: Sequence[SidecarEntry] | None = None,
     vectors: Mapping[str, object] | None = None,
     main: str = MAIN,
+    versions: Versions | None = None,
 ) -> RunReport:
     """Branch ``sleep/<day>`` (suffixed for another run that day) from main's tip and run."""
     base = git_io.resolve_ref(repo, main)
@@ -213,7 +235,8 @@ def start_run(
     if not dry_run and not git_io.swap_ref(repo, ref, base, None, "headd: sleep run"):
         raise GitFailure(f"{ref} appeared while the run started", {"ref": ref})
     ctx = context_for(repo, base, day=day, run_id=run_id, live_usage=live_usage, vectors=vectors)
-    return _run(repo, run_id, ref, base, base, _selected(phases), ctx, dry_run, model, set())
+    selected = _selected(phases)
+    return _run(repo, run_id, ref, base, base, selected, ctx, dry_run, model, set(), versions)
 
 
 def resume_run(
@@ -224,13 +247,14 @@ def resume_run(
     model: ModelPort | None = None,
     live_usage: Sequence[SidecarEntry] | None = None,
     vectors: Mapping[str, object] | None = None,
+    versions: Versions | None = None,
 ) -> RunReport:
     """Run again every phase that has no trailer on the branch, from the branch's tip."""
     ref, tip = run_ref(repo, run_id)
     done = {c.phase for c in phase_commits(repo, tip)}
     ctx = context_for(repo, tip, day=day, run_id=run_id, live_usage=live_usage, vectors=vectors)
     base = run_base(repo, tip)
-    return _run(repo, run_id, ref, base, tip, PHASES, ctx, False, model, done)
+    return _run(repo, run_id, ref, base, tip, PHASES, ctx, False, model, done, versions)
 
 
 def _run(
@@ -244,8 +268,9 @@ def _run(
     dry_run: bool,
     model: ModelPort | None,
     done: set[str],
+    versions: Versions | None,
 ) -> RunReport:
-    working = _working_at(repo, tip)
+    working = _working_at(repo, tip, versions)
     blocked: dict[str, str] = {}
     reports: list[PhaseReport] = []
     touches: list[TouchReport] = []

@@ -1,0 +1,114 @@
+"""``headctl sleep …`` through a real daemon on a real store: run, review, an agent committing to
+main during the review, merge (replayed), status, and a refused merge's exit and report.
+
+Mutation notes (each applied once, the named test seen red, then reverted):
+- ``SleepMerge`` dispatch not advancing the follower -> ``test_run_review_merge_status``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from headd_client import headctl as cli
+from support.daemon import Daemon, short_socket_dir
+from support.git import git, tip, tree_paths
+from support.sleep_store import RUN_DAY, make_sleep_store
+
+
+class Ctl:
+    def __init__(self, store: Path, socket_path: Path) -> None:
+        self.store = store
+        self.socket_path = socket_path
+
+    def run(self, *argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        code = cli.run(
+            ["--store", str(self.store), "--socket", str(self.socket_path), *argv],
+            environ={},
+            stdin=io.StringIO(""),
+            stdout=out,
+            stderr=err,
+        )
+        return code, out.getvalue(), err.getvalue()
+
+    def json(self, *argv: str) -> Any:
+        code, out, err = self.run("--json", *argv)
+        assert code == 0, err
+        return json.loads(out)
+
+
+@pytest.fixture
+def ctl(tmp_path: Path) -> Iterator[Ctl]:
+    store = tmp_path / "store"
+    make_sleep_store(store)
+    sock = short_socket_dir() / "head.sock"
+    daemon = Daemon(store, sock).wait_ready()
+    try:
+        yield Ctl(store, sock)
+    finally:
+        daemon.stop()
+
+
+def _session_write(ctl: Ctl, title: str, claim: str) -> None:
+    session = ctl.json("session", "open")["session"]
+    op = json.dumps([{"op": "write", "type": "semantic", "title": title, "claim": claim}])
+    path = ctl.store.parent / "op.json"
+    path.write_text(op)
+    ctl.json("session", "apply", session, str(path))
+    assert ctl.json("session", "commit", session)["outcome"] == "committed"
+
+
+def test_run_review_merge_status(ctl: Ctl) -> None:
+    assert ctl.json("sleep", "status")["run_id"] is None
+    plan = ctl.json("sleep", "plan", "--date", RUN_DAY)
+    assert plan["would_change"] is True
+    main_before = tip(ctl.store)
+    report = ctl.json("sleep", "run", "--date", RUN_DAY)
+    assert report["run_id"] == "sleep/2026-12-04"
+    assert tip(ctl.store) == main_before
+    code, text, _ = ctl.run("sleep", "review", report["run_id"])
+    assert code == 0 and "moved" in text and "sleep(dedup-merge)" in text
+    review = ctl.json("sleep", "review", report["run_id"])
+    assert {f["kind"] for f in review["files"]} >= {"moved", "folded", "archived", "stamped"}
+    # an agent writes to main while the run waits for review: it lands on main, not the branch
+    _session_write(ctl, "Meanwhile fact", "Agents keep writing during a review.")
+    assert tip(ctl.store) != main_before
+    assert not any("meanwhile" in p for p in tree_paths(ctl.store, report["head"]))
+    merged = ctl.json("sleep", "merge", report["run_id"])
+    assert merged["merged"] and merged["replayed"]
+    assert merged["head_gate"]["passed"] and merged["retention_gate"]["passed"]
+    # the daemon follows the merge at once: reads see the moved memory
+    read = ctl.json("read", "resources/billing/billing-retries.html")
+    assert read["record"] is not None
+    resolved = ctl.json("resolve", "areas/inbox/pool-size-again.html")
+    assert resolved["path"] == "areas/inbox/pool-size.html"
+    status = ctl.json("sleep", "status")
+    assert status["run_id"] == "sleep/2026-12-04" and status["merged"] is True
+    assert git(ctl.store, "status", "--porcelain") == ""
+
+
+def test_a_refused_merge_exits_1_and_moves_nothing(ctl: Ctl) -> None:
+    report = ctl.json("sleep", "run", "--date", RUN_DAY, "--phases", "preflight,dedup-merge")
+    path = "areas/inbox/pool-size.html"
+    (ctl.store / path).write_text((ctl.store / path).read_text().replace("forty", "forty-one"))
+    git(ctl.store, "commit", "-qam", "hand edit")
+    before = tip(ctl.store)
+    code, out, err = ctl.run("--json", "sleep", "merge", report["run_id"])
+    assert code == 1 and "ERR_" in err
+    answer = json.loads(out.splitlines()[0])
+    assert answer["merged"] is False and path in answer["conflicts"]
+    assert tip(ctl.store) == before
+
+
+def test_bad_input_is_refused(ctl: Ctl) -> None:
+    code, _, err = ctl.run("sleep", "run", "--phases", "nap")
+    assert code != 0 and "nap" in err
+    code, _, err = ctl.run("sleep", "run", "--date", "yesterday")
+    assert code != 0 and "YYYY-MM-DD" in err
+    code, _, err = ctl.run("sleep", "review", "sleep/1999-01-01")
+    assert code != 0 and "no sleep run" in err
