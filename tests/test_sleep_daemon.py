@@ -65,6 +65,7 @@ def _session_write(ctl: Ctl, title: str, claim: str) -> None:
 
 def test_run_review_merge_status(ctl: Ctl) -> None:
     assert ctl.json("sleep", "status")["run_id"] is None
+    assert ctl.json("status")["last_sleep"] is None
     plan = ctl.json("sleep", "plan", "--date", RUN_DAY)
     assert plan["would_change"] is True
     main_before = tip(ctl.store)
@@ -89,6 +90,7 @@ def test_run_review_merge_status(ctl: Ctl) -> None:
     assert resolved["path"] == "areas/inbox/pool-size.html"
     status = ctl.json("sleep", "status")
     assert status["run_id"] == "sleep/2026-12-04" and status["merged"] is True
+    assert ctl.json("status")["last_sleep"] == status
     assert git(ctl.store, "status", "--porcelain") == ""
 
 
@@ -112,3 +114,20 @@ def test_bad_input_is_refused(ctl: Ctl) -> None:
     assert code != 0 and "YYYY-MM-DD" in err
     code, _, err = ctl.run("sleep", "review", "sleep/1999-01-01")
     assert code != 0 and "no sleep run" in err
+
+
+def test_memory_status_reports_the_last_sleep(ctl: Ctl) -> None:
+    import anyio
+    from support.mcp import bridge, structured
+
+    async def status() -> dict[str, Any]:
+        async with bridge(ctl.store, ctl.socket_path) as client:
+            return structured(await client.call_tool("memory_status", {}))
+
+    assert anyio.run(status)["last_sleep"] is None
+    run = ctl.json("sleep", "run", "--date", RUN_DAY)
+    last = anyio.run(status)["last_sleep"]
+    assert last["run_id"] == run["run_id"] and last["status"] == "review"
+    assert last["started_at"].endswith("Z")
+    ctl.json("sleep", "merge", run["run_id"])
+    assert anyio.run(status)["last_sleep"]["status"] == "merged"

@@ -294,6 +294,7 @@ class Service:
                 None if self.vectors is None else self.vectors.embedder, self.embedder
             ),
             "remote": self._remote_status(),
+            "last_sleep": self._sleep_calls.last_sleep(),
             "uptime_s": round(self.monotonic() - self.started, 3),
             "pid": os.getpid(),
             "version": daemon_version(),

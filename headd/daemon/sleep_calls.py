@@ -110,5 +110,11 @@ class SleepCalls:
 
         return msgspec.to_builtins(sleep_status(git_io.open_repo(self.store)))
 
+    def last_sleep(self) -> dict[str, Any] | None:
+        """``status.last_sleep``: the latest run (id, base, head, merged, per-phase counts), or
+        None before the first; what the MCP bridge's ``memory_status`` passes on."""
+        latest = self.status()
+        return latest if latest.get("run_id") else None
+
     def shutdown(self) -> None:
         self._worker.shutdown(wait=True)

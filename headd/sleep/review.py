@@ -8,7 +8,7 @@ reviews the same way; ``status`` and ``plan`` live here too, beside the reading 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
+from datetime import UTC, date, datetime
 
 import msgspec
 import pygit2
@@ -124,6 +124,10 @@ class SleepStatus(msgspec.Struct, frozen=True):
     base: str | None = None
     head: str | None = None
     merged: bool = False
+    #: ``merged`` or ``review`` (memhtml's run statuses a branch can show).
+    status: str | None = None
+    #: When the run's first phase committed (its tip's time when no phase committed).
+    started_at: str | None = None
     phases: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
 
 
@@ -135,8 +139,19 @@ def sleep_status(repo: pygit2.Repository, main: str = MAIN) -> SleepStatus:
     _, tip = run_ref(repo, latest)
     base = run_base(repo, tip)
     merged = is_merged(repo, latest, tip, main)
-    phases = {c.phase: c.counts for c in phase_commits(repo, tip)}
-    return SleepStatus(latest, runs, base, tip, merged, phases)
+    commits = phase_commits(repo, tip)
+    first = repo[commits[0].sha if commits else tip].peel(pygit2.Commit)
+    started = datetime.fromtimestamp(first.commit_time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return SleepStatus(
+        latest,
+        runs,
+        base,
+        tip,
+        merged,
+        "merged" if merged else "review",
+        started,
+        {c.phase: c.counts for c in commits},
+    )
 
 
 def _run_order(run_id: str) -> tuple[str, int]:
