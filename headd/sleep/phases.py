@@ -35,7 +35,6 @@ from headd.memfile.archive import (
 from headd.memfile.head_edit import add_link, remove_link, set_meta
 from headd.memfile.placement import slugify
 from headd.memfile.render import format_confidence, format_instant, format_integer
-from headd.paths import para_of
 from headd.record import MemoryRecord
 from headd.sleep.working import (
     ARCHIVED,
@@ -430,36 +429,52 @@ def _names(record: MemoryRecord) -> list[str]:
     return out
 
 
-def home_for(record: MemoryRecord, active: Sequence[MemoryRecord]) -> str | None:
+@dataclass
+class Homes:
+    """What ``home_for`` consults, built once per phase (settled directories by their last
+    segment, the directories of settled memories per entity, inbox memories per entity)."""
+
+    by_name: dict[str, str]
+    by_entity: dict[str, dict[str, int]]
+    inbox_entities: dict[str, int]
+
+    @classmethod
+    def of(cls, active: Sequence[MemoryRecord]) -> Homes:
+        by_name: dict[str, str] = {}
+        by_entity: dict[str, dict[str, int]] = {}
+        inbox_entities: dict[str, int] = {}
+        for record in active:
+            if record.path.startswith(INBOX):
+                for entity in record.entities:
+                    inbox_entities[entity] = inbox_entities.get(entity, 0) + 1
+                continue
+            directory = record.path.rsplit("/", 1)[0]
+            if not directory.startswith("resources/people"):
+                by_name.setdefault(directory.rsplit("/", 1)[-1], directory)
+            if record.memory_type in PROTECTED_TYPES:
+                continue
+            for entity in record.entities:
+                dirs = by_entity.setdefault(entity, {})
+                dirs[directory] = dirs.get(directory, 0) + 1
+        return cls(by_name, by_entity, inbox_entities)
+
+
+def home_for(record: MemoryRecord, homes: Homes) -> str | None:
     """Where an inbox record belongs: an existing directory named by one of its entities or tags,
-    else the directory of the settled memory sharing the most entities with it, else a new
-    ``resources/<entity>/`` when another inbox memory shares that entity; None to stay."""
-    settled = [r for r in active if not r.path.startswith(INBOX) and para_of(r.path) != "archive"]
-    dirs = sorted({r.path.rsplit("/", 1)[0] for r in settled})
+    else the directory holding the most settled memories that share an entity with it, else a
+    new ``resources/<entity>/`` when another inbox memory shares that entity; None to stay."""
     for name in _names(record):
-        for directory in dirs:
-            if directory.rsplit("/", 1)[-1] == name and not directory.startswith(
-                "resources/people"
-            ):
-                return directory
-    mine = set(record.entities)
-    best: tuple[int, str] | None = None
-    for other in settled:
-        shared = len(mine & set(other.entities))
-        if shared and other.memory_type not in PROTECTED_TYPES:
-            key = (shared, other.path.rsplit("/", 1)[0])
-            if best is None or key[0] > best[0]:
-                best = key
-    if best is not None:
-        return best[1]
+        if name in homes.by_name:
+            return homes.by_name[name]
+    shared: dict[str, int] = {}
     for entity in record.entities:
-        peers = [
-            r
-            for r in active
-            if r.path != record.path and r.path.startswith(INBOX) and entity in r.entities
-        ]
+        for directory, count in homes.by_entity.get(entity, {}).items():
+            shared[directory] = shared.get(directory, 0) + count
+    if shared:
+        return min(shared, key=lambda d: (-shared[d], d))
+    for entity in record.entities:
         slug = slugify(entity.split(":", 1)[-1])
-        if peers and slug and not entity.startswith("person:"):
+        if homes.inbox_entities.get(entity, 0) > 1 and slug and not entity.startswith("person:"):
             return f"resources/{slug}"
     return None
 
@@ -469,6 +484,7 @@ def placement_triage(working: Working, ctx: Context) -> Change:
     into a moved memory is repointed in the same commit."""
     change = Change()
     active = working.active()
+    homes = Homes.of(active)
     moves: dict[str, str] = {}
     for record in active:
         if len(moves) >= PLACEMENT_QUOTA:
@@ -476,7 +492,7 @@ def placement_triage(working: Working, ctx: Context) -> Change:
         rest = record.path[len(INBOX) :] if record.path.startswith(INBOX) else None
         if rest is None or "/" in rest or not _curatable(record):
             continue
-        home = home_for(record, active)
+        home = home_for(record, homes)
         if home is None:
             continue
         stem = rest[: -len(".html")]
@@ -521,10 +537,14 @@ def _repoint(working: Working, change: Change, moves: Mapping[str, str]) -> None
 # -- integrity ---------------------------------------------------------------------------------
 
 
-def _archived_at(working: Working, path: str) -> str | None:
-    """Where a path went by the archive algebra: the newest ``archive/<YYYY>/<path>`` held."""
-    found = [r.path for r in working.records() if r.archived and original_path(r.path) == path]
-    return max(found) if found else None
+def _archived_copies(working: Working) -> dict[str, str]:
+    """Original path → the newest ``archive/<YYYY>/<path>`` held (the archive path algebra)."""
+    out: dict[str, str] = {}
+    for record in working.records():
+        origin = original_path(record.path) if record.archived else None
+        if origin is not None and record.path > out.get(origin, ""):
+            out[origin] = record.path
+    return out
 
 
 def integrity(working: Working, ctx: Context) -> Change:
@@ -532,13 +552,14 @@ def integrity(working: Working, ctx: Context) -> Change:
     archived copy), or counted as unrepaired when nothing holds them."""
     change = Change()
     unrepaired = 0
+    copies = _archived_copies(working)
     for record in working.active():
         html: str | None = None
         for link in record.links:
             target = link.href.lstrip("/")
             if not target.endswith(".html") or target in working:
                 continue
-            moved = _archived_at(working, target)
+            moved = copies.get(target)
             if moved is None:
                 unrepaired += 1
                 continue
