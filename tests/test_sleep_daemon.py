@@ -131,3 +131,25 @@ def test_memory_status_reports_the_last_sleep(ctl: Ctl) -> None:
     assert last["started_at"].endswith("Z")
     ctl.json("sleep", "merge", run["run_id"])
     assert anyio.run(status)["last_sleep"]["status"] == "merged"
+
+
+def test_a_daemon_run_reads_live_usage_and_the_vector_cache(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    make_sleep_store(store)
+    sock = short_socket_dir() / "head.sock"
+    daemon = Daemon(store, sock, extra=["--embedder", "hash"]).wait_ready()
+    try:
+        ctl = Ctl(store, sock)
+        ctl.json("vectors", "fill")
+        fax = "projects/legacy/fax-gateway.html"
+        for _ in range(3):
+            ctl.json("reinforce", fax)
+        report = ctl.json("sleep", "run", "--date", RUN_DAY)
+        phases = {p["phase"]: p for p in report["phases"]}
+        assert phases["relationship-mining"]["counts"]["vectors"] > 0
+        assert phases["state-export"]["counts"]["written"] == 1
+        sidecar = git(store, "show", f"{report['head']}:.memhtml/state/access.jsonl")
+        assert fax in sidecar
+        assert git(store, "status", "--porcelain") == ""
+    finally:
+        daemon.stop()

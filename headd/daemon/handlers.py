@@ -153,7 +153,9 @@ class Service:
 
     def __post_init__(self) -> None:
         self._session_calls = SessionCalls(self.sessions, self.follower, self.plane, self.clock)
-        self._sleep_calls = SleepCalls(self.store, self.follower, self.sessions, self.clock)
+        self._sleep_calls = SleepCalls(
+            self.store, self.follower, self.sessions, self.clock, self.plane, self.vectors
+        )
 
     async def dispatch(self, method: str, params: Raw | None) -> Any:
         return await self.handle(decode_request(method, params))

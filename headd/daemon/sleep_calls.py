@@ -26,7 +26,12 @@ from headd.store import git_io
 from headd.thread_priority import lower_thread_priority
 
 if TYPE_CHECKING:
+    import numpy as np
+    from headd_plane.sidecar import SidecarEntry
+
     from headd.daemon.follow import RefFollower
+    from headd.daemon.plane_service import PlaneService
+    from headd.daemon.vectors import VectorService
     from headd.store.manager import SessionManager
 
 log = logging.getLogger(__name__)
@@ -52,6 +57,8 @@ class SleepCalls:
     follower: RefFollower
     sessions: SessionManager | None
     clock: Callable[[], datetime]
+    plane: PlaneService | None = None
+    vectors: VectorService | None = None
     _worker: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(
             1, thread_name_prefix="headd-sleep", initializer=lower_thread_priority
@@ -64,17 +71,60 @@ class SleepCalls:
         def versions(sha: str) -> IndexedView:
             return asyncio.run_coroutine_threadsafe(self.follower.at(sha), loop).result()
 
-        result = await loop.run_in_executor(self._worker, lambda: self._blocking(request, versions))
+        live = await self._live_usage() if not isinstance(request, SleepReview) else None
+        result = await loop.run_in_executor(
+            self._worker, lambda: self._blocking(request, versions, live)
+        )
         if isinstance(request, SleepMerge) and getattr(result, "merged", False):
             await self.follower.advance("sleep merge")
         return result
 
-    def _blocking(self, request: SleepRequest, versions: Callable[[str], IndexedView]) -> Any:
+    async def _live_usage(self) -> list[SidecarEntry] | None:
+        """The state plane's usage rows now (None without a plane, or when it cannot answer:
+        the run then reads the committed sidecar alone)."""
+        if self.plane is None:
+            return None
+        from headd_plane.sidecar import access_entries
+
+        try:
+            return await self.plane.on_reader(lambda reader: access_entries(reader.db.conn))
+        except Exception as exc:  # the plane is optional to a run; say so and go on
+            log.warning("sleep: no live usage rows (%s); the committed sidecar stands", exc)
+            return None
+
+    def _vectors_of(self, view: IndexedView) -> dict[str, np.ndarray] | None:
+        """Unit vectors of ``view``'s active records the vector cache holds (None when off)."""
+        cache = self.vectors.cache if self.vectors is not None else None
+        if cache is None:
+            return None
+        import numpy as np
+
+        out: dict[str, np.ndarray] = {}
+        for record in view.indexes.active:
+            vector = cache.vector_of(record)
+            if vector is None:
+                continue
+            norm = float(np.linalg.norm(vector))
+            if norm > 0:
+                out[record.path] = np.asarray(vector, dtype=np.float32) / norm
+        return out
+
+    def _blocking(
+        self,
+        request: SleepRequest,
+        versions: Callable[[str], IndexedView],
+        live: list[SidecarEntry] | None,
+    ) -> Any:
         from headd.sleep.merge import merge_run
         from headd.sleep.review import plan_run, review_run
-        from headd.sleep.run import resume_run, start_run
+        from headd.sleep.run import MAIN, resume_run, start_run
 
         repo = git_io.open_repo(self.store)
+
+        def vectors_at(ref: str) -> dict[str, np.ndarray] | None:
+            sha = git_io.resolve_ref(repo, ref)
+            return None if sha is None or self.vectors is None else self._vectors_of(versions(sha))
+
         match request:
             case SleepPlan(date=day, phases=phases):
                 return plan_run(
@@ -87,9 +137,18 @@ class SleepCalls:
                     phases=phases,
                     dry_run=dry_run,
                     versions=versions,
+                    live_usage=live,
+                    vectors=vectors_at(MAIN),
                 )
             case SleepResume(run=run, date=day):
-                return resume_run(repo, run, day=run_day(day, self.clock()), versions=versions)
+                return resume_run(
+                    repo,
+                    run,
+                    day=run_day(day, self.clock()),
+                    versions=versions,
+                    live_usage=live,
+                    vectors=vectors_at("refs/heads/" + run),
+                )
             case SleepReview(run=run):
                 return review_run(repo, run)
             case SleepMerge(run=run, skip_gate=skip_gate):
@@ -101,6 +160,7 @@ class SleepCalls:
                     today=self.clock().date(),
                     skip_gate=skip_gate,
                     lock=lock,
+                    live_usage={entry.path: entry for entry in live or ()},
                 )
         raise InvalidParams(f"not a sleep request: {type(request).__name__}")
 
