@@ -166,3 +166,29 @@ def test_main_moving_during_a_run_does_not_touch_the_branch(store: Path) -> None
     external_commit(store, {"areas/inbox/new.html": memory_html("New", "A new fact.")})
     assert tip(store, "refs/heads/sleep/2026-12-04") == report.head
     assert "areas/inbox/new.html" not in tree_paths(store, report.head)
+
+
+def test_an_agent_committing_to_main_mid_run_lands_on_main_only(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's commit between two phases (made inside a phase, so the timing is certain)
+    lands on main with the work tree in step, and the branch never sees it."""
+    from support.memory import memory_html
+
+    original = phase_module.DETERMINISTIC["confidence-decay"]
+    agent_commits: list[str] = []
+
+    def decay_while_an_agent_writes(working, ctx):  # type: ignore[no-untyped-def]
+        agent_commits.append(
+            external_commit(store, {"areas/inbox/mid-run.html": memory_html("Mid", "Mid run.")})
+        )
+        return original(working, ctx)
+
+    monkeypatch.setitem(phase_module.DETERMINISTIC, "confidence-decay", decay_while_an_agent_writes)
+    report = start_run(git_io.open_repo(store), day=DAY)
+    assert tip(store) == agent_commits[0]
+    assert (store / "areas/inbox/mid-run.html").exists()
+    assert git(store, "status", "--porcelain") == ""
+    assert "areas/inbox/mid-run.html" not in tree_paths(store, report.head)
+    later = [p for p in report.phases if p.ordinal > 7 and p.commit is not None]
+    assert later, "phases after the agent's commit still committed on the branch"
