@@ -7,8 +7,10 @@ Mutation notes (each applied once, the named test seen red, then reverted):
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,6 +94,14 @@ def test_run_review_merge_status(ctl: Ctl) -> None:
     assert status["run_id"] == "sleep/2026-12-04" and status["merged"] is True
     assert ctl.json("status")["last_sleep"] == status
     assert git(ctl.store, "status", "--porcelain") == ""
+    # the reporting rows of index.db, memhtml's sleep_runs and sleep_phases
+    index = ctl.json("status")["index_path"]
+    with contextlib.closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as conn:
+        runs = conn.execute("SELECT run_id, status, head_sha FROM sleep_runs").fetchall()
+        assert runs == [("sleep/2026-12-04", "merged", merged["landed"])]
+        phases = dict(conn.execute("SELECT phase, status FROM sleep_phases").fetchall())
+    assert phases["entity-resolution"] == "skipped" and phases["dedup-merge"] == "ok"
+    assert len(phases) == 17
 
 
 def test_a_refused_merge_exits_1_and_moves_nothing(ctl: Ctl) -> None:

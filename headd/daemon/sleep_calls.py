@@ -77,7 +77,30 @@ class SleepCalls:
         )
         if isinstance(request, SleepMerge) and getattr(result, "merged", False):
             await self.follower.advance("sleep merge")
+        await self._record(result)
         return result
+
+    async def _record(self, result: object) -> None:
+        """The run's ``sleep_runs``/``sleep_phases`` rows on the plane's writer (reporting only:
+        a failure is logged, never the call's)."""
+        if self.plane is None:
+            return
+        from headd.sleep.merge import MergeReport
+        from headd.sleep.rows import record_merge, record_run
+        from headd.sleep.run import RunReport
+
+        try:
+            if isinstance(result, RunReport):
+                report = result
+                await self.plane.on_writer(lambda plane: record_run(plane.db.conn, report))
+            elif isinstance(result, MergeReport) and result.merged and result.landed:
+                run_id, landed = result.run_id, result.landed
+                at = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+                await self.plane.on_writer(
+                    lambda plane: record_merge(plane.db.conn, run_id, landed, at)
+                )
+        except Exception as exc:  # reporting only: the branch and its trailers stand
+            log.warning("sleep: run rows not written (%s)", exc)
 
     async def _live_usage(self) -> list[SidecarEntry] | None:
         """The state plane's usage rows now (None without a plane, or when it cannot answer:

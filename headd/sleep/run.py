@@ -54,6 +54,8 @@ class PhaseReport(msgspec.Struct, frozen=True):
     commit: str | None = None
     counts: dict[str, int] = msgspec.field(default_factory=dict)
     reason: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
 
 
 class TouchReport(msgspec.Struct, frozen=True):
@@ -75,6 +77,8 @@ class RunReport(msgspec.Struct, frozen=True):
     dry_run: bool
     phases: list[PhaseReport]
     touches: list[TouchReport]
+    started_at: str | None = None
+    ended_at: str | None = None
 
 
 def phase_message(run_id: str, phase: str, counts: Mapping[str, int]) -> str:
@@ -270,6 +274,7 @@ def _run(
     done: set[str],
     versions: Versions | None,
 ) -> RunReport:
+    run_started = _stamp()
     working = _working_at(repo, tip, versions)
     blocked: dict[str, str] = {}
     reports: list[PhaseReport] = []
@@ -287,6 +292,7 @@ def _run(
             reason = NO_MODEL_REASON if model is None else "no runner for this phase yet"
             reports.append(PhaseReport(name, ordinal, "skipped", reason=reason))
             continue
+        started = _stamp()
         try:
             change = DETERMINISTIC[name](working, ctx)
             commit: str | None = None
@@ -298,12 +304,18 @@ def _run(
             log.exception("sleep %s: phase %s failed", run_id, name)
             for later in DEPENDENTS.get(name, frozenset()):
                 blocked.setdefault(later, f"depends on {name}, which failed")
-            reports.append(PhaseReport(name, ordinal, "failed", reason=f"{exc}"[:500]))
+            reason = f"{exc}"[:500]
+            reports.append(
+                PhaseReport(name, ordinal, "failed", None, {}, reason, started, _stamp())
+            )
             continue
-        reports.append(PhaseReport(name, ordinal, "ok", commit, dict(change.counts)))
+        counts = dict(change.counts)
+        reports.append(PhaseReport(name, ordinal, "ok", commit, counts, None, started, _stamp()))
         touches += [TouchReport(t.path, t.kind, name, t.to, t.into) for t in change.touches]
     status = "dry-run" if dry_run else "review"
-    return RunReport(run_id, run_id, base, tip, status, dry_run, reports, touches)
+    return RunReport(
+        run_id, run_id, base, tip, status, dry_run, reports, touches, run_started, _stamp()
+    )
 
 
 def _commit(
@@ -319,3 +331,7 @@ def _commit(
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _stamp() -> str:
+    return _now().strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
