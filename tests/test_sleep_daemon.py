@@ -77,6 +77,9 @@ def test_run_review_merge_status(ctl: Ctl) -> None:
     code, text, _ = ctl.run("sleep", "review", report["run_id"])
     assert code == 0 and "moved" in text and "sleep(dedup-merge)" in text
     review = ctl.json("sleep", "review", report["run_id"])
+    assert review["diff"] is None
+    with_diff = ctl.json("sleep", "review", report["run_id"], "--diff")["diff"]
+    assert "+++ b/archive/2026/areas/inbox/pool-size-again.html" in with_diff
     assert {f["kind"] for f in review["files"]} >= {"moved", "folded", "archived", "stamped"}
     # an agent writes to main while the run waits for review: it lands on main, not the branch
     _session_write(ctl, "Meanwhile fact", "Agents keep writing during a review.")

@@ -32,6 +32,11 @@ def _run_id_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", metavar="RUN", help="the run id, sleep/YYYY-MM-DD")
 
 
+def _review_args(p: argparse.ArgumentParser) -> None:
+    _run_id_args(p)
+    p.add_argument("--diff", action="store_true", help="also the raw diff against the base")
+
+
 def _merge_args(p: argparse.ArgumentParser) -> None:
     _run_id_args(p)
     p.add_argument(
@@ -83,6 +88,8 @@ def show_review(result: Any, args: argparse.Namespace, out: TextIO) -> None:
     for item in result.get("files") or []:
         to = f" -> {item['to']}" if item.get("to") else ""
         print(f"  {item['kind']:<10} {item['path']}{to}", file=out)
+    if result.get("diff"):
+        out.write(result["diff"])
 
 
 def show_merge(result: Any, args: argparse.Namespace, out: TextIO) -> None:
@@ -148,8 +155,8 @@ def commands() -> list[Command]:
         c(
             ("sleep", "review"),
             "per-phase counts, commits, diff stat and touched memories of RUN",
-            _run_id_args,
-            lambda a, _c: ("sleep.review", {"run": a.run}),
+            _review_args,
+            lambda a, _c: ("sleep.review", {"run": a.run, "diff": a.diff}),
             show_review,
         ),
         c(

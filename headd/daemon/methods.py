@@ -226,6 +226,8 @@ class SleepRun(_Params):
 
 class SleepReview(_Params):
     run: str
+    #: Also the run's raw diff against its base (memhtml's ``--diff``).
+    diff: bool = False
 
 
 class SleepMerge(_Params):

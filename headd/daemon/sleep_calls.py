@@ -172,8 +172,8 @@ class SleepCalls:
                     live_usage=live,
                     vectors=vectors_at("refs/heads/" + run),
                 )
-            case SleepReview(run=run):
-                return review_run(repo, run)
+            case SleepReview(run=run, diff=diff):
+                return review_run(repo, run, diff=diff)
             case SleepMerge(run=run, skip_gate=skip_gate):
                 lock = self.sessions.exclusive() if self.sessions is not None else None
                 return merge_run(

@@ -61,6 +61,8 @@ class Review(msgspec.Struct, frozen=True):
     commits: list[ReviewCommit]
     stat: DiffStat
     files: list[ReviewFile]
+    #: The raw diff, when asked for.
+    diff: str | None = None
 
 
 def _text(repo: pygit2.Repository, sha: str, path: str) -> str:
@@ -93,7 +95,9 @@ def classify(repo: pygit2.Repository, base: str, head: str) -> list[ReviewFile]:
     return sorted(out, key=lambda f: f.path)
 
 
-def review_run(repo: pygit2.Repository, run_id: str, main: str = MAIN) -> Review:
+def review_run(
+    repo: pygit2.Repository, run_id: str, main: str = MAIN, *, diff: bool = False
+) -> Review:
     _, tip = run_ref(repo, run_id)
     base = run_base(repo, tip)
     commits = phase_commits(repo, tip)
@@ -113,6 +117,7 @@ def review_run(repo: pygit2.Repository, run_id: str, main: str = MAIN) -> Review
         ],
         DiffStat(stats.files_changed, stats.insertions, stats.deletions),
         classify(repo, base, tip),
+        repo.diff(base, tip).patch or "" if diff else None,
     )
 
 
