@@ -118,6 +118,14 @@ def test_a_refused_merge_exits_1_and_moves_nothing(ctl: Ctl) -> None:
     answer = json.loads(out.splitlines()[0])
     assert answer["merged"] is False and path in answer["conflicts"]
     assert tip(ctl.store) == before
+    code, text, _ = ctl.run("sleep", "merge", report["run_id"])
+    assert code == 1 and "not merged" in text and f"conflict   {path}" in text
+    code, text, _ = ctl.run("sleep", "status")
+    assert code == 0 and "sleep/2026-12-04 (awaiting review)" in text
+    code, text, _ = ctl.run("sleep", "plan", "--date", RUN_DAY)
+    assert code == 0 and "would change the store" in text
+    code, text, _ = ctl.run("sleep", "resume", report["run_id"])
+    assert code == 0 and "committed earlier" in text and "no model bound" in text
 
 
 def test_bad_input_is_refused(ctl: Ctl) -> None:
@@ -127,6 +135,10 @@ def test_bad_input_is_refused(ctl: Ctl) -> None:
     assert code != 0 and "YYYY-MM-DD" in err
     code, _, err = ctl.run("sleep", "review", "sleep/1999-01-01")
     assert code != 0 and "no sleep run" in err
+    for hostile in ("sleep/../../main", "main", "sleep/2026-12-04\n", "sleep/2026-12-04/x"):
+        code, _, err = ctl.run("sleep", "merge", hostile)
+        assert code != 0 and "not a sleep run id" in err, hostile
+    assert git(ctl.store, "status", "--porcelain") == ""
 
 
 def test_memory_status_reports_the_last_sleep(ctl: Ctl) -> None:

@@ -64,7 +64,7 @@ def show_report(result: Any, args: argparse.Namespace, out: TextIO) -> None:
     )
     for phase in result.get("phases") or []:
         commit = (phase.get("commit") or "")[:12] or "-"
-        detail = phase.get("reason") if phase.get("status") != "ok" else _counts(phase["counts"])
+        detail = phase.get("reason") or _counts(phase.get("counts"))
         print(f"  {phase['phase']:<20} {phase['status']:<8} {commit:<12}  {detail}", file=out)
 
 

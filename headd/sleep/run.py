@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 
@@ -45,6 +46,8 @@ MAIN = "refs/heads/main"
 #: ``refs/headd/sleep-merged/<run id>`` → the commit a merge landed (a replay is not the branch's
 #: tip, so ancestry alone cannot tell a replayed run merged).
 MERGED_PREFIX = "refs/headd/sleep-merged/"
+#: What ``branch_for`` names, and the only run ids a caller may pass.
+RUN_ID = re.compile(r"sleep/\d{4}-\d{2}-\d{2}(?:-[1-9]\d{0,5})?")
 
 
 class PhaseReport(msgspec.Struct, frozen=True):
@@ -151,8 +154,11 @@ def run_ids(repo: pygit2.Repository) -> list[str]:
 
 def run_ref(repo: pygit2.Repository, run_id: str) -> tuple[str, str]:
     """The run's ref and tip; InvalidParams when no such run."""
-    if not run_id.startswith("sleep/"):
-        raise InvalidParams(f"not a sleep run id: {run_id}", {"run": run_id})
+    if RUN_ID.fullmatch(run_id) is None:
+        raise InvalidParams(
+            f"not a sleep run id (sleep/YYYY-MM-DD, or with -N): {run_id[:100]!r}",
+            {"run": run_id[:100]},
+        )
     ref = BRANCH_PREFIX + run_id
     tip = git_io.resolve_ref(repo, ref)
     if tip is None:
