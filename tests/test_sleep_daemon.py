@@ -165,6 +165,9 @@ def test_a_daemon_run_reads_live_usage_and_the_vector_cache(tmp_path: Path) -> N
     daemon = Daemon(store, sock, extra=["--embedder", "hash"]).wait_ready()
     try:
         ctl = Ctl(store, sock)
+        claim = "The deploy bot posts release notes to the releases channel at {} each day."
+        _session_write(ctl, "Release notes bot", claim.format(9))
+        _session_write(ctl, "Release notes bot schedule", claim.format(10))
         ctl.json("vectors", "fill")
         fax = "projects/legacy/fax-gateway.html"
         for _ in range(3):
@@ -176,5 +179,12 @@ def test_a_daemon_run_reads_live_usage_and_the_vector_cache(tmp_path: Path) -> N
         sidecar = git(store, "show", f"{report['head']}:.memhtml/state/access.jsonl")
         assert fax in sidecar
         assert git(store, "status", "--porcelain") == ""
+        pairs = phases["relationship-mining"]["counts"]["pairs"]
+        index = ctl.json("status")["index_path"]
+        with contextlib.closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as conn:
+            mined = conn.execute(
+                "SELECT count(*), min(sleep_run) FROM edges WHERE derived = 1"
+            ).fetchone()
+        assert pairs > 0 and mined == (pairs, report["run_id"])
     finally:
         daemon.stop()

@@ -72,13 +72,31 @@ class SleepCalls:
             return asyncio.run_coroutine_threadsafe(self.follower.at(sha), loop).result()
 
         live = await self._live_usage() if not isinstance(request, SleepReview) else None
+        mined: list[tuple[str, list[tuple[str, str, float]]]] = []
         result = await loop.run_in_executor(
-            self._worker, lambda: self._blocking(request, versions, live)
+            self._worker,
+            lambda: self._blocking(request, versions, live, lambda r, e: mined.append((r, e))),
         )
+        for run_id, edges in mined:
+            await self._record_edges(run_id, edges)
         if isinstance(request, SleepMerge) and getattr(result, "merged", False):
             await self.follower.advance("sleep merge")
         await self._record(result)
         return result
+
+    async def _record_edges(self, run_id: str, edges: list[tuple[str, str, float]]) -> None:
+        """A run's mined edges into ``index.db`` (reporting, like the rows: logged on failure)."""
+        if self.plane is None:
+            return
+        from headd.sleep.rows import record_derived_edges
+
+        at = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            await self.plane.on_writer(
+                lambda plane: record_derived_edges(plane.db.conn, run_id, edges, at)
+            )
+        except Exception as exc:
+            log.warning("sleep: derived edges not written (%s)", exc)
 
     async def _record(self, result: object) -> None:
         """The run's ``sleep_runs``/``sleep_phases`` rows on the plane's writer (reporting only:
@@ -137,6 +155,7 @@ class SleepCalls:
         request: SleepRequest,
         versions: Callable[[str], IndexedView],
         live: list[SidecarEntry] | None,
+        edges: Callable[[str, list[tuple[str, str, float]]], None],
     ) -> Any:
         from headd.sleep.merge import merge_run
         from headd.sleep.review import plan_run, review_run
@@ -162,6 +181,7 @@ class SleepCalls:
                     versions=versions,
                     live_usage=live,
                     vectors=vectors_at(MAIN),
+                    edges=edges,
                 )
             case SleepResume(run=run, date=day):
                 return resume_run(
@@ -171,6 +191,7 @@ class SleepCalls:
                     versions=versions,
                     live_usage=live,
                     vectors=vectors_at("refs/heads/" + run),
+                    edges=edges,
                 )
             case SleepReview(run=run, diff=diff):
                 return review_run(repo, run, diff=diff)

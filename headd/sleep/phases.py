@@ -175,6 +175,23 @@ def preflight(working: Working, ctx: Context) -> Change:
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
+#: Rows of the similarity matrix computed at once (a block of 512 rows of 10,000 is 20 MB).
+SIMILARITY_BLOCK = 512
+
+
+def similar_pairs(matrix: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
+    """Every pair ``i < j`` of unit rows whose cosine reaches ``threshold``, in row order,
+    computed a block of rows at a time so the whole n×n matrix never exists."""
+    out: list[tuple[int, int, float]] = []
+    for start in range(0, len(matrix), SIMILARITY_BLOCK):
+        block = matrix[start : start + SIMILARITY_BLOCK] @ matrix.T
+        rows, cols = np.nonzero(block >= threshold)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            if start + r < c:
+                out.append((start + r, c, float(block[r, c])))
+    return out
+
+
 def numbers_of(text: str) -> tuple[str, ...]:
     return tuple(sorted(_NUMBER.findall(text)))
 
@@ -214,9 +231,7 @@ def _groups(working: Working, ctx: Context) -> list[list[MemoryRecord]]:
         held = [r for r in candidates if r.path in ctx.vectors]
         if len(held) > 1:
             matrix = np.stack([ctx.vectors[r.path] for r in held])
-            sims = matrix @ matrix.T
-            rows, cols = np.nonzero(np.triu(sims >= NEAR_DUPLICATE_COSINE, k=1))
-            for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+            for i, j, _ in similar_pairs(matrix, NEAR_DUPLICATE_COSINE):
                 if may_fold(held[i], held[j]):
                     parent[find(held[j].path)] = find(held[i].path)
     grouped: dict[str, list[MemoryRecord]] = {}
@@ -263,8 +278,13 @@ def relationship_mining(working: Working, ctx: Context) -> Change:
     if len(held) < 2:
         return Change(counts={"pairs": 0, "vectors": len(held)})
     matrix = np.stack([ctx.vectors[r.path] for r in held])
-    pairs = int(np.count_nonzero(np.triu(matrix @ matrix.T >= RELATED_COSINE, k=1)))
-    return Change(counts={"pairs": pairs, "vectors": len(held)})
+    change = Change()
+    change.edges = [
+        (held[i].path, held[j].path, round(sim, 4))
+        for i, j, sim in similar_pairs(matrix, RELATED_COSINE)
+    ]
+    change.counts = {"pairs": len(change.edges), "vectors": len(held)}
+    return change
 
 
 # -- confidence-decay --------------------------------------------------------------------------

@@ -68,3 +68,25 @@ def record_merge(conn: sqlite3.Connection, run_id: str, landed: str, at: str) ->
             "UPDATE sleep_runs SET status = 'merged', head_sha = ?, ended_at = ? WHERE run_id = ?",
             (landed, at, run_id),
         )
+
+
+_EDGE_SQL = """
+INSERT OR IGNORE INTO edges
+  (src_path, rel, dst_path, edge_class, derived, strength, provenance, sleep_run, created_at)
+VALUES (?, 'relates_to', ?, 'memory', 1, ?, 'sleep', ?, ?)
+"""
+
+
+def record_derived_edges(
+    conn: sqlite3.Connection, run_id: str, edges: list[tuple[str, str, float]], at: str
+) -> int:
+    """Replace the mined ``relates_to`` edges with this run's (``derived = 1``, provenance
+    ``sleep``): derived edges are a function of the corpus and the embedder, never committed, and
+    a rebuild drops them until the next run mines them again. An authored edge on the same pair
+    stands. The number of rows written."""
+    rows = [(src, dst, max(0.0, min(1.0, cosine)), run_id, at) for src, dst, cosine in edges]
+    with transaction(conn):
+        conn.execute("DELETE FROM edges WHERE derived = 1 AND rel = 'relates_to'")
+        before = conn.total_changes
+        conn.executemany(_EDGE_SQL, rows)
+        return conn.total_changes - before

@@ -204,6 +204,10 @@ def context_for(
 Versions = Callable[[str], IndexedView]
 
 
+#: Where a run hands the derived edges a phase mined: (run id, [(source, target, cosine)]).
+EdgeSink = Callable[[str, list[tuple[str, str, float]]], None]
+
+
 def _working_at(repo: pygit2.Repository, sha: str, versions: Versions | None) -> Working:
     version = versions(sha) if versions is not None else load_head(repo, sha)
     working = Working(version.records(), lambda blob: git_io.blob_text(repo, blob))
@@ -235,6 +239,7 @@ def start_run(
     vectors: Mapping[str, object] | None = None,
     main: str = MAIN,
     versions: Versions | None = None,
+    edges: EdgeSink | None = None,
 ) -> RunReport:
     """Branch ``sleep/<day>`` (suffixed for another run that day) from main's tip and run."""
     base = git_io.resolve_ref(repo, main)
@@ -246,7 +251,8 @@ def start_run(
         raise GitFailure(f"{ref} appeared while the run started", {"ref": ref})
     ctx = context_for(repo, base, day=day, run_id=run_id, live_usage=live_usage, vectors=vectors)
     selected = _selected(phases)
-    return _run(repo, run_id, ref, base, base, selected, ctx, dry_run, model, set(), versions)
+    sink = None if dry_run else edges
+    return _run(repo, run_id, ref, base, base, selected, ctx, dry_run, model, set(), versions, sink)
 
 
 def resume_run(
@@ -258,13 +264,14 @@ def resume_run(
     live_usage: Sequence[SidecarEntry] | None = None,
     vectors: Mapping[str, object] | None = None,
     versions: Versions | None = None,
+    edges: EdgeSink | None = None,
 ) -> RunReport:
     """Run again every phase that has no trailer on the branch, from the branch's tip."""
     ref, tip = run_ref(repo, run_id)
     done = {c.phase for c in phase_commits(repo, tip)}
     ctx = context_for(repo, tip, day=day, run_id=run_id, live_usage=live_usage, vectors=vectors)
     base = run_base(repo, tip)
-    return _run(repo, run_id, ref, base, tip, PHASES, ctx, False, model, done, versions)
+    return _run(repo, run_id, ref, base, tip, PHASES, ctx, False, model, done, versions, edges)
 
 
 def _run(
@@ -279,6 +286,7 @@ def _run(
     model: ModelPort | None,
     done: set[str],
     versions: Versions | None,
+    edges: EdgeSink | None = None,
 ) -> RunReport:
     run_started = _stamp()
     working = _working_at(repo, tip, versions)
@@ -306,6 +314,8 @@ def _run(
                 commit = _commit(repo, ref, tip, run_id, name, change)
                 tip = commit
             working.apply(change)
+            if edges is not None and change.edges:
+                edges(run_id, change.edges)
         except Exception as exc:  # a phase's failure is isolated: recorded, later phases run
             log.exception("sleep %s: phase %s failed", run_id, name)
             for later in DEPENDENTS.get(name, frozenset()):

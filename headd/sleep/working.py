@@ -40,6 +40,8 @@ class Change:
     removes: set[str] = field(default_factory=set)
     counts: dict[str, int] = field(default_factory=dict)
     touches: list[Touch] = field(default_factory=list)
+    #: Derived edges (source, target, cosine): reported, never committed.
+    edges: list[tuple[str, str, float]] = field(default_factory=list)
 
     def move(self, old: str, new: str, html: str) -> None:
         self.removes.add(old)
