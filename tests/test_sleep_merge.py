@@ -150,3 +150,38 @@ def test_a_main_change_to_a_path_the_run_changed_is_refused(store: Path) -> None
     report = _merge(repo, run.run_id)
     assert not report.merged and report.conflicts == [path]
     assert tip(store) == main_before
+
+
+def test_both_sides_exporting_usage_merge_their_rows(store: Path) -> None:
+    from headd_plane.sidecar import STATE_SIDECAR_PATH, SidecarEntry, parse_sidecar
+    from support.sleep_store import SIDECAR
+
+    repo = git_io.open_repo(store)
+    live = [
+        SidecarEntry(
+            "resources/search/shards-are-eight.html",
+            5,
+            0,
+            0.0,
+            "2026-12-03T10:00:00Z",
+            None,
+            "2026-12-03T10:00:00Z",
+        )
+    ]
+    run = start_run(repo, day=DAY, live_usage=live)
+    main_row = (
+        '{"path":"resources/ops/runbook-index.html","accessCount":4,"reinforcementCount":0,'
+        '"outcomeScore":0,"lastAccessedAt":"2026-12-02T10:00:00Z","lastReinforcedAt":null,'
+        '"updatedAt":"2026-12-02T10:00:00Z"}\n'
+    )
+    (store / STATE_SIDECAR_PATH).write_text(SIDECAR + main_row, encoding="utf-8")
+    git(store, "add", "-f", STATE_SIDECAR_PATH)  # ignored, as `headctl state export` commits it
+    git(store, "commit", "-qm", "state export")
+    report = _merge(repo, run.run_id)
+    assert report.merged and report.replayed, (report.reason, report.conflicts)
+    rows = parse_sidecar(file_at(store, tip(store), STATE_SIDECAR_PATH) or "").entries
+    assert {
+        "resources/search/shards-are-eight.html",
+        "resources/ops/runbook-index.html",
+        "areas/inbox/pool-size.html",
+    } <= {row.path for row in rows}

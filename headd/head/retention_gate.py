@@ -166,8 +166,8 @@ def gate_retention(
     for record in base.indexes.active:
         where = follow(base, landed, record.path, origins)
         followed[record.path] = where
-        if where.archived_to is not None or where.how == EVICTED:
-            if where.how != FOLDED and record.path not in declared:
+        if where.how == EVICTED:  # a fold keeps the fact in its successor: not an eviction
+            if record.path not in declared:
                 undeclared.append(record.path)
             if recently_used(usage, record.path, today):
                 used.append(record.path)

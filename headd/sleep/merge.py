@@ -4,7 +4,8 @@ compare-and-swap of main (the work tree follows when main is checked out).
 base = main now, landed = main with the run's changes. When main has not moved since the run
 started, landed is the run's tip (main fast-forwards and keeps every phase commit). When it has,
 the run's changes are replayed path by path onto the tip as one commit carrying the run's trailer
-and ``Headd-Replayed-From``; a path both sides changed refuses the merge, and nothing moves.
+and ``Headd-Replayed-From``; a path both sides changed refuses the merge, and nothing moves,
+except the usage sidecar, whose rows merge by the state import's rule.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import UTC, date, datetime
 
 import msgspec
 import pygit2
+from headd_plane.sidecar import STATE_SIDECAR_PATH
 from msgspec.structs import replace
 
 from headd.errors import GitFailure
@@ -23,7 +25,7 @@ from headd.head.gate import HeadGateReport, gate_heads
 from headd.head.indexes import IndexedView
 from headd.head.retention_gate import RetentionGateReport, gate_retention
 from headd.memfile.archive import original_path
-from headd.remote.replay import REPLAYED_TRAILER
+from headd.remote.replay import REPLAYED_TRAILER, merge_sidecar_entries
 from headd.sleep.catalog import RUN_TRAILER, SKIP_GATE_TRAILER
 from headd.sleep.run import (
     MAIN,
@@ -91,6 +93,13 @@ def declared_evictions(repo: pygit2.Repository, tip: str) -> set[str]:
 def _replay(repo: pygit2.Repository, run_id: str, base: str, tip: str, onto: str) -> str:
     changed = git_io.changed_paths(repo, base, tip)
     blobs = {path: git_io.blob_at(repo, tip, path) for path in sorted(changed)}
+    if STATE_SIDECAR_PATH in changed & git_io.changed_paths(repo, base, onto):
+        # both sides exported usage: the rows merge as `headctl state import` merges them
+        merged = merge_sidecar_entries(
+            git_io.read_text(repo, tip, STATE_SIDECAR_PATH) or "",
+            git_io.read_text(repo, onto, STATE_SIDECAR_PATH) or "",
+        )
+        blobs[STATE_SIDECAR_PATH] = str(repo.create_blob(merged.encode("utf-8")))
     who = git_io.signature(repo, datetime.now(UTC))
     message = (
         f"sleep: {run_id} replayed onto main\n\n{RUN_TRAILER}: {run_id}\n"
@@ -134,9 +143,10 @@ def merge_run(
         overlap = sorted(
             git_io.changed_paths(repo, base, tip) & git_io.changed_paths(repo, base, main_tip)
         )
-        if overlap:
+        conflicts = [path for path in overlap if path != STATE_SIDECAR_PATH]
+        if conflicts:
             reason = "main changed a path the run also changed"
-            return replace(report, replayed=True, conflicts=overlap, reason=reason)
+            return replace(report, replayed=True, conflicts=conflicts, reason=reason)
         landed = _replay(repo, run_id, base, tip, main_tip)
     else:
         landed = tip

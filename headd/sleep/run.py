@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 
 import msgspec
+import numpy as np
 import pygit2
 from headd_plane.sidecar import STATE_SIDECAR_PATH, SidecarEntry, merge_entries, parse_sidecar
 
@@ -191,12 +192,12 @@ def context_for(
     day: date,
     run_id: str,
     live_usage: Sequence[SidecarEntry] | None = None,
-    vectors: Mapping[str, object] | None = None,
+    vectors: Mapping[str, np.ndarray] | None = None,
 ) -> Context:
     usage = usage_at(repo, sha)
     if live_usage is not None:
         usage = {e.path: e for e in merge_entries(list(usage.values()), live_usage)}
-    return Context(day, run_id, usage, live_usage, vectors)  # type: ignore[arg-type]
+    return Context(day, run_id, usage, live_usage, vectors)
 
 
 #: The version at a commit: the daemon passes its follower's (cached, advanced incrementally);
@@ -236,7 +237,7 @@ def start_run(
     dry_run: bool = False,
     model: ModelPort | None = None,
     live_usage: Sequence[SidecarEntry] | None = None,
-    vectors: Mapping[str, object] | None = None,
+    vectors: Mapping[str, np.ndarray] | None = None,
     main: str = MAIN,
     versions: Versions | None = None,
     edges: EdgeSink | None = None,
@@ -262,7 +263,7 @@ def resume_run(
     day: date,
     model: ModelPort | None = None,
     live_usage: Sequence[SidecarEntry] | None = None,
-    vectors: Mapping[str, object] | None = None,
+    vectors: Mapping[str, np.ndarray] | None = None,
     versions: Versions | None = None,
     edges: EdgeSink | None = None,
 ) -> RunReport:
