@@ -185,3 +185,24 @@ def test_both_sides_exporting_usage_merge_their_rows(store: Path) -> None:
         "resources/ops/runbook-index.html",
         "areas/inbox/pool-size.html",
     } <= {row.path for row in rows}
+
+
+def test_a_used_memory_folded_into_its_duplicate_is_not_an_eviction(store: Path) -> None:
+    from headd_plane.sidecar import SidecarEntry
+
+    from headd.head.retention_gate import gate_retention
+
+    repo = git_io.open_repo(store)
+    base = tip(store)
+    run = start_run(repo, day=DAY, phases=["preflight", "dedup-merge"])
+    folded = "areas/inbox/pool-size-again.html"
+    used = SidecarEntry(folded, 9, 0, 0.0, "2026-12-03T10:00:00Z", None, "2026-12-03T10:00:00Z")
+    report = gate_retention(
+        load_head(repo, base),
+        load_head(repo, run.head),
+        declared=(),
+        usage={folded: used},
+        today=DAY,
+    )
+    assert report.passed and not report.used_evicted and not report.undeclared_evictions
+    assert [r.how for r in report.results if r.path == folded] == ["moved"]
