@@ -192,3 +192,22 @@ def test_an_agent_committing_to_main_mid_run_lands_on_main_only(
     assert "areas/inbox/mid-run.html" not in tree_paths(store, report.head)
     later = [p for p in report.phases if p.ordinal > 7 and p.commit is not None]
     assert later, "phases after the agent's commit still committed on the branch"
+
+
+def test_plan_on_a_store_with_nothing_to_curate_says_so(tmp_path: Path) -> None:
+    from support.memory import memory_html
+    from support.stores import make_store
+
+    root = tmp_path / "tidy"
+    make_store(
+        root,
+        {
+            "resources/search/shards.html": memory_html(
+                "Search shards",
+                "The search cluster runs eight shards.",
+                created="2026-11-30T09:00:00Z",
+            )
+        },
+    )
+    plan = plan_run(git_io.open_repo(root), day=DAY)
+    assert plan.would_change is False and plan.phases["preflight"]["active"] == 1
