@@ -13,9 +13,10 @@ from support.sleep_store import RUN_DAY, SLEEP_FILES, make_sleep_store
 from headd.errors import InvalidParams
 from headd.memfile.head_edit import read_links, read_meta
 from headd.sleep import phases as phase_module
+from headd.sleep.branch import phase_commits, trailers_of
 from headd.sleep.catalog import MODEL_PHASES, NO_MODEL_REASON, PHASES
 from headd.sleep.review import plan_run, review_run
-from headd.sleep.run import phase_commits, resume_run, start_run, trailers_of
+from headd.sleep.run import resume_run, start_run
 from headd.store import git_io
 
 DAY = date.fromisoformat(RUN_DAY)

@@ -157,9 +157,10 @@ class SleepCalls:
         live: list[SidecarEntry] | None,
         edges: Callable[[str, list[tuple[str, str, float]]], None],
     ) -> Any:
+        from headd.sleep.branch import MAIN
         from headd.sleep.merge import merge_run
         from headd.sleep.review import plan_run, review_run
-        from headd.sleep.run import MAIN, resume_run, start_run
+        from headd.sleep.run import resume_run, start_run
 
         repo = git_io.open_repo(self.store)
 

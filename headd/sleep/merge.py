@@ -26,16 +26,9 @@ from headd.head.indexes import IndexedView
 from headd.head.retention_gate import RetentionGateReport, gate_retention
 from headd.memfile.archive import original_path
 from headd.remote.replay import REPLAYED_TRAILER, merge_sidecar_entries
+from headd.sleep.branch import MAIN, MERGED_PREFIX, is_merged, phase_commits, run_base, run_ref
 from headd.sleep.catalog import RUN_TRAILER, SKIP_GATE_TRAILER
-from headd.sleep.run import (
-    MAIN,
-    MERGED_PREFIX,
-    is_merged,
-    phase_commits,
-    run_base,
-    run_ref,
-    usage_at,
-)
+from headd.sleep.run import usage_at
 from headd.store import git_io
 
 log = logging.getLogger(__name__)

@@ -15,18 +15,9 @@ import pygit2
 
 from headd.memfile.archive import original_path
 from headd.memfile.head_edit import read_links, read_meta
+from headd.sleep.branch import MAIN, is_merged, phase_commits, run_base, run_ids, run_ref
 from headd.sleep.catalog import PHASES
-from headd.sleep.run import (
-    MAIN,
-    RunReport,
-    Versions,
-    is_merged,
-    phase_commits,
-    run_base,
-    run_ids,
-    run_ref,
-    start_run,
-)
+from headd.sleep.run import RunReport, Versions, start_run
 from headd.sleep.working import ARCHIVED, FOLDED, MOVED, REPOINTED, STAMPED
 from headd.store import git_io
 

@@ -9,9 +9,7 @@ on it). The trailers are the truth about what ran: ``resume`` reads them, as ``r
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 
@@ -23,15 +21,21 @@ from headd_plane.sidecar import STATE_SIDECAR_PATH, SidecarEntry, merge_entries,
 from headd.errors import GitFailure, InvalidParams
 from headd.head.indexes import IndexedView
 from headd.head.version import load_head
+from headd.sleep.branch import (
+    BRANCH_PREFIX,
+    MAIN,
+    phase_commits,
+    phase_message,
+    run_base,
+    run_ids,
+    run_ref,
+)
 from headd.sleep.catalog import (
-    COUNTS_TRAILER,
     DEPENDENTS,
     MODEL_PHASES,
     NO_MODEL_REASON,
     NON_COMMITTING,
-    PHASE_TRAILER,
     PHASES,
-    RUN_TRAILER,
     ModelPort,
     branch_for,
     unknown_phases,
@@ -41,14 +45,6 @@ from headd.sleep.working import Change, Working
 from headd.store import git_io
 
 log = logging.getLogger(__name__)
-
-BRANCH_PREFIX = "refs/heads/"
-MAIN = "refs/heads/main"
-#: ``refs/headd/sleep-merged/<run id>`` → the commit a merge landed (a replay is not the branch's
-#: tip, so ancestry alone cannot tell a replayed run merged).
-MERGED_PREFIX = "refs/headd/sleep-merged/"
-#: What ``branch_for`` names, and the only run ids a caller may pass.
-RUN_ID = re.compile(r"sleep/\d{4}-\d{2}-\d{2}(?:-[1-9]\d{0,5})?")
 
 
 class PhaseReport(msgspec.Struct, frozen=True):
@@ -83,100 +79,6 @@ class RunReport(msgspec.Struct, frozen=True):
     touches: list[TouchReport]
     started_at: str | None = None
     ended_at: str | None = None
-
-
-def phase_message(run_id: str, phase: str, counts: Mapping[str, int]) -> str:
-    """A phase commit's message: a subject, then the three trailers."""
-    summary = ", ".join(f"{k} {v}" for k, v in counts.items()) or "no counts"
-    encoded = json.dumps(dict(counts), separators=(",", ":"), sort_keys=True)
-    return (
-        f"sleep({phase}): {summary}\n\n"
-        f"{RUN_TRAILER}: {run_id}\n{PHASE_TRAILER}: {phase}\n{COUNTS_TRAILER}: {encoded}\n"
-    )
-
-
-def trailers_of(message: str) -> dict[str, str]:
-    """``Key: value`` lines of a commit message (the last occurrence of a key wins)."""
-    out: dict[str, str] = {}
-    for line in message.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key and " " not in key:
-            out[key] = value.strip()
-    return out
-
-
-class PhaseCommit(msgspec.Struct, frozen=True):
-    sha: str
-    phase: str
-    counts: dict[str, int]
-
-
-def run_base(repo: pygit2.Repository, branch_sha: str) -> str:
-    """Where a run started: the parent of its first trailered commit, else the tip itself."""
-    base = branch_sha
-    for commit in _walk_run(repo, branch_sha):
-        base = str(commit.parents[0].id) if commit.parents else base
-    return base
-
-
-def _walk_run(repo: pygit2.Repository, tip: str) -> list[pygit2.Commit]:
-    """The run's own commits, newest first: first parents while each carries Memhtml-Phase."""
-    out = []
-    commit = repo[tip].peel(pygit2.Commit)
-    while PHASE_TRAILER in trailers_of(commit.message):
-        out.append(commit)
-        if not commit.parents:
-            break
-        commit = commit.parents[0]
-    return out
-
-
-def phase_commits(repo: pygit2.Repository, tip: str) -> list[PhaseCommit]:
-    """The run's phase commits, oldest first, read from their trailers."""
-    out = []
-    for commit in reversed(_walk_run(repo, tip)):
-        trailers = trailers_of(commit.message)
-        try:
-            counts = json.loads(trailers.get(COUNTS_TRAILER, "{}"))
-        except json.JSONDecodeError:
-            counts = {}
-        out.append(PhaseCommit(str(commit.id), trailers[PHASE_TRAILER], counts))
-    return out
-
-
-def run_ids(repo: pygit2.Repository) -> list[str]:
-    """Every ``sleep/…`` branch, oldest name first."""
-    return sorted(
-        name[len(BRANCH_PREFIX) :]
-        for name in repo.references
-        if name.startswith(BRANCH_PREFIX + "sleep/")
-    )
-
-
-def run_ref(repo: pygit2.Repository, run_id: str) -> tuple[str, str]:
-    """The run's ref and tip; InvalidParams when no such run."""
-    if RUN_ID.fullmatch(run_id) is None:
-        raise InvalidParams(
-            f"not a sleep run id (sleep/YYYY-MM-DD, or with -N): {run_id[:100]!r}",
-            {"run": run_id[:100]},
-        )
-    ref = BRANCH_PREFIX + run_id
-    tip = git_io.resolve_ref(repo, ref)
-    if tip is None:
-        raise InvalidParams(f"no sleep run {run_id}", {"run": run_id})
-    return ref, tip
-
-
-def is_merged(repo: pygit2.Repository, run_id: str, tip: str, main: str = MAIN) -> bool:
-    """Whether the run's changes are on main: its tip, or the commit its merge landed."""
-    main_tip = git_io.resolve_ref(repo, main)
-    if main_tip is None:
-        return False
-    landed = git_io.resolve_ref(repo, MERGED_PREFIX + run_id)
-    return any(
-        sha is not None and git_io.is_ancestor(repo, sha, main_tip)
-        for sha in (landed, tip if tip != run_base(repo, tip) else None)
-    )
 
 
 def usage_at(repo: pygit2.Repository, sha: str) -> dict[str, SidecarEntry]:
