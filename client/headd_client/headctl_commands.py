@@ -790,7 +790,7 @@ def _contributed_commands() -> None:
     from headd_client.headctl_sleep import GROUP_HELP
     from headd_client.headctl_sleep import commands as sleep_commands
 
-    for command in sleep_commands():
+    for command in sleep_commands(Command):
         register(command, GROUP_HELP)
 
 

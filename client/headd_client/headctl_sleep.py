@@ -7,9 +7,10 @@ printed, and with ``--json`` the whole answer), as ``gate`` does.
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO, TypeVar
 
-from headd_client.headctl_commands import Command, Context, Params
+C = TypeVar("C")
 
 GROUP_HELP = "curation on a review branch: plan, run, review, merge, resume, status"
 
@@ -44,7 +45,7 @@ def _merge_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _run(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
+def _run(args: argparse.Namespace, _ctx: object) -> tuple[str, dict[str, Any]]:
     return "sleep.run", {
         "date": args.date,
         "phases": _phases(args.phases),
@@ -135,8 +136,9 @@ def show_status(result: Any, args: argparse.Namespace, out: TextIO) -> None:
         print(f"  {phase:<20} {_counts(counts)}", file=out)
 
 
-def commands() -> list[Command]:
-    c = Command
+def commands(c: Callable[..., C]) -> list[C]:
+    """The commands, each built by ``c`` (headctl's ``Command``, passed in so that this module
+    imports nothing of the module that registers it)."""
     return [
         c(
             ("sleep", "plan"),

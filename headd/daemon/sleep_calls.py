@@ -17,13 +17,12 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import msgspec
-
-from headd.daemon.methods import SleepMerge, SleepPlan, SleepResume, SleepReview, SleepRun
 from headd.errors import InvalidParams
 from headd.head.indexes import IndexedView
 from headd.store import git_io
 from headd.thread_priority import lower_thread_priority
+from headd.wire.answers import SleepStatusAnswer
+from headd.wire.methods import SleepMerge, SleepPlan, SleepResume, SleepReview, SleepRun
 
 if TYPE_CHECKING:
     import numpy as np
@@ -88,7 +87,7 @@ class SleepCalls:
         """A run's mined edges into ``index.db`` (reporting, like the rows: logged on failure)."""
         if self.plane is None:
             return
-        from headd.sleep.rows import record_derived_edges
+        from headd_plane.sleep_rows import record_derived_edges
 
         at = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
         try:
@@ -103,9 +102,10 @@ class SleepCalls:
         a failure is logged, never the call's)."""
         if self.plane is None:
             return
-        from headd.sleep.merge import MergeReport
-        from headd.sleep.rows import record_merge, record_run
-        from headd.sleep.run import RunReport
+        from headd_plane.sleep_rows import record_merge, record_run
+
+        from headd.sleep.merge_report import MergeReport
+        from headd.wire.answers import RunReport
 
         try:
             if isinstance(result, RunReport):
@@ -209,17 +209,17 @@ class SleepCalls:
                 )
         raise InvalidParams(f"not a sleep request: {type(request).__name__}")
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> SleepStatusAnswer:
         """``sleep.status`` (and ``status.last_sleep``): the latest run, read from its branch."""
         from headd.sleep.review import sleep_status
 
-        return msgspec.to_builtins(sleep_status(git_io.open_repo(self.store)))
+        return sleep_status(git_io.open_repo(self.store))
 
-    def last_sleep(self) -> dict[str, Any] | None:
+    def last_sleep(self) -> SleepStatusAnswer | None:
         """``status.last_sleep``: the latest run (id, base, head, merged, per-phase counts), or
         None before the first; what the MCP bridge's ``memory_status`` passes on."""
         latest = self.status()
-        return latest if latest.get("run_id") else None
+        return latest if latest.run_id else None
 
     def shutdown(self) -> None:
         self._worker.shutdown(wait=True)

@@ -15,19 +15,19 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, date, datetime
 
-import msgspec
 import pygit2
-from headd_plane.sidecar import STATE_SIDECAR_PATH
 from msgspec.structs import replace
 
 from headd.errors import GitFailure
-from headd.head.gate import HeadGateReport, gate_heads
+from headd.head.gate import gate_heads
 from headd.head.indexes import IndexedView
-from headd.head.retention_gate import RetentionGateReport, gate_retention
+from headd.head.retention_gate import gate_retention
 from headd.memfile.archive import original_path
+from headd.memfile.sidecar import STATE_SIDECAR_PATH
 from headd.remote.replay import REPLAYED_TRAILER, merge_sidecar_entries
 from headd.sleep.branch import MAIN, MERGED_PREFIX, is_merged, phase_commits, run_base, run_ref
 from headd.sleep.catalog import RUN_TRAILER, SKIP_GATE_TRAILER
+from headd.sleep.merge_report import MergeReport
 from headd.sleep.run import usage_at
 from headd.store import git_io
 
@@ -39,22 +39,6 @@ EVICTING: Mapping[str, tuple[str, ...]] = {
     "retention-triage": ("evicted",),
     "reprieve": ("evicted",),
 }
-
-
-class MergeReport(msgspec.Struct, frozen=True):
-    """The answer of ``sleep.merge``: landed or not, and both gates' reports."""
-
-    run_id: str
-    base: str
-    main: str
-    merged: bool = False
-    landed: str | None = None
-    replayed: bool = False
-    skipped_gate: bool = False
-    conflicts: list[str] = msgspec.field(default_factory=list)
-    head_gate: HeadGateReport | None = None
-    retention_gate: RetentionGateReport | None = None
-    reason: str | None = None
 
 
 def archive_moves(repo: pygit2.Repository, parent: str, commit: str) -> set[str]:

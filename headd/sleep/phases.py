@@ -16,15 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
-from headd_plane.polarity import negation_divergent
-from headd_plane.sidecar import (
-    STATE_SIDECAR_PATH,
-    SidecarEntry,
-    merge_entries,
-    parse_sidecar,
-    render_sidecar,
-)
 
+from headd.head.negation import negation_divergent
 from headd.memfile.archive import (
     archive_path,
     archive_stamps,
@@ -35,6 +28,13 @@ from headd.memfile.archive import (
 from headd.memfile.head_edit import add_link, remove_link, set_meta
 from headd.memfile.placement import slugify
 from headd.memfile.render import format_confidence, format_instant, format_integer
+from headd.memfile.sidecar import (
+    STATE_SIDECAR_PATH,
+    SidecarEntry,
+    merge_entries,
+    parse_sidecar,
+    render_sidecar,
+)
 from headd.record import MemoryRecord
 from headd.sleep.working import (
     ARCHIVED,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 
-import msgspec
 import pygit2
 
 from headd.memfile.archive import original_path
@@ -20,40 +19,14 @@ from headd.sleep.catalog import PHASES
 from headd.sleep.run import RunReport, Versions, start_run
 from headd.sleep.working import ARCHIVED, FOLDED, MOVED, REPOINTED, STAMPED
 from headd.store import git_io
-
-
-class ReviewCommit(msgspec.Struct, frozen=True):
-    sha: str
-    phase: str
-    subject: str
-    counts: dict[str, int]
-
-
-class ReviewFile(msgspec.Struct, frozen=True):
-    path: str
-    kind: str
-    to: str | None = None
-
-
-class DiffStat(msgspec.Struct, frozen=True):
-    files: int
-    insertions: int
-    deletions: int
-
-
-class Review(msgspec.Struct, frozen=True):
-    """The answer of ``sleep.review``."""
-
-    run_id: str
-    base: str
-    head: str
-    merged: bool
-    phases: dict[str, dict[str, int]]
-    commits: list[ReviewCommit]
-    stat: DiffStat
-    files: list[ReviewFile]
-    #: The raw diff, when asked for.
-    diff: str | None = None
+from headd.wire.answers import (
+    DiffStat,
+    ReviewCommit,
+    ReviewFile,
+    SleepPlanAnswer,
+    SleepReviewAnswer,
+    SleepStatusAnswer,
+)
 
 
 def _text(repo: pygit2.Repository, sha: str, path: str) -> str:
@@ -88,13 +61,13 @@ def classify(repo: pygit2.Repository, base: str, head: str) -> list[ReviewFile]:
 
 def review_run(
     repo: pygit2.Repository, run_id: str, main: str = MAIN, *, diff: bool = False
-) -> Review:
+) -> SleepReviewAnswer:
     _, tip = run_ref(repo, run_id)
     base = run_base(repo, tip)
     commits = phase_commits(repo, tip)
     stats = repo.diff(base, tip).stats
     merged = is_merged(repo, run_id, tip, main)
-    return Review(
+    return SleepReviewAnswer(
         run_id,
         base,
         tip,
@@ -112,25 +85,10 @@ def review_run(
     )
 
 
-class SleepStatus(msgspec.Struct, frozen=True):
-    """The answer of ``sleep.status``: the latest run, read from its branch."""
-
-    run_id: str | None
-    runs: list[str]
-    base: str | None = None
-    head: str | None = None
-    merged: bool = False
-    #: ``merged`` or ``review`` (memhtml's run statuses a branch can show).
-    status: str | None = None
-    #: When the run's first phase committed (its tip's time when no phase committed).
-    started_at: str | None = None
-    phases: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
-
-
-def sleep_status(repo: pygit2.Repository, main: str = MAIN) -> SleepStatus:
+def sleep_status(repo: pygit2.Repository, main: str = MAIN) -> SleepStatusAnswer:
     runs = run_ids(repo)
     if not runs:
-        return SleepStatus(None, [])
+        return SleepStatusAnswer(None, [])
     latest = max(runs, key=_run_order)
     _, tip = run_ref(repo, latest)
     base = run_base(repo, tip)
@@ -138,7 +96,7 @@ def sleep_status(repo: pygit2.Repository, main: str = MAIN) -> SleepStatus:
     commits = phase_commits(repo, tip)
     first = repo[commits[0].sha if commits else tip].peel(pygit2.Commit)
     started = datetime.fromtimestamp(first.commit_time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return SleepStatus(
+    return SleepStatusAnswer(
         latest,
         runs,
         base,
@@ -157,23 +115,15 @@ def _run_order(run_id: str) -> tuple[str, int]:
     return day, int(ordinal) if ordinal.isdigit() else 1
 
 
-class Plan(msgspec.Struct, frozen=True):
-    """The answer of ``sleep.plan``: would a run change anything, and what each phase would do."""
-
-    sha: str
-    would_change: bool
-    phases: dict[str, dict[str, int]]
-
-
 def plan_run(
     repo: pygit2.Repository,
     *,
     day: date,
     phases: Sequence[str] | None = None,
     versions: Versions | None = None,
-) -> Plan:
+) -> SleepPlanAnswer:
     """A dry run of the deterministic phases from the head: no index, nothing written."""
     report: RunReport = start_run(repo, day=day, phases=phases, dry_run=True, versions=versions)
     counts = {p.phase: p.counts for p in report.phases if p.status == "ok"}
     would = bool(report.touches)
-    return Plan(report.base, would, {p: counts[p] for p in PHASES if p in counts})
+    return SleepPlanAnswer(report.base, would, {p: counts[p] for p in PHASES if p in counts})

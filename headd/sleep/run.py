@@ -13,14 +13,13 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 
-import msgspec
 import numpy as np
 import pygit2
-from headd_plane.sidecar import STATE_SIDECAR_PATH, SidecarEntry, merge_entries, parse_sidecar
 
 from headd.errors import GitFailure, InvalidParams
 from headd.head.indexes import IndexedView
 from headd.head.version import load_head
+from headd.memfile.sidecar import STATE_SIDECAR_PATH, SidecarEntry, merge_entries, parse_sidecar
 from headd.sleep.branch import (
     BRANCH_PREFIX,
     MAIN,
@@ -43,42 +42,9 @@ from headd.sleep.catalog import (
 from headd.sleep.phases import DETERMINISTIC, Context
 from headd.sleep.working import Change, Working
 from headd.store import git_io
+from headd.wire.answers import PhaseReport, RunReport, TouchReport
 
 log = logging.getLogger(__name__)
-
-
-class PhaseReport(msgspec.Struct, frozen=True):
-    phase: str
-    ordinal: int
-    status: str  # ok | failed | skipped
-    commit: str | None = None
-    counts: dict[str, int] = msgspec.field(default_factory=dict)
-    reason: str | None = None
-    started_at: str | None = None
-    ended_at: str | None = None
-
-
-class TouchReport(msgspec.Struct, frozen=True):
-    path: str
-    kind: str
-    phase: str
-    to: str | None = None
-    into: str | None = None
-
-
-class RunReport(msgspec.Struct, frozen=True):
-    """The answer of ``sleep.run`` and ``sleep.resume`` (memhtml's ``sleep.report``)."""
-
-    run_id: str
-    branch: str
-    base: str
-    head: str
-    status: str  # review | dry-run
-    dry_run: bool
-    phases: list[PhaseReport]
-    touches: list[TouchReport]
-    started_at: str | None = None
-    ended_at: str | None = None
 
 
 def usage_at(repo: pygit2.Repository, sha: str) -> dict[str, SidecarEntry]:

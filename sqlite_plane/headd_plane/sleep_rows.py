@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from headd_plane.state import transaction
+from headd.wire.answers import RunReport
 
-from headd.sleep.run import RunReport
+from .state import transaction
 
 _RUN_SQL = """
 INSERT INTO sleep_runs (run_id, branch, base_sha, head_sha, status, started_at, ended_at)
