@@ -3,10 +3,13 @@ work tree left alone."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import date
 from pathlib import Path
 
 import pytest
+from headd_plane.db import open_writer
+from headd_plane.sleep_rows import record_run
 from support.git import external_commit, file_at, git, tip, tree_paths
 from support.sleep_store import RUN_DAY, SLEEP_FILES, make_sleep_store
 
@@ -144,6 +147,24 @@ def test_a_failed_phase_keeps_earlier_commits_and_skips_its_dependents(
     assert phases["retention-triage"].status == "skipped"
     assert phases["reprieve"].status == "ok" and phases["reprieve"].commit is not None
     assert phases["placement-triage"].commit is not None
+    # the reporting rows say failed, as memhtml's do; a resume that runs clean says review
+    db = open_writer(store / ".memhtml" / "index.db")
+    try:
+        record_run(db.conn, report)
+        assert _run_row(db.conn) == ("failed", report.head)
+        rows = dict(db.conn.execute("SELECT phase, error FROM sleep_phases").fetchall())
+        assert "dedup broke" in (rows["dedup-merge"] or "")
+        monkeypatch.undo()
+        resumed = resume_run(git_io.open_repo(store), report.run_id, day=DAY)
+        record_run(db.conn, resumed)
+        assert _run_row(db.conn) == ("review", resumed.head)
+    finally:
+        db.close()
+
+
+def _run_row(conn: sqlite3.Connection) -> tuple[str, str]:
+    status, head = conn.execute("SELECT status, head_sha FROM sleep_runs").fetchone()
+    return status, head
 
 
 def test_resume_runs_only_the_phases_without_a_trailer(store: Path) -> None:

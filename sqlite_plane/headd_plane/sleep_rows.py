@@ -16,8 +16,8 @@ from .state import transaction
 
 _RUN_SQL = """
 INSERT INTO sleep_runs (run_id, branch, base_sha, head_sha, status, started_at, ended_at)
-VALUES (?, ?, ?, ?, 'review', ?, ?)
-ON CONFLICT (run_id) DO UPDATE SET head_sha = excluded.head_sha, status = 'review',
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id) DO UPDATE SET head_sha = excluded.head_sha, status = excluded.status,
   ended_at = excluded.ended_at
 """
 
@@ -29,6 +29,12 @@ ON CONFLICT (run_id, phase) DO UPDATE SET status = excluded.status,
   commit_sha = excluded.commit_sha, counts = excluded.counts, error = excluded.error,
   started_at = excluded.started_at, ended_at = excluded.ended_at
 """
+
+
+def run_status(report: RunReport) -> str:
+    """``failed`` when a phase failed, else ``review`` (memhtml's statuses: its run is failed
+    whenever one of its phases is, its branch kept for a ``resume``)."""
+    return "failed" if any(p.status == "failed" for p in report.phases) else "review"
 
 
 def record_run(conn: sqlite3.Connection, report: RunReport) -> int:
@@ -55,7 +61,15 @@ def record_run(conn: sqlite3.Connection, report: RunReport) -> int:
     with transaction(conn):
         conn.execute(
             _RUN_SQL,
-            (report.run_id, report.branch, report.base, report.head, started, report.ended_at),
+            (
+                report.run_id,
+                report.branch,
+                report.base,
+                report.head,
+                run_status(report),
+                started,
+                report.ended_at,
+            ),
         )
         conn.executemany(_PHASE_SQL, rows)
     return len(rows)
