@@ -61,7 +61,7 @@ def test_run_builds_the_branch_with_trailers_and_leaves_main_alone(store: Path) 
         assert phases[name].status == "skipped" and phases[name].reason == NO_MODEL_REASON
     for name in ("preflight", "relationship-mining", "report"):
         assert phases[name].commit is None
-    assert [c.phase for c in phase_commits(repo, branch)] == [
+    assert [c.phase for c in phase_commits(repo, report.run_id, branch)] == [
         p.phase for p in report.phases if p.commit is not None
     ]
 
@@ -170,14 +170,34 @@ def _run_row(conn: sqlite3.Connection) -> tuple[str, str]:
 def test_resume_runs_only_the_phases_without_a_trailer(store: Path) -> None:
     repo = git_io.open_repo(store)
     first = start_run(repo, day=DAY, phases=["preflight", "dedup-merge"])
-    assert [c.phase for c in phase_commits(repo, first.head)] == ["dedup-merge"]
+    assert [c.phase for c in phase_commits(repo, first.run_id, first.head)] == ["dedup-merge"]
     resumed = resume_run(repo, first.run_id, day=DAY)
     phases = _by_phase(resumed)
     assert phases["dedup-merge"].reason == "committed earlier"
     assert resumed.base == first.base
-    committed = [c.phase for c in phase_commits(repo, resumed.head)]
+    committed = [c.phase for c in phase_commits(repo, first.run_id, resumed.head)]
     assert committed[0] == "dedup-merge" and committed.count("dedup-merge") == 1
     assert "placement-triage" in committed
+
+
+def test_a_run_after_one_that_fast_forwarded_main_is_its_own(store: Path) -> None:
+    """The first run's phase commits sit below the second run's branch, trailers and all: the
+    second run's base, commits and resume are its own (seen red: walking trailers alone gave the
+    second run the first one's base and phases, so its resume skipped them as committed)."""
+    repo = git_io.open_repo(store)
+    first = start_run(repo, day=DAY)
+    git(store, "merge", "-q", "--ff-only", first.run_id)  # as a fast-forward merge lands it
+    second = start_run(repo, day=DAY)
+    assert second.base == first.head
+    earlier = {c.sha for c in phase_commits(repo, first.run_id, first.head)}
+    own = phase_commits(repo, second.run_id, second.head)
+    assert earlier and not earlier & {c.sha for c in own}
+    review = review_run(repo, second.run_id)
+    assert review.base == first.head and [c.sha for c in review.commits] == [c.sha for c in own]
+    resumed = resume_run(repo, second.run_id, day=DAY)
+    skipped = {p.phase for p in resumed.phases if p.reason == "committed earlier"}
+    assert skipped == {c.phase for c in own}
+    assert resumed.base == first.head
 
 
 def test_main_moving_during_a_run_does_not_touch_the_branch(store: Path) -> None:

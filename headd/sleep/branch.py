@@ -53,19 +53,24 @@ class PhaseCommit(msgspec.Struct, frozen=True):
     counts: dict[str, int]
 
 
-def run_base(repo: pygit2.Repository, branch_sha: str) -> str:
+def run_base(repo: pygit2.Repository, run_id: str, branch_sha: str) -> str:
     """Where a run started: the parent of its first trailered commit, else the tip itself."""
     base = branch_sha
-    for commit in _walk_run(repo, branch_sha):
+    for commit in _walk_run(repo, run_id, branch_sha):
         base = str(commit.parents[0].id) if commit.parents else base
     return base
 
 
-def _walk_run(repo: pygit2.Repository, tip: str) -> list[pygit2.Commit]:
-    """The run's own commits, newest first: first parents while each carries Memhtml-Phase."""
+def _walk_run(repo: pygit2.Repository, run_id: str, tip: str) -> list[pygit2.Commit]:
+    """The run's own commits, newest first: first parents while each carries Memhtml-Phase and
+    this run's Memhtml-Run. An earlier run that fast-forwarded main is below a later run's
+    branch, trailers and all; its commits are not the later run's."""
     out = []
     commit = repo[tip].peel(pygit2.Commit)
-    while PHASE_TRAILER in trailers_of(commit.message):
+    while True:
+        trailers = trailers_of(commit.message)
+        if PHASE_TRAILER not in trailers or trailers.get(RUN_TRAILER) != run_id:
+            break
         out.append(commit)
         if not commit.parents:
             break
@@ -73,10 +78,10 @@ def _walk_run(repo: pygit2.Repository, tip: str) -> list[pygit2.Commit]:
     return out
 
 
-def phase_commits(repo: pygit2.Repository, tip: str) -> list[PhaseCommit]:
+def phase_commits(repo: pygit2.Repository, run_id: str, tip: str) -> list[PhaseCommit]:
     """The run's phase commits, oldest first, read from their trailers."""
     out = []
-    for commit in reversed(_walk_run(repo, tip)):
+    for commit in reversed(_walk_run(repo, run_id, tip)):
         trailers = trailers_of(commit.message)
         try:
             counts = json.loads(trailers.get(COUNTS_TRAILER, "{}"))
@@ -117,5 +122,5 @@ def is_merged(repo: pygit2.Repository, run_id: str, tip: str, main: str = MAIN) 
     landed = git_io.resolve_ref(repo, MERGED_PREFIX + run_id)
     return any(
         sha is not None and git_io.is_ancestor(repo, sha, main_tip)
-        for sha in (landed, tip if tip != run_base(repo, tip) else None)
+        for sha in (landed, tip if tip != run_base(repo, run_id, tip) else None)
     )

@@ -50,11 +50,11 @@ def archive_moves(repo: pygit2.Repository, parent: str, commit: str) -> set[str]
     return {p for p in removed if p in origins}
 
 
-def declared_evictions(repo: pygit2.Repository, tip: str) -> set[str]:
+def declared_evictions(repo: pygit2.Repository, run_id: str, tip: str) -> set[str]:
     """The archives the run's phases declared: each of a phase commit's archive moves, when the
     phase is one that evicts and its Memhtml-Counts account for at least that many."""
     declared: set[str] = set()
-    for commit in phase_commits(repo, tip):
+    for commit in phase_commits(repo, run_id, tip):
         parents = repo[commit.sha].peel(pygit2.Commit).parents
         if not parents:
             continue
@@ -106,7 +106,7 @@ def merge_run(
     """Land ``run_id`` on ``main`` if both gates pass (or ``skip_gate``); never moves anything
     otherwise. ``lock`` is held around the swap (the daemon's commit lock)."""
     _, tip = run_ref(repo, run_id)
-    base = run_base(repo, tip)
+    base = run_base(repo, run_id, tip)
     main_tip = git_io.resolve_ref(repo, main)
     if main_tip is None:
         raise GitFailure(f"{main} does not exist", {"ref": main})
@@ -139,7 +139,11 @@ def merge_run(
             report,
             head_gate=gate_heads(before, after),
             retention_gate=gate_retention(
-                before, after, declared=declared_evictions(repo, tip), usage=usage, today=today
+                before,
+                after,
+                declared=declared_evictions(repo, run_id, tip),
+                usage=usage,
+                today=today,
             ),
         )
         if not (report.head_gate and report.head_gate.passed) or not (

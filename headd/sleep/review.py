@@ -63,8 +63,8 @@ def review_run(
     repo: pygit2.Repository, run_id: str, main: str = MAIN, *, diff: bool = False
 ) -> SleepReviewAnswer:
     _, tip = run_ref(repo, run_id)
-    base = run_base(repo, tip)
-    commits = phase_commits(repo, tip)
+    base = run_base(repo, run_id, tip)
+    commits = phase_commits(repo, run_id, tip)
     stats = repo.diff(base, tip).stats
     merged = is_merged(repo, run_id, tip, main)
     return SleepReviewAnswer(
@@ -91,9 +91,9 @@ def sleep_status(repo: pygit2.Repository, main: str = MAIN) -> SleepStatusAnswer
         return SleepStatusAnswer(None, [])
     latest = max(runs, key=_run_order)
     _, tip = run_ref(repo, latest)
-    base = run_base(repo, tip)
+    base = run_base(repo, latest, tip)
     merged = is_merged(repo, latest, tip, main)
-    commits = phase_commits(repo, tip)
+    commits = phase_commits(repo, latest, tip)
     first = repo[commits[0].sha if commits else tip].peel(pygit2.Commit)
     started = datetime.fromtimestamp(first.commit_time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return SleepStatusAnswer(

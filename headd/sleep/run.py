@@ -137,9 +137,9 @@ def resume_run(
 ) -> RunReport:
     """Run again every phase that has no trailer on the branch, from the branch's tip."""
     ref, tip = run_ref(repo, run_id)
-    done = {c.phase for c in phase_commits(repo, tip)}
+    done = {c.phase for c in phase_commits(repo, run_id, tip)}
     ctx = context_for(repo, tip, day=day, run_id=run_id, live_usage=live_usage, vectors=vectors)
-    base = run_base(repo, tip)
+    base = run_base(repo, run_id, tip)
     return _run(repo, run_id, ref, base, tip, PHASES, ctx, False, model, done, versions, edges)
 
 
