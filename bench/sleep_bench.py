@@ -11,6 +11,12 @@ links) in one commit, then measures:
 - ``search``: ``search_head`` p50/p99 over 200 title queries idle, then while a run goes on in a
   background thread at lowered priority (the daemon's sleep worker), and their ratio.
 
+- ``peer``: with ``--peer-size N`` and memhtml 0.15.1 installed (``bash bench/peers/peers.sh``),
+  ``memhtml sleep run`` on a store of N of the same memories (``MEMHTML_LLM=off
+  MEMHTML_EMBED=off``, after its ``index rebuild``, which is timed apart), and our run on the same
+  store in the same process run, with their ratios. The peer's store has no exact duplicates:
+  memhtml's index refuses two files with one content hash (its write path never makes them).
+
 Targets (docs/benchmarks.md): the run under 60 s at 10,000 memories; search beside a run within
 2x of idle (p50).
 """
@@ -107,9 +113,10 @@ def _memory(
     return html
 
 
-def corpus(count: int, seed: int = 7) -> dict[str, str]:
-    """``count`` memories: half in the inbox, 2% exact duplicates, 2% past valid-until, 5% old
-    and thin, 1% with a dangling link, entities shared in groups of about ten."""
+def corpus(count: int, seed: int = 7, *, duplicates: bool = True) -> dict[str, str]:
+    """``count`` memories: half in the inbox, 2% exact duplicates (unless ``duplicates`` is
+    false), 2% past valid-until, 5% old and thin, 1% with a dangling link, entities shared in
+    groups of about ten."""
     rng = random.Random(seed)
     files: dict[str, str] = {}
     previous = ""
@@ -122,7 +129,7 @@ def corpus(count: int, seed: int = 7) -> dict[str, str]:
         created = "2026-11-20T09:00:00Z"
         links: list[str] = []
         roll = i % 100
-        if roll < 2 and previous:
+        if roll < 2 and previous and duplicates:
             claim = previous
         if 2 <= roll < 4:
             metas["memhtml-valid-until"] = "2026-11-01"
@@ -218,13 +225,59 @@ def measure(count: int) -> dict[str, Any]:
         }
 
 
+#: What ``memhtml init`` ignores: its two databases and their WAL files.
+MEMHTML_GITIGNORE = (
+    ".memhtml/index.db\n.memhtml/state.db\n.memhtml/index.db-*\n.memhtml/state.db-*\n"
+)
+
+
+def measure_peer(count: int) -> dict[str, Any]:
+    """``memhtml sleep run`` and ours on one store of ``count`` memories, checked out."""
+    from bench.peers.memhtml_mcp import memhtml_version, run_memhtml
+
+    with tempfile.TemporaryDirectory(prefix="sleep-peer-") as tmp:
+        root = Path(tmp)
+        files = corpus(count, duplicates=False)
+        files[".gitignore"] = MEMHTML_GITIGNORE
+        repo, sha = write_store(root, files)
+        repo.checkout_head(strategy=pygit2.GIT_CHECKOUT_FORCE)
+        _, rebuild = timed(lambda: run_memhtml(root, ["index", "rebuild"]))
+        day = ["--date", RUN_DAY.isoformat()]
+        (_, answer), peer = timed(lambda: run_memhtml(root, ["sleep", "run", *day]))
+        data = json.loads(answer)["data"]
+        report, ours = timed(
+            lambda: start_run(repo, day=RUN_DAY, versions=lambda s: load_head(repo, s))
+        )
+        return {
+            "memories": count,
+            "memhtml": memhtml_version(),
+            "memhtml_index_rebuild": {
+                "wall_s": round(rebuild.wall_s, 3),
+                "cpu_s": round(rebuild.cpu_s, 3),
+            },
+            "memhtml_run": {"wall_s": round(peer.wall_s, 3), "cpu_s": round(peer.cpu_s, 3)},
+            "memhtml_phases": {p["phase"]: p["status"] for p in data["phases"]},
+            "memhtml_commits": len(data.get("commits") or []),
+            "headd_run": {"wall_s": round(ours.wall_s, 3), "cpu_s": round(ours.cpu_s, 3)},
+            "headd_commits": sum(1 for p in report.phases if p.commit),
+            "ratio_wall": round(peer.wall_s / ours.wall_s, 1) if ours.wall_s else None,
+            "ratio_cpu": round(peer.cpu_s / ours.cpu_s, 1) if ours.cpu_s else None,
+            "load_average": load_average(),
+        }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--peer-size", type=int, default=0, help="also memhtml's run at this size (0: none)"
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    document = {"bench": "sleep", "sizes": [measure(size) for size in sizes]}
+    document: dict[str, Any] = {"bench": "sleep", "sizes": [measure(size) for size in sizes]}
+    if args.peer_size:
+        document["peer"] = measure_peer(args.peer_size)
     text = json.dumps(document, indent=2)
     if args.out is not None:
         args.out.write_text(text + "\n", encoding="utf-8")
