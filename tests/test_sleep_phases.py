@@ -9,7 +9,7 @@ dropped from the protected types (the first), and with the reprieve ceiling at f
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +18,7 @@ from support.memory import memory_html
 
 from headd.head.indexes import IndexedView, indexes_from_records
 from headd.head.successors import resolve
-from headd.memfile.archive import archive_path, original_path
+from headd.memfile.archive import archive_path, archive_stamps, original_path
 from headd.memfile.sidecar import SidecarEntry
 from headd.sleep.catalog import PHASES
 from headd.sleep.phases import (
@@ -202,3 +202,28 @@ def test_reprieve_extends_or_evicts_exactly_the_expired(
             assert gone.archived and gone.archived_at and gone.updated_at
     reprieved = sum(1 for p in change.writes if p in files)
     assert change.counts == {"reprieved": reprieved, "evicted": len(change.removes)}
+
+
+def test_an_eviction_onto_a_taken_archive_path_takes_the_next_suffix() -> None:
+    """The glossary's bend in the archive path rule: a sleep phase adds ``-2``, ``-3``… before
+    ``.html`` when the archive path is taken (the same path archived earlier that year), and the
+    suffixed path no longer maps back to the original."""
+    path = "resources/ops/freeze.html"
+    earlier = memhtml_archived(memory_html("Freeze, before", "The old freeze held."))
+    files = {
+        path: memory_html(
+            "Freeze", "The freeze holds.", metas={"memhtml-valid-until": "2026-11-01"}
+        ),
+        "archive/2026/resources/ops/freeze.html": earlier,
+        "archive/2026/resources/ops/freeze-2.html": earlier.replace("before", "before that"),
+    }
+    change = reprieve(working_of(files), Context(DAY, "sleep/2026-12-04"))
+    to = "archive/2026/resources/ops/freeze-3.html"
+    assert change.removes == {path} and to in change.writes
+    assert parse_memory(to, change.writes[to]).archived
+    assert original_path(to) != path
+    assert change.writes.keys() == {to}  # the earlier copies stand as they were
+
+
+def memhtml_archived(html: str) -> str:
+    return archive_stamps(html, datetime(2026, 3, 1, tzinfo=UTC))
