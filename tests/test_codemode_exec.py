@@ -94,6 +94,22 @@ def test_the_cookbook_recipes_answer_as_worked_out_by_hand(
     assert printed(d, recipe, at=old) == expected
 
 
+#: memhtml's own ``memhtml exec`` example as its cookbook prints it, indentation and all.
+COOKBOOK_EXEC_EXAMPLE = """import { corpus, edges } from "/workspace/lib/corpus.mjs"
+  const memories = corpus()
+  const { resolved, dangling } = edges(memories)
+  console.log(JSON.stringify({ memories: memories.size, resolved: resolved.length, dangling: dangling.length }))"""
+
+
+def test_the_cookbooks_exec_example_runs_unchanged(daemon: tuple[Daemon, str, str]) -> None:
+    d, old, _new = daemon
+    assert printed(d, COOKBOOK_EXEC_EXAMPLE, at=old) == {
+        "memories": 11,
+        "resolved": 7,
+        "dangling": 1,
+    }
+
+
 def test_the_helper_keeps_the_seeds_rules(daemon: tuple[Daemon, str, str]) -> None:
     d, old, _new = daemon
     script = (
