@@ -785,8 +785,10 @@ def _builtin_commands() -> list[Command]:
 def _contributed_commands() -> None:
     """Commands other modules add: each is one ``register(...)`` call, or one hook, here."""
     from headd_client.agent_cli import register as register_agent_commands
+    from headd_client.headctl_exec import register as register_exec
 
     PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
+    PARSER_HOOKS.append(register_exec)
     from headd_client.headctl_sleep import GROUP_HELP
     from headd_client.headctl_sleep import commands as sleep_commands
 

@@ -46,6 +46,7 @@ from headd.head.successors import resolve
 from headd.store.results import CommitResult
 from headd.wire.answers import (
     AdvanceAnswer,
+    ExecAnswer,
     PathsAnswer,
     ReadAnswer,
     Report,
@@ -66,6 +67,7 @@ from headd.wire.methods import (
     ByContentHash,
     ByEntity,
     ByFrameKey,
+    Exec,
     Gate,
     Inbound,
     IndexRebuild,
@@ -104,6 +106,7 @@ from headd.wire.methods import (
 if TYPE_CHECKING:
     from headd_plane.recall import RankedPool
 
+    from headd.codemode.service import ExecService
     from headd.daemon.remote_follower import RemoteFollower
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
@@ -167,6 +170,8 @@ class Service:
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-gate")
     )
     _session_calls: SessionCalls = field(init=False)
+    #: Code-mode (``exec``), made on its first script.
+    _exec: ExecService | None = None
     _sleep_calls: SleepCalls = field(init=False)
 
     def __post_init__(self) -> None:
@@ -236,6 +241,8 @@ class Service:
                 return await self.sync(target)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
+            case Exec(at=at):
+                return await self.exec(request, at)
             case SleepStatus():
                 return self._sleep_calls.status()
             case SleepPlan() | SleepRun() | SleepReview() | SleepMerge() | SleepResume():
@@ -250,6 +257,23 @@ class Service:
         if self.vectors is None:
             raise ModelUnavailable("this daemon runs without an embedder", {"embedder": None})
         return await self.vectors.fill_now(await self.follower.current(), limit)
+
+    async def exec(self, request: Exec, at: str | None) -> ExecAnswer:
+        """``exec``: the script over commit ``at`` (the tip when None), in a worker."""
+        from headd.codemode.service import ExecService, check_script
+
+        check_script(request)
+        sha = self.follower.resolve(at) if at is not None else (await self.follower.current()).sha
+        if sha is None:
+            raise InvalidParams("the store has no commit to run a script over")
+        if self._exec is None:
+            self._exec = ExecService(self.store)
+        return await self._exec.exec(request, sha)
+
+    async def close_exec(self) -> None:
+        """Stop code-mode's spare worker and any script still running."""
+        if self._exec is not None:
+            await self._exec.close()
 
     # -- versions --------------------------------------------------------------------------
 

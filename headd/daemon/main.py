@@ -312,6 +312,7 @@ async def run(
         if service.remote is not None:
             await service.remote.close()
         await server.stop()
+        await service.close_exec()
         if snapshots is not None:
             snapshots.stop()
         await vectors.wait_idle()

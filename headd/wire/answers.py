@@ -247,6 +247,18 @@ class VectorsFillAnswer(msgspec.Struct):
     coverage: float
 
 
+class ExecAnswer(msgspec.Struct, frozen=True):
+    """``exec``: what the script printed and how it ended. A script that fails is still an
+    answer (``exit_code`` 1 and its stack in ``stderr``, or 124 with ``timed_out``); an error is the daemon failing to run it."""
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool
+    sha: str
+    took_ms: float
+
+
 # -- sleep ---------------------------------------------------------------------------------
 
 
@@ -398,6 +410,7 @@ def answer_types() -> dict[str, Any]:
         "traces.show": Report,
         "vectors.fill": VectorsFillAnswer,
         "sync": Report,
+        "exec": ExecAnswer,
         "sleep.plan": SleepPlanAnswer,
         "sleep.run": RunReport,
         "sleep.review": SleepReviewAnswer,

@@ -22,6 +22,7 @@ from msgspec import Raw
 from headd.errors import InvalidParams, MethodNotFound
 from headd.ops import Archive, LinkOp, Move, Op, UnlinkOp, Write
 from headd.paths import path_problem
+from headd.wire.exec_bounds import EXEC_DEFAULT_TIMEOUT_MS, EXEC_MAX_TIMEOUT_MS
 from headd.wire.filter import Filter
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
@@ -207,6 +208,16 @@ class Sync(_Params):
     resolve: str | None = None
 
 
+class Exec(_Params):
+    """One read-only script over commit ``at`` (the tip when None), cut off at ``timeout_ms``
+    (docs/codemode.md)."""
+
+    script: str
+    lang: Literal["js"] = "js"
+    at: str | None = None
+    timeout_ms: Annotated[int, msgspec.Meta(ge=1, le=EXEC_MAX_TIMEOUT_MS)] = EXEC_DEFAULT_TIMEOUT_MS
+
+
 # -- sleep -----------------------------------------------------------------------------------
 
 #: A run's phases: a subset of headd.sleep.catalog.PHASES (an unknown name is refused there).
@@ -274,6 +285,7 @@ Request = (
     | TracesShow
     | VectorsFill
     | Sync
+    | Exec
     | SleepPlan
     | SleepRun
     | SleepReview
@@ -312,6 +324,7 @@ METHODS: dict[str, type[_Params]] = {
     "traces.show": TracesShow,
     "vectors.fill": VectorsFill,
     "sync": Sync,
+    "exec": Exec,
     "sleep.plan": SleepPlan,
     "sleep.run": SleepRun,
     "sleep.review": SleepReview,

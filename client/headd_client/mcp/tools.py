@@ -1,4 +1,5 @@
-"""The fifteen tools, with memhtml 0.15.1's names, arguments and result fields, over the daemon.
+"""The fifteen tools, with memhtml 0.15.1's names, arguments and result fields, over the daemon;
+and ``memory_exec``, code-mode (``exec_tool.py``).
 
 Reads answer from the head at the branch tip (the daemon advances before answering), so a memory
 committed by plain git is found by the next call. Writes are daemon sessions that commit to the
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from headd.errors import DaemonUnavailable
+from headd_client.mcp.exec_tool import memory_exec
 from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
 from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.writes import Provenance, WriteSession, violation_failure
@@ -229,6 +231,7 @@ class Tools:
             "memory_status": self.memory_status,
             "trace_search": self.trace_search,
             "trace_links": self.trace_links,
+            "memory_exec": functools.partial(memory_exec, self.link),
         }
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
