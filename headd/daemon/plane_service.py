@@ -24,14 +24,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from headd_plane import calls as plane_calls
-from headd_plane.answer import Context, PlaneRequest, Report, answer, is_read
+from headd_plane.answer import Context, PlaneRequest, answer, is_read
 
 from headd.errors import HeaddError, ShuttingDown, StorageFailure
 from headd.memory_trim import release_free_memory
-from headd.wire.answers import IndexUpdates
+from headd.wire.answers import IndexUpdates, Report
 from headd.wire.methods import IndexRebuild
 
 if TYPE_CHECKING:
@@ -277,7 +277,7 @@ class PlaneService:
                 self.stats.last_ms,
             )
 
-    def _background_update(self, plane: Plane) -> dict[str, Any]:
+    def _background_update(self, plane: Plane) -> Report:
         """``update``, embedding new chunks only when the index already carries vectors (a
         store opted in with ``index.rebuild {embed: true}``): a first full embed would hold the
         writer, and with it every reinforce, for as long as the model takes."""
