@@ -80,6 +80,7 @@ def call_local(
     exclude_plane_dir(store)
     plane = open_plane(store)
     try:
-        return answer(request, plane, context)
+        # The JSON object the daemon would have sent, as headctl renders either alike.
+        return msgspec.to_builtins(answer(request, plane, context))
     finally:
         plane.close()

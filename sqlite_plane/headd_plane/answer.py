@@ -34,7 +34,7 @@ from headd.wire.methods import (
 from headd_plane import calls
 
 if TYPE_CHECKING:
-    from headd.wire.answers import Report
+    from headd.wire.answers import PlaneAnswer
     from headd_plane.plane import Plane
     from headd_plane.recall import RankedPool
     from headd_plane.retrieval import Retrieval
@@ -75,7 +75,7 @@ def is_read(request: PlaneRequest) -> bool:
     return isinstance(request, READS)
 
 
-def answer(request: PlaneRequest, on: Plane | Retrieval, context: Context) -> Report:
+def answer(request: PlaneRequest, on: Plane | Retrieval, context: Context) -> PlaneAnswer:
     """The report ``request`` answers, read from ``on`` (a ``Plane`` serves every request, a
     ``Retrieval`` the reads)."""
     epoch = context.now.timestamp()

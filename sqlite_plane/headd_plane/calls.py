@@ -18,6 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from headd.errors import IndexStale, SessionNotFound
+from headd.wire.answers import (
+    IndexRebuildAnswer,
+    IndexUpdateAnswer,
+    ReinforceAnswer,
+    StateExportAnswer,
+    StateImportAnswer,
+    TracesIndexAnswer,
+)
 
 if TYPE_CHECKING:
     from headd.wire.answers import Report
@@ -42,12 +50,12 @@ class WroteLinks:
 # -- index ------------------------------------------------------------------------------------
 
 
-def index_rebuild(plane: Plane, embed: bool = False, force: bool = False) -> Report:
-    return plane.rebuild(embed=embed, force=force).to_wire()
+def index_rebuild(plane: Plane, embed: bool = False, force: bool = False) -> IndexRebuildAnswer:
+    return plane.rebuild(embed=embed, force=force)
 
 
-def index_update(plane: Plane, embed: bool = False) -> Report:
-    return plane.update(embed=embed).to_wire()
+def index_update(plane: Plane, embed: bool = False) -> IndexUpdateAnswer:
+    return plane.update(embed=embed)
 
 
 def watch_work_tree(plane: Plane) -> bool:
@@ -124,34 +132,34 @@ def recall(
 # -- state --------------------------------------------------------------------------------------
 
 
-def reinforce(conn: sqlite3.Connection, paths: Iterable[str], signal: str, now: datetime) -> Report:
+def reinforce(
+    conn: sqlite3.Connection, paths: Iterable[str], signal: str, now: datetime
+) -> ReinforceAnswer:
     from headd_plane.state import reinforce as bump
 
     result = bump(conn, [p.lstrip("/") for p in paths], signal, now)
-    return {"bumped": result["bumped"], "cooled_down": result["cooled_down"]}
+    return ReinforceAnswer(result["bumped"], result["cooled_down"])
 
 
-def state_export(conn: sqlite3.Connection, store: Path) -> Report:
+def state_export(conn: sqlite3.Connection, store: Path) -> StateExportAnswer:
     from headd_plane.sidecar import export_sidecar
 
-    return dict(export_sidecar(conn, store))
+    return StateExportAnswer(**export_sidecar(conn, store))
 
 
-def state_import(conn: sqlite3.Connection, store: Path) -> Report:
+def state_import(conn: sqlite3.Connection, store: Path) -> StateImportAnswer:
     from headd_plane.sidecar import import_sidecar
 
-    return dict(import_sidecar(conn, store))
+    return StateImportAnswer(**import_sidecar(conn, store))
 
 
 # -- traces -------------------------------------------------------------------------------------
 
 
-def traces_index(conn: sqlite3.Connection, root: Path, now: datetime) -> Report:
+def traces_index(conn: sqlite3.Connection, root: Path, now: datetime) -> TracesIndexAnswer:
     from headd_plane.traces import traces_index as scan
 
-    report = dict(scan(conn, root, now))
-    report["trace_root"] = str(root)
-    return report
+    return TracesIndexAnswer(**scan(conn, root, now), trace_root=str(root))
 
 
 def traces_search(conn: sqlite3.Connection, query: str, limit: int) -> Report:
