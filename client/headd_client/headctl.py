@@ -183,12 +183,9 @@ def _unavailable_message(exc: DaemonUnavailable, ctx: Context) -> str:
 
 
 def _has_no_commit(store: Path) -> bool:
-    import pygit2
+    from headd.store.git_io import has_no_commit
 
-    try:
-        return bool(pygit2.Repository(str(store)).is_empty)
-    except (pygit2.GitError, KeyError):
-        return False
+    return has_no_commit(store)
 
 
 def _rpc_name(exc: RpcError) -> str:

@@ -48,8 +48,8 @@ from headd.wire.answers import (
     AdvanceAnswer,
     ExecAnswer,
     PathsAnswer,
+    PlaneAnswer,
     ReadAnswer,
-    Report,
     ResolveAnswer,
     SearchAnswer,
     SearchCoverage,
@@ -384,7 +384,7 @@ class Service:
             return self._default_scope
         return Scope.from_filter(filter_)
 
-    async def search(self, request: Search) -> SearchAnswer | Report:
+    async def search(self, request: Search) -> SearchAnswer | PlaneAnswer:
         if request.plane == "index":
             return await self.index_search(request)
         view = await self.view(request.at, request.session)
@@ -458,7 +458,7 @@ class Service:
         )
         return hits, arm
 
-    async def index_search(self, request: Search) -> Report:
+    async def index_search(self, request: Search) -> PlaneAnswer:
         """``plane: "index"``: the SQLite plane's four-arm retrieval (its arm names)."""
         if request.at is not None or request.session is not None:
             raise InvalidParams("the index plane answers at the indexed commit: no at or session")
@@ -485,7 +485,7 @@ class Service:
             moment = moment.replace(tzinfo=UTC)
         return moment
 
-    async def plane_call(self, request: PlaneRequest) -> Report:
+    async def plane_call(self, request: PlaneRequest) -> PlaneAnswer:
         """A plane method, answered by the plane's one dispatcher (``headd_plane.answer``) at the
         request's ``now`` or the clock's; recall folds the head's ranking of its query in."""
         plane = self._plane()

@@ -24,14 +24,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from headd_plane import calls as plane_calls
-from headd_plane.answer import Context, PlaneRequest, Report, answer, is_read
+from headd_plane.answer import Context, PlaneRequest, answer, is_read
 
 from headd.errors import HeaddError, ShuttingDown, StorageFailure
 from headd.memory_trim import release_free_memory
-from headd.wire.answers import IndexUpdates
+from headd.wire.answers import IndexUpdateAnswer, IndexUpdates, PlaneAnswer
 from headd.wire.methods import IndexRebuild
 
 if TYPE_CHECKING:
@@ -268,16 +268,16 @@ class PlaneService:
                 continue
             self.stats.runs += 1
             self.stats.last_ms = (time.perf_counter() - started) * 1000.0
-            self.stats.last_sha = report.get("head_sha")
+            self.stats.last_sha = report.head_sha
             self.stats.last_error = None
             self.stats.last_error_code = None
             log.info(
                 "index updated to %s in %.0f ms",
-                str(report.get("head_sha"))[:12],
+                report.head_sha[:12],
                 self.stats.last_ms,
             )
 
-    def _background_update(self, plane: Plane) -> dict[str, Any]:
+    def _background_update(self, plane: Plane) -> IndexUpdateAnswer:
         """``update``, embedding new chunks only when the index already carries vectors (a
         store opted in with ``index.rebuild {embed: true}``): a first full embed would hold the
         writer, and with it every reinforce, for as long as the model takes."""
@@ -301,7 +301,7 @@ class PlaneService:
 
     async def answer(
         self, request: PlaneRequest, now: datetime, ranked: RankedPool | None = None
-    ) -> Report:
+    ) -> PlaneAnswer:
         """Answer a plane method (``headd_plane.answer``): a read on a reader thread, a write on
         the writer, by the one rule of ``is_read``."""
         context = Context(self.store, now, self.trace_root, ranked)
@@ -310,7 +310,7 @@ class PlaneService:
         return await self.on_writer(lambda p: self._write(request, p, context))
 
     @staticmethod
-    def _write(request: PlaneRequest, plane: Plane, context: Context) -> Report:
+    def _write(request: PlaneRequest, plane: Plane, context: Context) -> PlaneAnswer:
         """A write; after a rebuild, the memory its bulk load held is handed back to the system
         (as after an update)."""
         try:
