@@ -788,6 +788,10 @@ def _contributed_commands() -> None:
 
     PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
 
+    from headd_client.console.command import register_ui
+
+    register_ui()  # ui
+
 
 def _all_commands() -> list[Command]:
     if not COMMANDS:
