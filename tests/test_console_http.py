@@ -1,0 +1,156 @@
+"""The console's door, over plain HTTP: the token, the cookie, Host, Origin and the CSRF field.
+
+A real console on a real store and daemon; requests are made with the standard library, so each
+header is exactly what the test sets (a browser would add its own).
+"""
+
+from __future__ import annotations
+
+import http.client
+from collections.abc import Iterator
+from urllib.parse import urlencode
+
+import pygit2
+import pytest
+from headd_client.console.security import CSP
+from support.console import POSTGRES, Running, get, running_console
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    with running_console(tmp_path_factory.mktemp("console-http") / "store") as running:
+        yield running
+
+
+def cookie(console: Running) -> str:
+    return f"{console.server.secret.cookie_name}={console.server.secret.token}"
+
+
+def request(
+    console: Running,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    body: str | None = None,
+) -> tuple[int, dict[str, str], str]:
+    conn = http.client.HTTPConnection("127.0.0.1", console.server.port, timeout=20)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for name, value in headers.items():
+            conn.putheader(name, value)
+        data = body.encode() if body is not None else b""
+        if body is not None:
+            conn.putheader("Content-Type", "application/x-www-form-urlencoded")
+        conn.putheader("Content-Length", str(len(data)))
+        conn.endheaders(data)
+        answer = conn.getresponse()
+        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read().decode()
+    finally:
+        conn.close()
+
+
+def own_host(console: Running) -> str:
+    return f"127.0.0.1:{console.server.port}"
+
+
+@pytest.mark.parametrize("route", ["/", "/?q=postgres", f"/memory?path={POSTGRES}", "/review"])
+def test_without_the_token_every_page_is_401_and_says_nothing(console: Running, route: str) -> None:
+    status, body = get(console.origin + route)
+    assert status == 401
+    assert "postgres" not in body.lower() and "areas/" not in body
+
+
+def test_a_wrong_token_or_cookie_is_refused(console: Running) -> None:
+    assert get(console.origin + "/?token=wrong")[0] == 401
+    headers = {"Cookie": f"{console.server.secret.cookie_name}=wrong"}
+    assert get(console.origin + "/", headers)[0] == 401
+
+
+def test_the_printed_url_sets_a_strict_cookie_and_drops_the_token(console: Running) -> None:
+    status, headers, _ = request(
+        console,
+        "GET",
+        f"/?{urlencode({'token': console.server.secret.token, 'q': 'pg'})}",
+        {"Host": own_host(console)},
+    )
+    assert status == 303
+    assert headers["location"] == "/?q=pg"
+    set_cookie = headers["set-cookie"]
+    assert set_cookie.startswith(cookie(console) + ";")
+    assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
+
+
+def test_the_token_redirect_never_leaves_the_console(console: Running) -> None:
+    token = urlencode({"token": console.server.secret.token})
+    status, headers, _ = request(
+        console, "GET", f"//attacker.invalid/x?{token}", {"Host": own_host(console)}
+    )
+    assert status == 303 and headers["location"] == "/"
+
+
+def test_with_the_cookie_pages_answer_with_a_strict_policy(console: Running) -> None:
+    status, headers, body = request(
+        console, "GET", "/?q=postgres", {"Host": own_host(console), "Cookie": cookie(console)}
+    )
+    assert status == 200 and "Postgres is the system of record" in body
+    assert headers["content-security-policy"] == CSP
+    assert "script-src 'none'" in CSP and "default-src 'none'" in CSP
+    assert headers["x-frame-options"] == "DENY"
+
+
+@pytest.mark.parametrize("host", ["attacker.invalid", "attacker.invalid:{port}", "127.0.0.1", ""])
+def test_a_foreign_host_is_refused_even_with_the_cookie(console: Running, host: str) -> None:
+    headers = {"Host": host.format(port=console.server.port), "Cookie": cookie(console)}
+    status, _, body = request(console, "GET", "/?q=postgres", headers)
+    assert status == 403 and "postgres" not in body.lower()
+
+
+def test_localhost_is_the_console_too(console: Running) -> None:
+    headers = {"Host": f"localhost:{console.server.port}", "Cookie": cookie(console)}
+    assert request(console, "GET", "/", headers)[0] == 200
+
+
+def archive_form(console: Running, csrf: str) -> str:
+    return urlencode({"csrf": csrf, "path": POSTGRES, "reason": "test"})
+
+
+@pytest.mark.parametrize(
+    "origin", [None, "http://attacker.invalid", "null", "http://127.0.0.1:1", "https://127.0.0.1"]
+)
+def test_a_post_from_another_origin_changes_nothing(console: Running, origin: str | None) -> None:
+    before = pygit2.Repository(str(console.store)).head.target
+    headers = {"Host": own_host(console), "Cookie": cookie(console)}
+    if origin is not None:
+        headers["Origin"] = origin
+    body = archive_form(console, console.server.secret.csrf)
+    status, _, _ = request(console, "POST", "/do/archive", headers, body)
+    assert status == 403
+    assert pygit2.Repository(str(console.store)).head.target == before
+
+
+def test_a_post_without_the_csrf_field_changes_nothing(console: Running) -> None:
+    before = pygit2.Repository(str(console.store)).head.target
+    headers = {"Host": own_host(console), "Cookie": cookie(console), "Origin": console.origin}
+    for csrf in ("", "forged", console.server.secret.token):
+        status, _, _ = request(console, "POST", "/do/archive", headers, archive_form(console, csrf))
+        assert status == 403
+    assert pygit2.Repository(str(console.store)).head.target == before
+
+
+def test_a_state_change_is_never_a_get(console: Running) -> None:
+    headers = {"Host": own_host(console), "Cookie": cookie(console)}
+    status, _, _ = request(console, "GET", "/do/archive?" + archive_form(console, "x"), headers)
+    assert status == 405
+
+
+def test_a_same_origin_post_with_its_csrf_field_commits(console: Running) -> None:
+    headers = {"Host": own_host(console), "Cookie": cookie(console), "Origin": console.origin}
+    body = archive_form(console, console.server.secret.csrf)
+    status, answer, _ = request(console, "POST", "/do/archive", headers, body)
+    assert status == 303 and answer["location"].startswith("/memory?path=archive%2F")
+    head = pygit2.Repository(str(console.store)).head.peel(pygit2.Commit)
+    assert f"memhtml(archive): {POSTGRES}" in head.message
+
+
+def test_the_server_listens_on_loopback_only(console: Running) -> None:
+    assert console.server.sock.getsockname()[0] == "127.0.0.1"
