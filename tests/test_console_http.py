@@ -7,6 +7,9 @@ header is exactly what the test sets (a browser would add its own).
 from __future__ import annotations
 
 import http.client
+import re
+import subprocess
+import time
 from collections.abc import Iterator
 from urllib.parse import urlencode
 
@@ -14,6 +17,8 @@ import pygit2
 import pytest
 from headd_client.console.security import CSP
 from support.console import POSTGRES, Running, get, running_console
+from support.daemon import PYTHON
+from support.data import REPO
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +159,42 @@ def test_a_same_origin_post_with_its_csrf_field_commits(console: Running) -> Non
 
 def test_the_server_listens_on_loopback_only(console: Running) -> None:
     assert console.server.sock.getsockname()[0] == "127.0.0.1"
+
+
+def test_headctl_ui_prints_one_url_and_serves_it(console: Running) -> None:
+    """The command a person runs: one line with the URL, a console behind it, loopback only."""
+    proc = subprocess.Popen(
+        [
+            PYTHON,
+            "-m",
+            "headd_client.headctl",
+            "--store",
+            str(console.store),
+            "--socket",
+            str(console.daemon.socket_path),
+            "ui",
+            "--port",
+            "0",
+            "--no-open",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=str(REPO),
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]{40,}", url), url
+        status = 0
+        for _ in range(100):
+            try:
+                status, _ = get(url)
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert status == 303
+        assert get(url.split("?")[0])[0] == 401
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)  # waits, and closes both pipes

@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ class Console:
     link: DaemonLink
     secret: Secret
     lock: threading.Lock
+    local: threading.local = field(default_factory=threading.local)
 
     @contextmanager
     def daemon(self) -> Iterator[DaemonLink]:
@@ -55,7 +56,12 @@ class Console:
             yield self.link
 
     def repo(self) -> pygit2.Repository:
-        return history.open_repo(self.store)
+        """The store's repository, opened once per worker thread (a pygit2 Repository is not
+        shared between threads); it sees new commits as they land."""
+        repo = getattr(self.local, "repo", None)
+        if repo is None:
+            repo = self.local.repo = history.open_repo(self.store)
+        return repo
 
 
 class PageError(Exception):
@@ -76,6 +82,8 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["link"] = _link
+    env.filters["count_of"] = lambda value: len(value) if isinstance(value, list | tuple) else value
+    env.filters["mb"] = lambda value: "–" if value is None else f"{value / 1e6:.1f} MB"
     return env
 
 

@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pygit2
 
-#: How many commits a memory's history walks at most, and how many it shows.
+#: How many commits a memory's history walks at most, how many it lists, and how many of those
+#: (the newest) it shows with their diffs; an older one's diff is one click away (its ``at``).
 HISTORY_SCAN = 5000
 HISTORY_SHOWN = 50
+HISTORY_DIFFS = 10
 #: How many commits the activity page reads.
 ACTIVITY_SHOWN = 100
 #: The ref prefixes a sleep run's review branch may live under.
@@ -58,10 +60,11 @@ class FileChange:
 
 @dataclass(frozen=True)
 class Version:
-    """One commit that changed a memory's file, with the file's diff from the version before."""
+    """One commit that changed a memory's file, with the file's diff from the version before
+    (None past the first HISTORY_DIFFS)."""
 
     commit: Commit
-    diff: str
+    diff: str | None
     exists: bool
 
 
@@ -165,21 +168,32 @@ def _entry_id(commit: pygit2.Commit, path: str) -> pygit2.Oid | None:
 
 def file_history(repo: pygit2.Repository, tip: pygit2.Commit, path: str) -> list[Version]:
     """Every commit reachable from ``tip`` (first parents, newest first) that changed ``path``,
-    with the file's diff from the version before it; bounded by HISTORY_SCAN and HISTORY_SHOWN."""
+    the newest HISTORY_DIFFS with the file's diff from the version before; bounded by
+    HISTORY_SCAN commits walked and HISTORY_SHOWN listed. Each blob is read once."""
     versions: list[Version] = []
+    texts: dict[pygit2.Oid, str | None] = {}
+
+    def text(entry: pygit2.Oid | None) -> str | None:
+        if entry is None:
+            return None
+        if entry not in texts:
+            blob = repo.get(entry)
+            data = bytes(blob.data) if isinstance(blob, pygit2.Blob) else None
+            texts[entry] = None if data is None else data.decode("utf-8", errors="replace")
+        return texts[entry]
+
     commit: pygit2.Commit | None = tip
+    mine = _entry_id(tip, path)
     scanned = 0
     while commit is not None and scanned < HISTORY_SCAN and len(versions) < HISTORY_SHOWN:
         parent = commit.parents[0] if commit.parent_ids else None
-        mine = _entry_id(commit, path)
         theirs = _entry_id(parent, path) if parent is not None else None
         if mine != theirs:
-            after = blob_text(repo, commit, path)
-            before = blob_text(repo, parent, path) if parent is not None else None
-            versions.append(
-                Version(describe(commit), unified(before, after, path), after is not None)
-            )
-        commit = parent
+            diff = None
+            if len(versions) < HISTORY_DIFFS:
+                diff = unified(text(theirs), text(mine), path)
+            versions.append(Version(describe(commit), diff, mine is not None))
+        commit, mine = parent, theirs  # the parent's entry is the next commit's own
         scanned += 1
     return versions
 
