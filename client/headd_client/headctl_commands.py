@@ -788,9 +788,9 @@ def _contributed_commands() -> None:
 
     PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
 
-    from headd_client.console.command import register_ui
+    from headd_client.console import command as ui
 
-    register_ui()  # ui
+    register(Command(("ui",), ui.HELP, arguments=ui.arguments, local=ui.run))
 
 
 def _all_commands() -> list[Command]:

@@ -1,15 +1,31 @@
-"""``headctl ui [--port P] [--no-open]``, registered without importing the web stack."""
+"""``headctl ui [--port P] [--no-open]``: its options and its run, without importing the web stack.
+
+``headctl_commands`` registers them as one command; this module imports nothing of ``headctl``
+(the context is read by its fields), so the two never import each other.
+"""
 
 from __future__ import annotations
 
 import argparse
-
-from headd_client.headctl_commands import Command, Context, register
+from pathlib import Path
+from typing import Protocol, TextIO
 
 DEFAULT_PORT = 8731
+HELP = "serve the web console for this store on loopback and print its URL"
 
 
-def _arguments(p: argparse.ArgumentParser) -> None:
+class UiContext(Protocol):
+    """The part of ``headctl``'s context the console needs."""
+
+    @property
+    def store(self) -> Path: ...
+    @property
+    def socket(self) -> Path: ...
+    @property
+    def stdout(self) -> TextIO: ...
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--port",
         type=int,
@@ -19,18 +35,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-open", action="store_true", help="print the URL, do not open a browser")
 
 
-def _run(args: argparse.Namespace, ctx: Context) -> int:
-    from headd_client.console.serve import run
+def run(args: argparse.Namespace, ctx: UiContext) -> int:
+    from headd_client.console.serve import run as serve
 
-    return run(args, ctx.store, ctx.socket, ctx.stdout)
-
-
-def register_ui() -> None:
-    register(
-        Command(
-            ("ui",),
-            "serve the web console for this store on loopback and print its URL",
-            arguments=_arguments,
-            local=_run,
-        )
-    )
+    return serve(args, ctx.store, ctx.socket, ctx.stdout)
