@@ -232,11 +232,11 @@ def test_review_shows_a_sleep_run_with_its_gate(page: Any, console: Running) -> 
     tree = index.write_tree(repo)
     sig = pygit2.Signature("sleep", "sleep@example.org")
     message = "memhtml(sleep): consolidate"
-    repo.create_commit("refs/heads/sleep/run-1", sig, sig, message, tree, [tip.id])
+    repo.create_commit("refs/heads/sleep/2026-12-04", sig, sig, message, tree, [tip.id])
     page.goto(console.origin + "/")
     page.get_by_role("link", name="Review").click()
     run = page.locator("article.run")
-    assert run.locator("h3").inner_text() == "run-1"
+    assert run.locator("h3").inner_text() == "2026-12-04"
     assert "1 added" in run.inner_text()
     assert run.locator("figure.gate svg").count() == 1
     assert run.get_by_role("button", name="Merge").is_visible()
@@ -259,3 +259,22 @@ def _tree_paths(commit: pygit2.Commit) -> set[str]:
 
     walk(commit.tree, "")
     return out
+
+
+def test_merge_asks_the_daemon_and_a_refusal_moves_nothing(page: Any, console: Running) -> None:
+    """Merge is the daemon's ``sleep.merge``: a daemon without it (or gates that refuse this
+    hand-made run, which carries no phase trailers) answers a refusal the page shows, and the
+    branch stays where it was; the console never moves a ref itself."""
+    repo = pygit2.Repository(str(console.store))
+    before = repo.head.target
+    page.goto(console.origin + "/review")
+    page.locator("article.run").get_by_role("button", name="Merge").click()
+    page.wait_for_load_state()
+    shown = page.inner_text("main")
+    if "sleep run merged" in shown:  # a daemon with sleep.merge that took the run
+        assert "orders-archived-yearly.html" in _tree_paths(repo.head.peel(pygit2.Commit))
+        return
+    assert page.locator("p.error[role=alert]").is_visible()
+    assert repo.head.target == before
+    if "sleep.merge" not in shown:
+        assert "ERR_" in shown  # the gates' or the run's refusal, with its code

@@ -3,8 +3,8 @@
 Archive and correct run exactly what an agent's ``memory_archive`` and ``memory_correct`` run
 (``headd_client.mcp.tools``): one daemon session each, the same validation, the same archive
 stamps and supersedes links, the same commit message shape. A conflict is resolved by the
-daemon's ``sync`` method. Merging or discarding a sleep run is :func:`decide_sleep_run`, the one
-place a daemon method for it plugs in.
+daemon's ``sync`` method. Merging or discarding a sleep run asks the daemon's sleep methods
+(:func:`decide_sleep_run`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from headd.errors import HeaddError, RpcError
+from headd.errors import HeaddError, MethodNotFound, RpcError
 from headd_client.mcp.failures import ToolFailure
 from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.tools import Tools
@@ -80,14 +80,28 @@ def resolve_conflict(link: DaemonLink, conflict: str) -> dict[str, Any]:
         raise failed(exc) from None
 
 
-def decide_sleep_run(link: DaemonLink, run: str, decision: Decision) -> dict[str, Any]:
-    """Merge or discard the sleep run ``run`` (its ref's name under ``sleep/``).
+#: The daemon method each decision asks: ``sleep.merge`` lands a run through both gates; a
+#: discard is asked of ``sleep.discard``, which a daemon may not offer (an unmerged run changes
+#: nothing on the branch, so leaving it is always safe).
+SLEEP_METHODS: dict[Decision, str] = {"merge": "sleep.merge", "discard": "sleep.discard"}
 
-    The daemon's sleep method owns the decision (the gate, the fast-forward, the ref's removal),
-    so the console asks it and does nothing to git itself. Until the daemon serves one, the
-    answer is a refusal the review page shows.
+
+def decide_sleep_run(link: DaemonLink, run: str, decision: Decision) -> dict[str, Any]:
+    """Merge or discard the sleep run ``run`` (its id, ``sleep/<date>``).
+
+    The daemon's sleep methods own the decision (the gates, the landing, the ref), so the console
+    asks them and does nothing to git itself. A daemon without the method answers a refusal
+    that says so, which the review page shows; a merge the gates refuse is a refusal too.
     """
+    method = SLEEP_METHODS[decision]
     try:
-        return dict(link.call("sleep.decide", {"run": run, "decision": decision}, idempotent=False))
+        answer = dict(link.call(method, {"run": run}, idempotent=False))
+    except MethodNotFound:
+        raise ActionFailed(
+            "ERR_NOT_OFFERED", f"this daemon does not offer {method}: the run is left as it is"
+        ) from None
     except (HeaddError, RpcError) as exc:
         raise failed(exc) from None
+    if decision == "merge" and answer.get("merged") is False:
+        raise ActionFailed("ERR_GATE", str(answer.get("reason") or "the gates refused the run"))
+    return answer

@@ -91,6 +91,11 @@ class SleepRun:
     changes: list[FileChange]
     counts: dict[str, int]
 
+    @property
+    def run_id(self) -> str:
+        """The id the daemon's sleep methods take: ``sleep/<date>``."""
+        return f"sleep/{self.name}"
+
 
 def open_repo(store: Path) -> pygit2.Repository:
     return pygit2.Repository(str(store))
@@ -250,8 +255,8 @@ def changes_between(
 
 
 def sleep_runs(repo: pygit2.Repository, branch_tip: pygit2.Commit) -> list[SleepRun]:
-    """The sleep runs waiting for review: every ref under SLEEP_PREFIXES, with the commits it
-    adds over the branch and what those commits change."""
+    """The sleep runs waiting for review: every ref under SLEEP_PREFIXES with commits over the
+    branch, those commits and what they change (a run the branch holds already is left out)."""
     runs = []
     for ref in sorted(repo.references):
         prefix = next((p for p in SLEEP_PREFIXES if ref.startswith(p)), None)
@@ -259,6 +264,8 @@ def sleep_runs(repo: pygit2.Repository, branch_tip: pygit2.Commit) -> list[Sleep
             continue
         tip = commit_of(repo, ref)
         base_id = repo.merge_base(tip.id, branch_tip.id)
+        if base_id == tip.id:
+            continue  # merged (or never ahead): nothing waits for review
         base = repo.get(base_id) if base_id is not None else None
         assert base is None or isinstance(base, pygit2.Commit)
         commits = []
