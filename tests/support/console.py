@@ -9,6 +9,7 @@ services of its own; without Chromium the browser tests skip and say why.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 import threading
@@ -96,10 +97,20 @@ def have_chromium() -> bool:
     return Path(CHROMIUM).exists() or shutil.which("chromium") is not None
 
 
-needs_chromium = pytest.mark.skipif(
-    not have_chromium(),
-    reason="no Chromium: install Debian's chromium (scripts/system-deps.sh does, as root)",
-)
+def cannot_install_chromium() -> str | None:
+    """Why scripts/system-deps.sh (run by ./run-tests) cannot install Chromium here, or None
+    when it can (root with apt-get): then a missing browser fails the tests instead."""
+    if os.geteuid() != 0:
+        return (
+            "no Chromium, and not root, so scripts/system-deps.sh cannot install Debian's chromium"
+        )
+    if shutil.which("apt-get") is None:
+        return "no Chromium, and no apt-get, so scripts/system-deps.sh cannot install it"
+    return None
+
+
+_SKIP = None if have_chromium() else cannot_install_chromium()
+needs_chromium = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
 
 
 class Running:
@@ -146,6 +157,8 @@ def browser() -> Iterator[Any]:
     """A Playwright browser context on the system's Chromium with a fresh profile."""
     from playwright.sync_api import sync_playwright
 
+    if not have_chromium():
+        raise RuntimeError("no Chromium, though root with apt-get: run scripts/system-deps.sh")
     profile = tempfile.mkdtemp(prefix="hd-chromium-")
     try:
         with sync_playwright() as p:
