@@ -2,7 +2,8 @@
 
 Routes stay thin: a page asks the daemon (through one ``DaemonLink``, held under a lock because
 a request's handlers run on a thread pool and a client carries one request at a time), reads git
-history where it needs it (``history.py``), and hands plain dicts to its template. Every page
+history where it needs it (``history.py``), and hands the wire's typed answers (the client's
+typed calls, ``headd_client.calls``) to its template. Every page
 takes ``at=<sha>`` and passes it on in its links, so time travel is one parameter, answered by the
 daemon's own ``at``. Changes are POST forms checked for CSRF, each one a daemon session or
 method (``actions.py``), and answer with a redirect (post, redirect, get).
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import pygit2
@@ -27,8 +28,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from headd.errors import HeaddError, RpcError
+from headd.errors import DaemonUnavailable, HeaddError, RpcError
 from headd.head.tokens import tokenize
+from headd.wire.answers import SearchAnswer, SearchHit, WireRecord
+from headd.wire.filter import Filter
+from headd_client import calls
+from headd_client.calls import Call
 from headd_client.console import actions, history
 from headd_client.console.sanitize import safe_body
 from headd_client.console.security import Guard, Secret, check_csrf
@@ -38,6 +43,41 @@ from headd_client.mcp.tools import Tools
 FILTER_FIELDS = ("type", "workspace", "tag", "entity")
 SEARCH_LIMIT = 20
 GATE_PROBES = 50
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class HitView:
+    """One search hit as the page shows it: the wire's hit, and why it ranked as a person reads
+    it (the query's words its title, claim, body or tags hold, beside the arms that found it)."""
+
+    path: str
+    title: str
+    claim: str
+    score: float
+    arms: list[str]
+    matched: list[str]
+    type: str | None
+    date: str | None
+    archived: bool
+
+    @classmethod
+    def of(cls, hit: SearchHit, words: set[str]) -> HitView:
+        record = hit.record if isinstance(hit.record, WireRecord) else None
+        text = ""
+        if record is not None:
+            text = " ".join((record.title, record.claim, record.body_text, *record.tags))
+        return cls(
+            path=hit.path,
+            title=hit.title,
+            claim=hit.claim,
+            score=hit.score,
+            arms=list(hit.arms),
+            matched=sorted(words & set(tokenize(text))),
+            type=record.memory_type if record else None,
+            date=(record.event_at or record.updated_at) if record else None,
+            archived=record.archived if record else False,
+        )
 
 
 @dataclass
@@ -128,8 +168,19 @@ class Pages:
         return str(commit.id), history.describe(commit)
 
     def call(self, method: str, **params: Any) -> Any:
+        """A method with no typed call (``gate``): its answer as decoded JSON."""
         with self.c.daemon() as link:
             return link.call(method, params)
+
+    def run(self, call: Call[T]) -> T:
+        """A typed read (``headd_client.calls``), decoded into the wire's answer type; a dropped
+        connection is remade once, as the link does for its own reads."""
+        with self.c.daemon() as link:
+            try:
+                return link.client().run(call)
+            except DaemonUnavailable:
+                link.close()
+                return link.client().run(call)
 
     def guarded(self, handler: Callable[[Request], Response]) -> Callable[[Request], Any]:
         def run(request: Request) -> Response:
@@ -150,34 +201,19 @@ class Pages:
         q = request.query_params.get("q", "").strip()
         form = {name: request.query_params.get(name, "").strip() for name in FILTER_FIELDS}
         archived = request.query_params.get("archived") == "on"
-        hits: list[dict[str, Any]] = []
-        answer: dict[str, Any] = {}
+        hits: list[HitView] = []
+        answer: SearchAnswer | None = None
         if q:
-            flt: dict[str, Any] = {"include_archived": archived}
-            if form["type"]:
-                flt["types"] = [form["type"]]
-            if form["tag"]:
-                flt["tags"] = [form["tag"]]
-            if form["workspace"]:
-                flt["workspace"] = form["workspace"]
-            if form["entity"]:
-                flt["entity"] = form["entity"]
-            answer = self.call(
-                "search", query=q, limit=SEARCH_LIMIT, at=at, filter=flt, records=True
+            flt = Filter(
+                types=[form["type"]] if form["type"] else None,
+                tags=[form["tag"]] if form["tag"] else None,
+                workspace=form["workspace"] or None,
+                entity=form["entity"] or None,
+                include_archived=archived,
             )
+            answer = self.run(calls.search(q, limit=SEARCH_LIMIT, at=at, filter=flt, records=True))
             words = set(tokenize(q))
-            for hit in answer["hits"]:
-                record = hit.get("record") or {}
-                text = (
-                    " ".join(str(record.get(k) or "") for k in ("title", "claim", "body_text"))
-                    + " "
-                    + " ".join(record.get("tags") or ())
-                )
-                hit["matched"] = sorted(words & set(tokenize(text)))
-                hit["type"] = record.get("memory_type")
-                hit["date"] = record.get("event_at") or record.get("updated_at")
-                hit["archived"] = record.get("archived")
-                hits.append(hit)
+            hits = [HitView.of(hit, words) for hit in answer.hits]
         return self.render(
             request,
             "search",
@@ -197,21 +233,16 @@ class Pages:
         path = request.query_params.get("path", "").strip().lstrip("/")
         if not path:
             raise PageError(400, "which memory? (path=…)")
-        with self.c.daemon() as link:
-            record = link.call("read", {"path": path, "at": at}).get("record")
-            if record is None:
-                raise PageError(404, f"no memory at {path} in this commit")
-            resolved = link.call("resolve", {"path": path, "at": at})
-            inbound = link.call("inbound", {"href": "/" + path, "at": at}).get("paths", [])
+        record = self.run(calls.read(path, at=at)).record
+        if record is None:
+            raise PageError(404, f"no memory at {path} in this commit")
+        resolved = self.run(calls.resolve(path, at=at))
+        inbound = self.run(calls.inbound("/" + path, at=at)).paths
         repo = self.c.repo()
-        blob = repo.get(record["blob_sha"])
+        blob = repo.get(record.blob_sha)
         html = bytes(blob.data).decode("utf-8", "replace") if isinstance(blob, pygit2.Blob) else ""
-        chain = [p for p in resolved.get("chain", []) if p != path]
-        predecessors = [
-            link["href"].lstrip("/")
-            for link in record.get("links") or ()
-            if link["rel"] == "supersedes"
-        ]
+        chain = [p for p in resolved.chain if p != path]
+        predecessors = [link.href.lstrip("/") for link in record.links if link.rel == "supersedes"]
         return self.render(
             request,
             "memory",
@@ -220,7 +251,7 @@ class Pages:
             path=path,
             record=record,
             body=safe_body(html),
-            successor=resolved.get("path") if resolved.get("path") != path else None,
+            successor=resolved.path if resolved.path != path else None,
             chain=chain,
             predecessors=predecessors,
             inbound=inbound,
@@ -259,8 +290,7 @@ class Pages:
         )
 
     def tip(self, repo: pygit2.Repository) -> pygit2.Commit:
-        status = self.call("status")
-        return history.commit_of(repo, str(status["sha"]))
+        return history.commit_of(repo, str(self.run(calls.status()).sha))
 
     # -- activity -------------------------------------------------------------------------
 
@@ -275,10 +305,9 @@ class Pages:
 
     def review(self, request: Request) -> Response:
         repo = self.c.repo()
-        with self.c.daemon() as link:
-            status = link.call("status", {})
-            skipped = link.call("skipped", {}).get("files", [])
-        tip = history.commit_of(repo, str(status["sha"]))
+        status = self.run(calls.status())
+        skipped = self.run(calls.skipped()).files
+        tip = history.commit_of(repo, str(status.sha))
         runs = []
         for run in history.sleep_runs(repo, tip):
             gate = None
@@ -288,7 +317,7 @@ class Pages:
                 except (HeaddError, RpcError) as exc:
                     gate = {"error": str(actions.failed(exc))}
             runs.append({"run": run, "gate": gate, "fell": _fell(gate)})
-        remote = status.get("remote")
+        remote = status.remote
         return self.render(
             request,
             "review",
