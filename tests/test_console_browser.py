@@ -156,6 +156,33 @@ def test_hostile_memory_markup_does_nothing(page: Any, console: Running) -> None
     )
 
 
+def test_hostile_memory_is_inert_on_every_page_that_shows_it(page: Any, console: Running) -> None:
+    """Search hits, the history's diffs and the memory as of its first commit show the same
+    hostile file: none of them runs, loads or navigates anything."""
+    dialogs: list[str] = []
+    requests: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+    search(page, console, "hostile memory claim")
+    assert page.locator("li.hit a.title", has_text="Hostile markup").count() == 1
+    page.goto(f"{console.origin}/history?path={HOSTILE}")
+    assert "attacker.invalid" in page.locator("pre.diff").first.inner_text()  # shown as text
+    page.locator("a", has_text="Open this version").last.click()
+    page.wait_for_load_state()
+    assert page.locator("#time-travel").is_visible()
+    body = page.locator("section.body")
+    assert "The hostile memory keeps its claim." in body.inner_text()
+    assert body.locator(":is(iframe, img, object, form, base, meta, script)").count() == 0
+    assert all(
+        not (a or "").startswith("javascript:")
+        for a in body.locator("a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    )
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None
+    assert dialogs == []
+    assert all(url.startswith(console.origin) for url in requests), requests
+
+
 def test_a_scripted_file_shows_as_text_in_history_and_review(page: Any, console: Running) -> None:
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
