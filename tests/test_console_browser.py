@@ -266,6 +266,8 @@ def test_review_shows_a_sleep_run_with_its_gate(page: Any, console: Running) -> 
     assert run.locator("h3").inner_text() == "2026-12-04"
     assert "1 added" in run.inner_text()
     assert run.locator("figure.gate svg").count() == 1
+    # per-phase counts come from the daemon's sleep.review; without it the page says so
+    assert run.locator("dl.phase-counts").count() == 1 or "sleep.review" in run.inner_text()
     assert run.get_by_role("button", name="Merge").is_visible()
     assert run.get_by_role("button", name="Discard").is_visible()
     assert "No open conflicts" in page.inner_text("section.remote") or "follows no remote" in (

@@ -28,13 +28,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from headd.errors import DaemonUnavailable, HeaddError, RpcError
+from headd.errors import DaemonUnavailable, HeaddError, MethodNotFound, RpcError
 from headd.head.tokens import tokenize
 from headd.wire.answers import SearchAnswer, SearchHit, WireRecord
 from headd.wire.filter import Filter
 from headd_client import calls
 from headd_client.calls import Call
 from headd_client.console import actions, history
+from headd_client.console.history import SleepRun
 from headd_client.console.sanitize import safe_body
 from headd_client.console.security import Guard, Secret, check_csrf
 from headd_client.mcp.spawn import DaemonLink
@@ -303,6 +304,17 @@ class Pages:
 
     # -- review ---------------------------------------------------------------------------
 
+    def phases(self, run: SleepRun) -> dict[str, Any]:
+        """The run's per-phase counts from the daemon's ``sleep.review``, or why there are none
+        (a daemon without sleep methods, or a run it does not recognise)."""
+        try:
+            review = self.call("sleep.review", run=run.run_id)
+        except MethodNotFound:
+            return {"note": "this daemon does not offer sleep.review: no per-phase counts"}
+        except (HeaddError, RpcError) as exc:
+            return {"note": f"sleep.review refused the run: {actions.failed(exc)}"}
+        return {"counts": dict(review.get("phases") or {})}
+
     def review(self, request: Request) -> Response:
         repo = self.c.repo()
         status = self.run(calls.status())
@@ -316,7 +328,7 @@ class Pages:
                     gate = self.call("gate", base=run.base, landed=run.tip, probes=GATE_PROBES)
                 except (HeaddError, RpcError) as exc:
                     gate = {"error": str(actions.failed(exc))}
-            runs.append({"run": run, "gate": gate, "fell": _fell(gate)})
+            runs.append({"run": run, "gate": gate, "fell": _fell(gate), "phases": self.phases(run)})
         remote = status.remote
         return self.render(
             request,
