@@ -97,6 +97,14 @@ def test_file_history_lists_the_commits_that_changed_the_file(store: Store) -> N
     assert versions[1].diff.startswith("--- /dev/null")
 
 
+def test_a_sleep_phase_commit_is_of_kind_sleep_and_keeps_its_phase(store: Store) -> None:
+    sha = store.commit({PATH: memory_html("A", "One.")}, "sleep(placement-triage): moved 4")
+    repo = history.open_repo(store.root)
+    described = history.describe(history.commit_of(repo, sha))
+    assert described.kind == "sleep"
+    assert described.subject == "sleep(placement-triage): moved 4"
+
+
 def test_activity_groups_by_day_and_session(store: Store) -> None:
     store.commit({PATH: memory_html("A", "One.")}, "memhtml(session): a\n\nMemhtml-Session: s-1\n")
     tip = store.commit(

@@ -28,7 +28,9 @@ ACTIVITY_SHOWN = 100
 #: The ref prefixes a sleep run's review branch may live under.
 SLEEP_PREFIXES = ("refs/heads/sleep/", "refs/sleep/")
 
-_KIND = re.compile(r"memhtml\((?P<kind>[a-z-]+)\):\s*")
+#: A commit's kind: memhtml's ``memhtml(<kind>): `` prefix, or a sleep phase's ``sleep(<phase>): ``.
+_KIND = re.compile(r"(?:memhtml\((?P<kind>[a-z-]+)\)|(?P<sleep>sleep)\([a-z-]+\)):\s*")
+_MEMHTML_KIND = re.compile(r"memhtml\([a-z-]+\):\s*")
 _TRAILER = re.compile(r"^(Memhtml-Session|Headd-Session):\s*(?P<value>.+)$", re.MULTILINE)
 _SHA = re.compile(r"[0-9a-fA-F]{4,40}")
 
@@ -120,7 +122,7 @@ def is_revision(text: str) -> bool:
 def describe(commit: pygit2.Commit) -> Commit:
     message = commit.message
     subject = message.splitlines()[0] if message else ""
-    kinds = _KIND.findall(subject)
+    kinds = [m.group("kind") or m.group("sleep") for m in _KIND.finditer(subject)]
     kind = kinds[-1] if kinds else ("merge" if len(commit.parent_ids) > 1 else "commit")
     if kind == "session" and len(kinds) == 1:
         kind = "write"
@@ -129,7 +131,7 @@ def describe(commit: pygit2.Commit) -> Commit:
     when = datetime.fromtimestamp(commit.commit_time, UTC)
     return Commit(
         sha=str(commit.id),
-        subject=_KIND.sub("", subject).strip() or subject,
+        subject=_MEMHTML_KIND.sub("", subject).strip() or subject,  # a phase's name stays
         message=message,
         author=commit.author.name,
         when=when.strftime("%Y-%m-%d %H:%M:%SZ"),
