@@ -69,6 +69,11 @@ def test_search_shows_each_hit_with_why_it_ranked(page: Any, console: Running) -
     assert POSTGRES in first.inner_text()
     why = first.locator(".why").inner_text()
     assert "score" in why and "lexical" in why
+    # each arm's contribution (the daemon's explain) and the vector's share of the score
+    score = float(re.search(r"score (\d+\.\d+)", why).group(1))  # type: ignore[union-attr]
+    parts = [float(x) for x in re.findall(r"(?:lexical|vector) \+(\d+\.\d+)", why)]
+    assert parts and abs(sum(parts) - score) < 2e-4, why
+    assert re.search(r"vector share \d+%", why)
     assert sorted(first.locator(".why mark").all_inner_texts()) == ["orders", "postgres"]
 
 

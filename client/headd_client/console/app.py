@@ -58,9 +58,16 @@ class HitView:
     score: float
     arms: list[str]
     matched: list[str]
+    #: The score split by arm (``lexical``, ``vector``), as the daemon's ``explain`` answers it.
+    why: dict[str, float]
     type: str | None
     date: str | None
     archived: bool
+
+    @property
+    def vector_share(self) -> float:
+        """The part of the score the vector arm gave, 0 to 1."""
+        return self.why.get("vector", 0.0) / self.score if self.score > 0 else 0.0
 
     @classmethod
     def of(cls, hit: SearchHit, words: set[str]) -> HitView:
@@ -75,6 +82,7 @@ class HitView:
             score=hit.score,
             arms=list(hit.arms),
             matched=sorted(words & set(tokenize(text))),
+            why=dict(hit.why) if isinstance(hit.why, dict) else {},
             type=record.memory_type if record else None,
             date=(record.event_at or record.updated_at) if record else None,
             archived=record.archived if record else False,
@@ -212,7 +220,9 @@ class Pages:
                 entity=form["entity"] or None,
                 include_archived=archived,
             )
-            answer = self.run(calls.search(q, limit=SEARCH_LIMIT, at=at, filter=flt, records=True))
+            answer = self.run(
+                calls.search(q, limit=SEARCH_LIMIT, at=at, filter=flt, records=True, explain=True)
+            )
             words = set(tokenize(q))
             hits = [HitView.of(hit, words) for hit in answer.hits]
         return self.render(
