@@ -161,22 +161,20 @@ def test_the_server_listens_on_loopback_only(console: Running) -> None:
     assert console.server.sock.getsockname()[0] == "127.0.0.1"
 
 
+def headctl_ui(console: Running, port: int) -> list[str]:
+    """``headctl ui`` for the console's store and daemon, on ``port``, opening no browser."""
+    store, sock = str(console.store), str(console.daemon.socket_path)
+    return [PYTHON, "-m", "headd_client.headctl", "--store", store, "--socket", sock, "ui"] + [
+        "--port",
+        str(port),
+        "--no-open",
+    ]
+
+
 def test_headctl_ui_prints_one_url_and_serves_it(console: Running) -> None:
     """The command a person runs: one line with the URL, a console behind it, loopback only."""
     proc = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "headd_client.headctl",
-            "--store",
-            str(console.store),
-            "--socket",
-            str(console.daemon.socket_path),
-            "ui",
-            "--port",
-            "0",
-            "--no-open",
-        ],
+        headctl_ui(console, 0),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -198,3 +196,21 @@ def test_headctl_ui_prints_one_url_and_serves_it(console: Running) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=20)  # waits, and closes both pipes
+
+
+def test_headctl_ui_on_a_taken_port_says_so_in_one_line(console: Running) -> None:
+    """A port already in use is one clear line and exit status 1, never a traceback."""
+    taken = console.server.port
+    done = subprocess.run(
+        headctl_ui(console, taken),
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"headctl ui: cannot listen on 127.0.0.1:{taken}: Address already in use"
+        " (--port 0 picks a free one)"
+    ]

@@ -23,6 +23,8 @@ class UiContext(Protocol):
     def socket(self) -> Path: ...
     @property
     def stdout(self) -> TextIO: ...
+    @property
+    def stderr(self) -> TextIO: ...
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
@@ -38,4 +40,4 @@ def arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: UiContext) -> int:
     from headd_client.console.serve import run as serve
 
-    return serve(args, ctx.store, ctx.socket, ctx.stdout)
+    return serve(args, ctx.store, ctx.socket, ctx.stdout, ctx.stderr)

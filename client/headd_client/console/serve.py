@@ -29,9 +29,13 @@ log = logging.getLogger(__name__)
 def bind(port: int) -> socket.socket:
     """A listening loopback socket on ``port`` (0: any free port)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((HOST, port))
-    sock.listen(64)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((HOST, port))
+        sock.listen(64)
+    except OSError:
+        sock.close()
+        raise
     return sock
 
 
@@ -69,8 +73,18 @@ class ConsoleServer:
         self.server.should_exit = True
 
 
-def run(args: argparse.Namespace, store: Path, socket_path: Path, stdout: TextIO) -> int:
-    server = ConsoleServer(store, socket_path, args.port)
+def run(
+    args: argparse.Namespace, store: Path, socket_path: Path, stdout: TextIO, stderr: TextIO
+) -> int:
+    """Serve until interrupted; 1, with one line on ``stderr``, when the port cannot be had."""
+    try:
+        server = ConsoleServer(store, socket_path, args.port)
+    except OSError as exc:
+        stderr.write(
+            f"headctl ui: cannot listen on {HOST}:{args.port}: {exc.strerror or exc}"
+            " (--port 0 picks a free one)\n"
+        )
+        return 1
     stdout.write(f"{server.url}\n")
     stdout.flush()
     if not args.no_open:
