@@ -12,6 +12,7 @@ from typing import Any
 
 import pygit2
 import pytest
+from headd_client.sync_client import Client
 from support.console import (
     HOSTILE,
     POOL,
@@ -22,6 +23,8 @@ from support.console import (
     needs_chromium,
     running_console,
 )
+from support.daemon import wait_for
+from support.git import external_commit
 from support.memory import memory_html
 from support.stores import Store
 
@@ -313,3 +316,31 @@ def test_merge_asks_the_daemon_and_a_refusal_moves_nothing(page: Any, console: R
     if refusal.startswith("ERR_NOT_OFFERED"):
         assert "sleep.merge" in refusal
     assert repo.head.target == before
+
+
+def test_a_real_sleep_run_is_reviewed_by_phase_and_merged(page: Any, console: Running) -> None:
+    """The daemon's own sleep run: its phases' counts on the review page, then Merge lands it
+    through the gates (``sleep.merge``) and the run leaves the list."""
+    settled = "resources/geology/basalt-is-volcanic.html"
+    inbox = "areas/inbox/zircon-dates-the-basalt.html"
+    sha = external_commit(
+        console.store,
+        {
+            settled: memory_html("Basalt is volcanic", "Basalt is a volcanic rock."),
+            inbox: memory_html("Zircon dates", "Zircon dates the basalt.", tags=("geology",)),
+        },
+    )
+    with Client(console.daemon.socket_path, timeout=120) as client:
+        assert wait_for(lambda: client.call("status")["sha"] == sha, 20, 0.1)
+        report = client.call("sleep.run", {"date": "2026-12-05"})
+    assert report["head"] != report["base"], report  # placement moved the inbox memory
+    page.goto(console.origin + "/review")
+    run = page.locator("article#run-2026-12-05")
+    assert run.locator("dl.phase-counts dt").count() >= 1
+    run.get_by_role("button", name="Merge").click()
+    page.wait_for_load_state()
+    assert "sleep run merged" in page.locator(".notice").inner_text(), page.inner_text("main")
+    head = pygit2.Repository(str(console.store)).head.peel(pygit2.Commit)
+    assert "resources/geology/zircon-dates-the-basalt.html" in _tree_paths(head)
+    assert inbox not in _tree_paths(head)
+    assert page.locator("article#run-2026-12-05").count() == 0

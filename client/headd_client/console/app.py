@@ -323,7 +323,10 @@ class Pages:
             return {"note": "this daemon does not offer sleep.review: no per-phase counts"}
         except (HeaddError, RpcError) as exc:
             return {"note": f"sleep.review refused the run: {actions.failed(exc)}"}
-        return {"counts": dict(review.get("phases") or {})}
+        counts = dict(review.get("phases") or {})
+        if not counts:
+            return {"note": "sleep.review found no phase recorded on this run"}
+        return {"counts": counts}
 
     def review(self, request: Request) -> Response:
         repo = self.c.repo()
