@@ -2,8 +2,8 @@
 
 ``python scripts/console_screenshots.py [OUT_DIR]`` (default ``docs/console``) copies the bundled
 demo memories into a fresh store, starts the real daemon and the console, makes a little history
-through the console's own forms (a correction), leaves one sleep run under ``sleep/`` for the
-review page, and saves one PNG per main page.
+through the console's own forms (a correction), leaves the daemon's own sleep run under ``sleep/`` for
+the review page, and saves one PNG per main page.
 """
 
 from __future__ import annotations
@@ -60,17 +60,11 @@ def demo_store(root: Path) -> None:
     repo.create_commit("HEAD", sig, sig, "the demo memories", tree, parents)
 
 
-def sleep_run(root: Path) -> None:
-    """A review branch as a sleep run leaves one: one memory merged into another."""
-    repo = pygit2.Repository(str(root))
-    tip = repo.head.peel(pygit2.Commit)
-    index = pygit2.Index()
-    index.read_tree(tip.tree)
-    index.remove("areas/inbox/monorepo-move-was-right.html")
-    sig = pygit2.Signature("headd sleep", "sleep@headd.local")
-    tree = index.write_tree(repo)
-    message = "memhtml(sleep): consolidate: fold a duplicate opinion into its arc\n"
-    repo.create_commit("refs/heads/sleep/2026-12-04", sig, sig, message, tree, [tip.id])
+def sleep_run(sock: Path) -> None:
+    """The daemon's own sleep run on the demo store (placement moves the inbox memories that
+    have a home), left on its review branch."""
+    with Client(sock, timeout=600) as client:
+        client.call("sleep.run", {"date": "2026-12-04"})
 
 
 def main(argv: list[str]) -> int:
@@ -113,7 +107,7 @@ def main(argv: list[str]) -> int:
             )
             page.fill("form.correct input[name=reason]", "asked for the reason too")
             page.click("form.correct button")
-            sleep_run(store)
+            sleep_run(sock)
             page.goto(f"{origin}/?q=which+database+holds+the+orders")
             page.screenshot(path=str(out / "search.png"), full_page=True)
             page.goto(f"{origin}/memory?path={POSTGRES}")

@@ -337,6 +337,7 @@ def test_a_real_sleep_run_is_reviewed_by_phase_and_merged(page: Any, console: Ru
     page.goto(console.origin + "/review")
     run = page.locator("article#run-2026-12-05")
     assert run.locator("dl.phase-counts dt").count() >= 1
+    assert "The file moved unchanged." in (run.text_content() or "")  # a move, not a diff
     run.get_by_role("button", name="Merge").click()
     page.wait_for_load_state()
     assert "sleep run merged" in page.locator(".notice").inner_text(), page.inner_text("main")
