@@ -81,6 +81,7 @@ MODULES: tuple[BenchModule, ...] = (
     BenchModule("concurrency_bench", ("--n", "500", "--runs", "1"), (), needs=SCIFACT),
     BenchModule("remote_bench", ("--samples", "3", "--burst", "20", "--pushes", "3"), ()),
     BenchModule("sleep_bench", ("--sizes", "1000"), ()),
+    BenchModule("ui_bench", ("--n", "2000", "--requests", "10", "--history", "20"), ()),
 )
 
 

@@ -11,7 +11,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
   # pip's and setuptools' chatter (an editable install's BuildBackendWarning) goes to a log,
   # shown only when the install fails.
-  if ! .venv/bin/python -m pip install -q -e ".[test,embed,bench,mcp]" >.venv/pip-install.log 2>&1; then
+  if ! .venv/bin/python -m pip install -q -e ".[test,embed,bench,mcp,console]" >.venv/pip-install.log 2>&1; then
     cat .venv/pip-install.log >&2
     exit 1
   fi

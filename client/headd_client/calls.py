@@ -154,6 +154,7 @@ def search(
     vectors: bool = True,
     records: bool = False,
     mode: Literal["hybrid", "seed-exact"] = "hybrid",
+    explain: bool = False,
 ) -> Call[SearchAnswer]:
     """The head's search (the SQLite plane's, ``plane="index"``, answers another shape: use
     ``call``)."""
@@ -167,6 +168,7 @@ def search(
         vectors=vectors,
         records=records,
         mode=mode,
+        explain=explain,
     )
     return Call(request, SearchAnswer)
 

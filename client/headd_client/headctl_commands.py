@@ -795,6 +795,10 @@ def _contributed_commands() -> None:
     for command in sleep_commands(Command):
         register(command, GROUP_HELP)
 
+    from headd_client.console import command as ui
+
+    register(Command(("ui",), ui.HELP, arguments=ui.arguments, local=ui.run))
+
 
 def _all_commands() -> list[Command]:
     if not COMMANDS:

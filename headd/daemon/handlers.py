@@ -388,6 +388,7 @@ class Service:
         if request.plane == "index":
             return await self.index_search(request)
         view = await self.view(request.at, request.session)
+        why: dict[str, dict[str, float]] | None = {} if request.explain else None
         start = time.perf_counter()
         hits, arm = await self._rank(
             view,
@@ -397,11 +398,15 @@ class Service:
             now=request.now,
             want_vectors=request.vectors,
             mode=request.mode,
+            explain=why,
         )
         took = (time.perf_counter() - start) * 1000.0
         out_hits = [
             WireHit(hit.path, hit.score, hit.title, hit.claim, list(hit.arms)) for hit in hits
         ]
+        if why is not None:
+            for out in out_hits:
+                out.why = why.get(out.path, {})
         if request.records:
             for out in out_hits:
                 out.record = wire_record_or_none(view.record(out.path))
@@ -437,6 +442,7 @@ class Service:
         now: str | None,
         want_vectors: bool,
         mode: str,
+        explain: dict[str, dict[str, float]] | None = None,
     ) -> tuple[list[SearchHit], SearchVectors]:
         """The head's ranking of ``query`` over ``view``, and the vector arm it ran with: the one
         path ``search`` and recall's pool share, so the two cannot admit or rank differently."""
@@ -455,6 +461,7 @@ class Service:
             vectors=arm.vectors,
             query_vector=arm.query_vector,
             mode=mode,
+            explain=explain,
         )
         return hits, arm
 

@@ -133,6 +133,8 @@ class SearchHit(msgspec.Struct):
     claim: str
     arms: list[str]
     record: WireRecord | None | UnsetType = UNSET
+    #: With ``explain``: the score split by arm (``lexical``, ``vector``), summing to ``score``.
+    why: dict[str, float] | UnsetType = UNSET
 
 
 class SearchCoverage(msgspec.Struct):

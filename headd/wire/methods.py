@@ -54,6 +54,8 @@ class Search(_Params):
     #: The head search's mode (``headd.head.search``): the hybrid default, or memhtml's head
     #: search rule for rule (what the head gate ranks with).
     mode: Literal["hybrid", "seed-exact"] = "hybrid"
+    #: Each hit also carries ``why``: its score split by the arms that found it.
+    explain: bool = False
 
 
 class Read(_Params):
