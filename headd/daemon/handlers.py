@@ -69,13 +69,23 @@ from headd.daemon.methods import (
 from headd.daemon.plane_service import PlaneService
 from headd.daemon.session_calls import SessionCalls
 from headd.daemon.snapshots import SnapshotWriter
-from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
+from headd.daemon.vectors import MIN_COVERAGE, NO_VECTORS, SearchVectors, VectorService
 from headd.embed.factory import embedder_state
-from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
+from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
 from headd.record import record_to_wire
 from headd.store.results import CommitResult
+from headd.wire.browse import (
+    CensusAnswer,
+    CensusRequest,
+    ListRequest,
+    NeighborsAnswer,
+    NeighborsRequest,
+    SourceAnswer,
+    SourceRequest,
+    TracesLinksRequest,
+)
 from headd.wire.filter import Filter
 
 if TYPE_CHECKING:
@@ -113,6 +123,17 @@ def iso_utc(moment: datetime) -> str:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _worktree_dirty(repo: Any) -> bool | None:
+    """Uncommitted edits to tracked files in the checkout (new and ignored files aside); None
+    for a bare store, which has no checkout."""
+    import pygit2
+
+    if repo.is_bare:
+        return None
+    quiet = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
+    return any(flags & ~quiet for flags in repo.status().values())
 
 
 def _landed_paths(result: object) -> bool:
@@ -209,6 +230,18 @@ class Service:
                 return await self.plane_call(request)
             case Sync(resolve=target):
                 return await self.sync(target)
+            case ListRequest(at=at, session=session):
+                from headd.head.browse import list_records
+
+                return list_records(await self.view(at, session), request)
+            case CensusRequest(at=at, session=session):
+                return await self.census(at, session)
+            case NeighborsRequest():
+                return await self.neighbors(request)
+            case SourceRequest(path=path, at=at, session=session):
+                return await self.source(path, at, session)
+            case TracesLinksRequest(path=path):
+                return await self._plane().traces_links(path)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
         raise MethodNotFound(f"no handler for {type(request).__name__}")
@@ -228,6 +261,38 @@ class Service:
                 raise InvalidParams("pass either at or session, not both")
             return await self._session_calls.view(session)
         return await self.follower.at(at)
+
+    # -- browsing ----------------------------------------------------------------------------
+
+    async def census(self, at: str | None, session: str | None) -> CensusAnswer:
+        """``census``: the version's counts, and whether the checkout has uncommitted edits."""
+        from headd.head.browse import census
+
+        view = await self.view(at, session)
+        dirty = await self.follower.read_git(_worktree_dirty)
+        return census(view, dirty=dirty, vector_coverage_floor=MIN_COVERAGE)
+
+    async def neighbors(self, request: NeighborsRequest) -> NeighborsAnswer:
+        from headd.head.browse import neighbours
+
+        found = neighbours(await self.view(request.at, request.session), request)
+        if found is None:
+            raise PathNotFound(f"no memory at {request.path}", {"path": request.path})
+        return found
+
+    async def source(self, path: str, at: str | None, session: str | None) -> SourceAnswer:
+        """``source``: the file text of the record at ``path`` (None when there is none)."""
+        from headd.store.git_io import blob_text
+
+        view = await self.view(at, session)
+        record = view.record(path)
+        if record is None:
+            return SourceAnswer(sha=view.sha, path=path, html=None)
+        html = view.pending_texts.get(record.blob_sha)
+        if html is None:
+            blob = record.blob_sha
+            html = await self.follower.read_git(lambda repo: blob_text(repo, blob))
+        return SourceAnswer(sha=view.sha, path=path, html=html)
 
     # -- status ----------------------------------------------------------------------------
 

@@ -22,6 +22,13 @@ from msgspec import Raw
 from headd.errors import InvalidParams, MethodNotFound
 from headd.ops import Archive, LinkOp, Move, Op, UnlinkOp, Write
 from headd.paths import path_problem
+from headd.wire.browse import (
+    CensusRequest,
+    ListRequest,
+    NeighborsRequest,
+    SourceRequest,
+    TracesLinksRequest,
+)
 from headd.wire.filter import Filter
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
@@ -237,9 +244,14 @@ Request = (
     | TracesShow
     | VectorsFill
     | Sync
+    | ListRequest
+    | CensusRequest
+    | NeighborsRequest
+    | SourceRequest
+    | TracesLinksRequest
 )
 
-METHODS: dict[str, type[_Params]] = {
+METHODS: dict[str, type[msgspec.Struct]] = {
     "status": Status,
     "search": Search,
     "read": Read,
@@ -269,6 +281,11 @@ METHODS: dict[str, type[_Params]] = {
     "traces.show": TracesShow,
     "vectors.fill": VectorsFill,
     "sync": Sync,
+    "list": ListRequest,
+    "census": CensusRequest,
+    "neighbors": NeighborsRequest,
+    "source": SourceRequest,
+    "traces.links": TracesLinksRequest,
 }
 
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}
@@ -297,10 +314,16 @@ def decode_request(method: str, params: Raw | bytes | None) -> Request:
     return value  # type: ignore[return-value]
 
 
-def paths_of(request: _Params) -> list[tuple[str, str]]:
+def paths_of(request: msgspec.Struct) -> list[tuple[str, str]]:
     """Every memory path ``request`` names, with the field it sits in (``ops[2].to``)."""
     match request:
-        case Read(path=path) | Resolve(path=path):
+        case (
+            Read(path=path)
+            | Resolve(path=path)
+            | NeighborsRequest(path=path)
+            | SourceRequest(path=path)
+            | TracesLinksRequest(path=path)
+        ):
             return [("path", path)]
         case Inbound(href=href):
             return [("href", href)]

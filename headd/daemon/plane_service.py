@@ -30,6 +30,7 @@ from headd_plane import calls as plane_calls
 
 from headd.errors import HeaddError, ShuttingDown, StorageFailure
 from headd.memory_trim import release_free_memory
+from headd.wire.browse import TracesLinksAnswer
 
 if TYPE_CHECKING:
     from headd_plane.db import PlaneDb
@@ -349,6 +350,10 @@ class PlaneService:
 
     async def traces_show(self, session: str) -> dict[str, Any]:
         return await self.on_reader(lambda r: plane_calls.traces_show(r.db.conn, session))
+
+    async def traces_links(self, path: str) -> TracesLinksAnswer:
+        """``traces.links``: the sessions ``path`` was linked to, from a reader."""
+        return await self.on_reader(lambda r: plane_calls.traces_links(r.db.conn, path))
 
     async def record_wrote(self, links: plane_calls.WroteLinks) -> int:
         """Note a session commit's memories; a failure is logged, never the commit's failure

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from headd.errors import IndexStale, SessionNotFound
+from headd.wire.browse import SessionLinkRow, TracesLinksAnswer
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +189,26 @@ def traces_show(conn: sqlite3.Connection, session: str) -> dict[str, Any]:
             "missing": False,
         }
     return {**found, "indexed": True}
+
+
+def traces_links(conn: sqlite3.Connection, path: str) -> TracesLinksAnswer:
+    """Every session ``path`` was linked to (``memory_session_links``), oldest first."""
+    from headd_plane.recorder import links_for_path
+
+    rows = links_for_path(conn, path)
+    return TracesLinksAnswer(
+        links=[
+            SessionLinkRow(
+                path=r.path,
+                session_id=r.session_id,
+                prompt_id=r.prompt_id,
+                turn_uuid=r.turn_uuid,
+                link_kind=r.link_kind,
+                at=r.at,
+            )
+            for r in rows
+        ]
+    )
 
 
 def _links_of(conn: sqlite3.Connection, session: str) -> list[dict[str, Any]]:

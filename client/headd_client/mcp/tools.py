@@ -24,17 +24,26 @@ from pathlib import Path
 from typing import Any
 
 from headd.errors import DaemonUnavailable
+from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX
 from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
 from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.writes import Provenance, WriteSession, violation_failure
 
 SNIPPET_CHARS = 280
-LIST_DEFAULT = 50
-LIST_MAX = 200
-NEIGHBORS_MAX = 200
-READ_CHUNK = 200
 HOP_LIMIT = 64
-PARA = ("projects", "areas", "resources", "archive")
+#: The fields of a ``list`` row that memhtml's ``memory_list`` names.
+LIST_FIELDS = (
+    "path",
+    "title",
+    "memory_type",
+    "gist",
+    "workspace",
+    "para",
+    "confidence",
+    "importance",
+    "archived",
+    "updated_at",
+)
 
 
 @functools.cache
@@ -178,11 +187,6 @@ def _confidence(record: Mapping[str, Any]) -> float:
     return 1.0 if value is None else float(value)
 
 
-def _importance(record: Mapping[str, Any]) -> int:
-    value = record.get("importance")
-    return 5 if value is None else int(value)
-
-
 def _strip(path: str) -> str:
     return path.strip().lstrip("/")
 
@@ -265,15 +269,6 @@ class Tools:
         if record is None or record.get("archived"):
             raise path_not_found(_strip(path))
         return dict(record)
-
-    def _records(self, paths: Sequence[str], at: str | None) -> list[Any]:
-        """The records at ``paths`` (None where none), in batches of ``READ_CHUNK``."""
-        out: list[Any] = []
-        for start in range(0, len(paths), READ_CHUNK):
-            chunk = paths[start : start + READ_CHUNK]
-            results = self.link.batch_results([("read", {"path": p, "at": at}) for p in chunk])
-            out.extend(r.get("record") for r in results)
-        return out
 
     def _now(self) -> datetime:
         return self.clock()
@@ -438,187 +433,42 @@ class Tools:
         return bool(successor) and _strip(str(successor)) in chain
 
     def memory_neighbors(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        start = _strip(args["path"])
-        depth = max(1, min(int(args.get("depth") or 1), 2))
-        node_limit = max(1, min(int(args.get("limit") or NEIGHBORS_MAX), NEIGHBORS_MAX))
-        rels = set(args.get("rels") or ())
-        record, sha = self._read(start)
-        if record is None:
-            raise path_not_found(start)
-        seen = {start}
-        frontier = [(start, record)]
-        nodes: list[dict[str, Any]] = []
-        edges: set[tuple[str, str, str]] = set()
-        dropped = 0
-        for hop in range(1, depth + 1):
-            found: list[tuple[str, str]] = []
-            inbound = self.link.batch_results(
-                [("inbound", {"href": "/" + p, "at": sha}) for p, _ in frontier]
-            )
-            for (path, rec), into in zip(frontier, inbound, strict=True):
-                for link in (rec or {}).get("links") or ():
-                    if rels and link["rel"] not in rels:
-                        continue
-                    other = _strip(link["href"])
-                    edges.add((path, link["rel"], other))
-                    found.append((other, link["rel"]))
-                for other in into.get("paths") or ():
-                    found.append((other, "?" + path))
-            candidates = [p for p, _ in found if p not in seen]
-            records = dict(zip(candidates, self._records(candidates, sha), strict=True))
-            next_frontier = []
-            for other, rel in found:
-                if other in seen:
-                    continue
-                rec = records.get(other)
-                if rel.startswith("?"):
-                    target = "/" + rel[1:]
-                    matching = [
-                        lk
-                        for lk in (rec or {}).get("links") or ()
-                        if lk["href"] == target and (not rels or lk["rel"] in rels)
-                    ]
-                    if not matching:
-                        continue
-                    rel = matching[0]["rel"]
-                    edges.add((other, rel, target[1:]))
-                seen.add(other)
-                if len(nodes) >= node_limit:
-                    dropped += 1
-                    continue
-                title = (rec or {}).get("title") or ""
-                nodes.append(
-                    {"path": other, "title": title, "hop": hop, "rel": rel, "derived": False}
-                )
-                next_frontier.append((other, rec))
-            frontier = next_frontier
-        return {
-            "nodes": nodes,
-            "edges": len(edges),
-            "node_limit": node_limit,
-            "dropped_node_count": dropped,
-            "scan_saturated": False,
-        }
-
-    def _tip_paths(self, sha: str) -> list[str]:
-        """Every memory-shaped path in the tree of ``sha``, sorted (a git tree walk)."""
-        import pygit2
-
-        repo = pygit2.Repository(str(self.store))
-        commit = repo.get(sha)
-        if not isinstance(commit, pygit2.Commit):
-            raise path_not_found(sha)
-        tree = commit.tree
-        out: list[str] = []
-
-        def walk(node: Any, prefix: str) -> None:
-            for entry in node:
-                name = prefix + entry.name
-                if entry.type_str == "tree":
-                    walk(entry, name + "/")
-                elif name.endswith(".html"):
-                    out.append(name)
-
-        for bucket in PARA:
-            if bucket in tree:
-                walk(repo.get(tree[bucket].id), bucket + "/")
-        out.sort()
-        return out
+        found = self.link.call(
+            "neighbors",
+            {
+                "path": _strip(args["path"]),
+                "depth": max(1, min(int(args.get("depth") or 1), 2)),
+                "limit": max(1, min(int(args.get("limit") or NEIGHBORS_MAX), NEIGHBORS_MAX)),
+                "rels": args.get("rels") or None,
+            },
+        )
+        return {key: found[key] for key in _NEIGHBOR_FIELDS}
 
     def memory_list(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        limit = max(1, min(int(args.get("limit") or LIST_DEFAULT), LIST_MAX))
-        sha = str(self.link.call("status")["sha"])
-        para = args.get("para")
-        cursor = args.get("cursor")
-        paths = [
-            p
-            for p in self._tip_paths(sha)
-            if (para is None or p.startswith(para + "/")) and (cursor is None or p > cursor)
-        ]
-        wanted_type = args.get("memory_type")
-        workspace = args.get("workspace")
-        tag = args.get("tag")
-        entity = args.get("entity")
-        facets = list(args.get("facets") or ())
-        files: list[dict[str, Any]] = []
-        next_cursor = None
-        for start in range(0, len(paths), READ_CHUNK):
-            chunk = paths[start : start + READ_CHUNK]
-            for path, record in zip(chunk, self._records(chunk, sha), strict=True):
-                if record is None or (record.get("archived") and para != "archive"):
-                    continue
-                if wanted_type is not None and record.get("memory_type") != wanted_type:
-                    continue
-                if workspace is not None and record.get("workspace") != workspace:
-                    continue
-                if tag is not None and tag not in (record.get("tags") or ()):
-                    continue
-                if entity is not None and entity not in (record.get("entities") or ()):
-                    continue
-                if facets and not _facets_match(record, facets):
-                    continue
-                if len(files) == limit:
-                    next_cursor = files[-1]["path"]
-                    break
-                files.append(
-                    {
-                        "path": path,
-                        "title": record.get("title") or "",
-                        "memory_type": record.get("memory_type") or "",
-                        "gist": record.get("claim") or "",
-                        "workspace": record.get("workspace"),
-                        "para": record.get("para") or path.split("/", 1)[0],
-                        "confidence": _confidence(record),
-                        "importance": _importance(record),
-                        "archived": bool(record.get("archived")),
-                        "updated_at": record.get("updated_at") or record.get("created_at") or "",
-                    }
-                )
-            if next_cursor is not None:
-                break
-        return {"files": files, "next_cursor": next_cursor, "sha": sha}
+        answer = self.link.call("list", list_params(args))
+        files = [{key: row[key] for key in LIST_FIELDS} for row in answer["files"]]
+        return {"files": files, "next_cursor": answer["next_cursor"], "sha": answer["sha"]}
 
     def memory_status(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        status = self.link.call("status")
-        sha = str(status["sha"])
-        counts: dict[str, int] = {}
-        archived = 0
-        edges = 0
-        paths = self._tip_paths(sha)
-        for record in self._records(paths, sha):
-            if record is None:
-                continue
-            edges += len(record.get("links") or ())
-            if record.get("archived"):
-                archived += 1
-                continue
-            kind = str(record.get("memory_type"))
-            counts[kind] = counts.get(kind, 0) + 1
+        status, counted = self.link.batch_results([("status", None), ("census", None)])
         vectors = status.get("vectors") or {}
         embedder = status.get("embedder")
         return {
-            "head_sha": sha,
-            "dirty": self._dirty(),
-            "counts_by_type": dict(sorted(counts.items())),
-            "archived_count": archived,
-            "edges": edges,
+            "head_sha": counted["sha"],
+            "dirty": bool(counted["dirty"]),
+            "counts_by_type": counted["counts_by_type"],
+            "archived_count": counted["archived_count"],
+            "edges": counted["edges"],
             "index_fresh": True,
             "embedder_up": embedder not in (None, "off"),
             "vector_coverage": float(vectors.get("coverage") or 0.0),
-            "vector_coverage_floor": 0.95,
+            "vector_coverage_floor": counted["vector_coverage_floor"],
             "last_sleep": None,
             "ref": status.get("ref"),
             "records": status.get("records"),
             "skipped": status.get("skipped"),
             "daemon_pid": status.get("pid"),
         }
-
-    def _dirty(self) -> bool:
-        """Uncommitted edits to tracked files (new untracked files and ignored ones aside)."""
-        import pygit2
-
-        quiet = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
-        return any(flags & ~quiet for flags in pygit2.Repository(str(self.store)).status().values())
 
     # -- usage state and traces --------------------------------------------------------------
 
@@ -677,34 +527,8 @@ class Tools:
         return {"links": links}
 
     def _links_for_path(self, path: str) -> list[dict[str, Any]]:
-        """Read-only from the state plane the daemon writes (``memory_session_links``)."""
-        import sqlite3
-
-        from headd_plane.paths import state_path_of
-
-        db = state_path_of(self.store)
-        if not db.exists():
-            return []
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            from headd_plane.recorder import links_for_path
-
-            rows = links_for_path(conn, path)
-        except sqlite3.Error:
-            return []
-        finally:
-            conn.close()
-        return [
-            {
-                "path": r.path,
-                "session_id": r.session_id,
-                "prompt_id": r.prompt_id,
-                "turn_uuid": r.turn_uuid,
-                "link_kind": r.link_kind,
-                "at": r.at,
-            }
-            for r in rows
-        ]
+        """The state plane's ``memory_session_links`` rows for ``path``, read by the daemon."""
+        return list(self.link.call("traces.links", {"path": path})["links"])
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -929,13 +753,11 @@ class Tools:
         }
 
     def _blob(self, record: Mapping[str, Any]) -> str:
-        import pygit2
-
-        repo = pygit2.Repository(str(self.store))
-        blob = repo.get(str(record["blob_sha"]))
-        if not isinstance(blob, pygit2.Blob):
-            raise path_not_found(str(record["path"]))
-        return bytes(blob.data).decode("utf-8")
+        path = str(record["path"])
+        html = self.link.call("source", {"path": path})["html"]
+        if html is None:
+            raise path_not_found(path)
+        return str(html)
 
     def memory_link(self, args: Mapping[str, Any]) -> dict[str, Any]:
         src = _strip(args["src_path"])
@@ -994,14 +816,23 @@ def _event_at(path: str, html: str) -> str | None:
         return None
 
 
-def _facets_match(record: Mapping[str, Any], wanted: Sequence[str]) -> bool:
-    """Values under one name broaden, different names narrow (memhtml's composition)."""
-    have = {(f.get("name"), f.get("value")) for f in record.get("facets") or ()}
-    by_name: dict[str, set[str]] = {}
-    for spec in wanted:
-        name, _, value = spec.partition("=")
-        by_name.setdefault(name, set()).add(value)
-    return all(any((n, v) in have for v in values) for n, values in by_name.items())
+def list_params(args: Mapping[str, Any]) -> dict[str, Any]:
+    """memhtml's ``memory_list`` arguments as the daemon's ``list`` params."""
+    memory_type = args.get("memory_type")
+    return {
+        "types": None if memory_type is None else [memory_type],
+        "workspace": args.get("workspace"),
+        "tags": None if args.get("tag") is None else [args["tag"]],
+        "entity": args.get("entity"),
+        "facets": args.get("facets") or None,
+        "para": args.get("para"),
+        "include_archived": bool(args.get("include_archived")) or None,
+        "limit": max(1, min(int(args.get("limit") or LIST_DEFAULT), LIST_MAX)),
+        "cursor": args.get("cursor"),
+    }
+
+
+_NEIGHBOR_FIELDS = ("nodes", "edges", "node_limit", "dropped_node_count", "scan_saturated")
 
 
 def _deduped(existing: str) -> dict[str, Any]:
