@@ -785,8 +785,11 @@ def _builtin_commands() -> list[Command]:
 def _contributed_commands() -> None:
     """Commands other modules add: each is one ``register(...)`` call, or one hook, here."""
     from headd_client.agent_cli import register as register_agent_commands
+    from headd_client.headctl_memhtml import commands as memhtml_commands
 
     PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
+    for command in memhtml_commands():  # write, apply, correct, link, archive, list, neighbors
+        register(command)
 
 
 def _all_commands() -> list[Command]:

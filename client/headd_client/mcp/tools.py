@@ -191,9 +191,17 @@ def _strip(path: str) -> str:
     return path.strip().lstrip("/")
 
 
-def _body_or_markup(args: Mapping[str, Any]) -> tuple[str | None, str | None]:
+def _body_or_markup(args: Mapping[str, Any]) -> tuple[str | list[str] | None, str | None]:
     """(body, article_html) of a write or a correction, refused unless exactly one is given:
-    memhtml's tools take prose or markup, never both."""
+    memhtml's tools take prose or markup, never both. A ``claim`` (the command line's
+    ``--claim``) stands for the prose: its ``body`` is then the paragraphs after it."""
+    if args.get("claim") is not None:
+        if args.get("article_html") is not None:
+            raise ToolFailure(
+                "ERR_INVALID_MEMORY",
+                "invalid memory: exactly one of --claim or --article-html, and both were given",
+            )
+        return list(args.get("body") or ()), None
     body = args.get("body")
     markup = args.get("article_html")
     if (body is None) == (markup is None):
@@ -550,12 +558,12 @@ class Tools:
                 )
             if reason is not None:
                 path = None
-        if markup is None:
+        if markup is None and op.get("task_status") is None:
             return {
                 "op": "write",
                 "title": op["title"],
                 "type": op["memory_type"],
-                "claim": "",
+                "claim": op.get("claim") or "",
                 "body": body,
                 "tags": op.get("tags"),
                 "entities": op.get("entities"),
@@ -564,7 +572,7 @@ class Tools:
                 "importance": op.get("importance"),
                 "confidence": op.get("confidence"),
             }
-        html, placed = self._render(op, markup, path, taken)
+        html, placed = self._render(op, markup, path, taken, body=body)
         return {"op": "put", "path": placed, "html": html}
 
     def _render(
@@ -574,7 +582,7 @@ class Tools:
         path: str | None,
         taken: Callable[[str], bool],
         *,
-        body: str | None = None,
+        body: str | list[str] | None = None,
     ) -> tuple[str, str]:
         from headd.errors import HeaddError
         from headd.memfile.placement import choose_path
@@ -586,6 +594,7 @@ class Tools:
                 title=op["title"],
                 memory_type=op["memory_type"],
                 now=now,
+                claim=op.get("claim") or "",
                 body=body,
                 article_html=markup,
                 tags=op.get("tags") or (),
@@ -593,6 +602,8 @@ class Tools:
                 workspace=op.get("workspace"),
                 importance=op.get("importance"),
                 confidence=op.get("confidence"),
+                task_status=op.get("task_status"),
+                due=op.get("due"),
             )
             check_write(fields, path or "")
             placed = choose_path(
@@ -728,7 +739,11 @@ class Tools:
             def taken(path: str) -> bool:
                 return path != target and seen(path)
 
-            spec = {"title": args["title"], "memory_type": record["memory_type"]}
+            spec = {
+                "title": args["title"],
+                "memory_type": args.get("memory_type") or record["memory_type"],
+                "claim": args.get("claim"),
+            }
             new_html, new_path = self._render(spec, markup, None, taken, body=body)
             moment = supersede_moment(new_html, _event_at(new_path, new_html), now)
             new_html = superseding_stamps(new_html, old_archive_path=moved_to, moment=moment)
