@@ -6,14 +6,27 @@ admitted records in path order, each once, whatever the page size and the filter
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.memory import memory_html
 
-from headd.head.browse import census, list_records, listing_scope, neighbours
+from headd.errors import InvalidOp
+from headd.head.browse import (
+    census,
+    entity_activity,
+    list_records,
+    listing_scope,
+    neighbours,
+    tasks,
+)
+from headd.head.overlay import with_overlay
 from headd.head.version import HeadVersion, version_from_records
 from headd.memfile.parse import parse_memory
-from headd.wire.browse import ListRequest, NeighborsRequest
+from headd.ops import Retask
+from headd.wire.browse import EntityActivityRequest, ListRequest, NeighborsRequest, TasksRequest
 
 TYPES = ("semantic", "episodic", "task", "procedural")
 BUCKETS = ("areas/inbox", "projects/p", "resources/r", "archive/2026")
@@ -129,3 +142,70 @@ def test_neighbours_walk_links_out_then_in_at_their_first_hop() -> None:
     assert capped is not None
     assert (len(capped.nodes), capped.dropped_node_count) == (1, 2)
     assert neighbours(view, NeighborsRequest(path="areas/none.html")) is None
+
+
+def _tasks() -> HeadVersion:
+    files = _task_files()
+    return version_from_records([parse_memory(p, h) for p, h in files.items()], "2" * 40)
+
+
+def _task_files() -> dict[str, str]:
+    blocker = memhtml_task("Blocker", "todo", links=(("blocks", "/areas/inbox/tasks/b.html"),))
+    blocked = memhtml_task("Blocked", "todo", due="2026-12-20")
+    done = memhtml_task("Done", "done", links=(("blocks", "/areas/inbox/tasks/b.html"),))
+    files = {
+        "areas/inbox/tasks/a.html": blocker,
+        "areas/inbox/tasks/b.html": blocked,
+        "areas/inbox/tasks/c.html": done,
+        "areas/inbox/fact.html": memory_html("Fact", "A fact.", entities=("service:api",)),
+    }
+    return files
+
+
+def memhtml_task(title: str, status: str, **kw: Any) -> str:
+    due = kw.pop("due", None)
+    metas = {"memhtml-due": due} if due else None
+    return memory_html(
+        title, f"{title} is a task.", memory_type="task", task_status=status, metas=metas, **kw
+    )
+
+
+def test_tasks_are_a_scan_with_open_blockers() -> None:
+    view = _tasks()
+    listed = tasks(view, TasksRequest())
+    assert [t.path for t in listed.tasks] == [
+        "areas/inbox/tasks/a.html",
+        "areas/inbox/tasks/b.html",
+        "areas/inbox/tasks/c.html",
+    ]
+    assert listed.tasks[1].blocked_by == ["areas/inbox/tasks/a.html"]  # the done one is not
+    assert [t.path for t in tasks(view, TasksRequest(status="done")).tasks] == [
+        "areas/inbox/tasks/c.html"
+    ]
+    page = tasks(view, TasksRequest(limit=1, cursor="areas/inbox/tasks/a.html"))
+    assert [t.path for t in page.tasks] == ["areas/inbox/tasks/b.html"]
+    assert page.next_cursor == "areas/inbox/tasks/b.html"
+
+
+def test_a_retask_moves_the_status_in_place_and_refuses_a_non_task() -> None:
+    view = _tasks()
+    texts = {parse_memory(p, h).blob_sha: h for p, h in _task_files().items()}
+    op = Retask(path="areas/inbox/tasks/b.html", status="doing", at="2026-12-01T00:00:00Z")
+    moved = with_overlay(view, [op], texts.__getitem__)
+    record = moved.record("areas/inbox/tasks/b.html")
+    assert record is not None
+    assert (record.task_status, record.updated_at) == ("doing", "2026-12-01T00:00:00Z")
+    assert record.content_hash == view.record("areas/inbox/tasks/b.html").content_hash  # type: ignore[union-attr]
+    with pytest.raises(InvalidOp):
+        with_overlay(view, [Retask(path="areas/inbox/fact.html", status="done")], texts.get)
+    with pytest.raises(InvalidOp):
+        bad = Retask(path="areas/inbox/tasks/b.html", status="finished")
+        with_overlay(view, [bad], texts.__getitem__)
+
+
+def test_entity_activity_counts_entity_rows_and_clamps_its_limit() -> None:
+    view = _tasks()
+    found = entity_activity(view, EntityActivityRequest(limit=0))
+    assert found.limit == 1 and found.entity_count == 1
+    assert [(r.entity, r.file_count) for r in found.entities] == [("service:api", 1)]
+    assert entity_activity(view, EntityActivityRequest(type="person")).entities == []

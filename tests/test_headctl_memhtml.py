@@ -5,51 +5,17 @@ store, each write checked in the git history (one commit, or none)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemon import Daemon, headctl, short_socket_dir
+from support.daemon import Daemon, short_socket_dir
+from support.headctl_cli import Cli
 from support.stores import make_store
 
 POSTGRES = "areas/inbox/postgres-is-the-system-of-record.html"
 POOL = "resources/database/connection-pool-size-is-forty.html"
-
-
-class Cli:
-    def __init__(self, store: Path, socket_path: Path) -> None:
-        self.store = store
-        self.socket_path = socket_path
-
-    def run(self, *argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return headctl(
-            "--store", str(self.store), "--socket", str(self.socket_path), *argv, stdin=stdin
-        )
-
-    def json(self, *argv: str, stdin: str | None = None) -> Any:
-        done = self.run("--json", *argv, stdin=stdin)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    def commits(self) -> int:
-        out = subprocess.run(
-            ["git", "-C", str(self.store), "rev-list", "--count", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return int(out.stdout)
-
-    def head(self) -> str:
-        out = subprocess.run(
-            ["git", "-C", str(self.store), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
 
 
 @pytest.fixture(scope="module")

@@ -90,6 +90,8 @@ GROUPS: dict[str, str] = {
     "state": "the state sidecar (works without a daemon)",
     "traces": "the transcript index (works without a daemon)",
     "vectors": "the daemon's vector cache",
+    "task": "tasks: open one, move its status, list the working set",
+    "entity": "entities: their activity across the store",
 }
 
 COMMANDS: list[Command] = []
@@ -788,7 +790,14 @@ def _contributed_commands() -> None:
     from headd_client.headctl_memhtml import commands as memhtml_commands
 
     PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
+    from headd_client.headctl_doctor import commands as doctor_commands
+    from headd_client.headctl_tasks import commands as task_commands
+
     for command in memhtml_commands():  # write, apply, correct, link, archive, list, neighbors
+        register(command)
+    for command in task_commands():  # task add/status/list, entity activity
+        register(command, GROUPS.get(command.words[0]))
+    for command in doctor_commands():
         register(command)
 
 

@@ -47,7 +47,7 @@ def camel_keys(row: Mapping[str, Any], keys: Sequence[str] | None = None) -> dic
 # -- running one command --------------------------------------------------------------------
 
 
-def _runner(answer: Answer, human: Human) -> Callable[[argparse.Namespace, Context], int]:
+def runner(answer: Answer, human: Human) -> Callable[[argparse.Namespace, Context], int]:
     """The ``local`` runner of a command: the tool's answer over the daemon, shown."""
 
     def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -100,11 +100,11 @@ def _content_hash(tools: Any, path: str | None) -> str | None:
     return None if record is None else record.get("content_hash")
 
 
-def _provenance(args: argparse.Namespace) -> dict[str, Any]:
+def provenance(args: argparse.Namespace) -> dict[str, Any]:
     return {"session_id": args.session_id, "prompt_id": args.prompt_id, "turn_uuid": args.turn_uuid}
 
 
-def _provenance_flags(p: argparse.ArgumentParser, what: str = "Stamped into the head") -> None:
+def provenance_flags(p: argparse.ArgumentParser, what: str = "Stamped into the head") -> None:
     p.add_argument("--session-id", metavar="ID", help=f"the agent session that wrote this ({what})")
     p.add_argument("--prompt-id", metavar="ID", help="the prompt within that session")
     p.add_argument("--turn-uuid", metavar="ID", help="the turn within that session")
@@ -183,7 +183,7 @@ def _write_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--importance", type=int, metavar="1-10", help="a display ordinal, 1-10")
     p.add_argument("--confidence", type=float, metavar="0-1", help="1.0 is unqualified")
-    _provenance_flags(p)
+    provenance_flags(p)
 
 
 def _write(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
@@ -198,7 +198,7 @@ def _write(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any
             "entities": args.entity,
             "importance": args.importance,
             "confidence": args.confidence,
-            **_provenance(args),
+            **provenance(args),
         }
     )
     out = camel_keys(written, ["path", "created", "deduped"])
@@ -280,7 +280,7 @@ def _apply_args(p: argparse.ArgumentParser) -> None:
         choices=("last-wins",),
         help="resolve claim-slot matches instead of reporting them (refused: ERR_UNSUPPORTED)",
     )
-    _provenance_flags(p, "for every op that names none")
+    provenance_flags(p, "for every op that names none")
 
 
 def _read_stream(args: argparse.Namespace, stdin: TextIO) -> str:
@@ -380,7 +380,7 @@ def _apply(tools: Any, args: argparse.Namespace, ctx: Context) -> dict[str, Any]
             "detect_conflicts": args.detect_conflicts,
             "detect_near_duplicates": args.detect_near_duplicates,
             "consolidate": args.consolidate,
-            **_provenance(args),
+            **provenance(args),
         }
     )
     return result
@@ -409,7 +409,7 @@ def _correct_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help="the memory being corrected")
     _content_flags(p, type_required=False)
     p.add_argument("--reason", help="why the correction was made (in the commit message)")
-    _provenance_flags(p, "records a `corrected` session link")
+    provenance_flags(p, "records a `corrected` session link")
 
 
 def _correct(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
@@ -419,7 +419,7 @@ def _correct(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, A
             "target_path": args.target,
             "memory_type": args.memory_type,
             "reason": args.reason,
-            **_provenance(args),
+            **provenance(args),
         }
     )
     return {
@@ -599,7 +599,7 @@ def commands() -> list[Command]:
         answer: Answer,
         human: Human,
     ) -> Command:
-        return Command((word,), help_, arguments, local=_runner(answer, human))
+        return Command((word,), help_, arguments, local=runner(answer, human))
 
     return [
         command(

@@ -74,18 +74,21 @@ from headd.embed.factory import embedder_state
 from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
-from headd.record import record_to_wire
+from headd.record import PARA_BUCKETS, record_to_wire
 from headd.store.results import CommitResult
 from headd.wire.browse import (
     CensusAnswer,
     CensusRequest,
+    EntityActivityRequest,
     ListRequest,
     NeighborsAnswer,
     NeighborsRequest,
     SourceAnswer,
     SourceRequest,
+    TasksRequest,
     TracesLinksRequest,
 )
+from headd.wire.doctor import DoctorAnswer, DoctorRequest, StatePrune
 from headd.wire.filter import Filter
 
 if TYPE_CHECKING:
@@ -128,12 +131,17 @@ def utc_now() -> datetime:
 def _worktree_dirty(repo: Any) -> bool | None:
     """Uncommitted edits to tracked files in the checkout (new and ignored files aside); None
     for a bare store, which has no checkout."""
+    return None if repo.is_bare else bool(_dirty_paths(repo))
+
+
+def _dirty_paths(repo: Any) -> list[str]:
+    """The checkout's paths with uncommitted edits to tracked files (empty for a bare store)."""
     import pygit2
 
     if repo.is_bare:
-        return None
+        return []
     quiet = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
-    return any(flags & ~quiet for flags in repo.status().values())
+    return sorted(path for path, flags in repo.status().items() if flags & ~quiet)
 
 
 def _landed_paths(result: object) -> bool:
@@ -234,6 +242,18 @@ class Service:
                 from headd.head.browse import list_records
 
                 return list_records(await self.view(at, session), request)
+            case EntityActivityRequest(at=at, session=session):
+                from headd.head.browse import entity_activity
+
+                return entity_activity(await self.view(at, session), request)
+            case TasksRequest(at=at, session=session):
+                from headd.head.browse import tasks
+
+                return tasks(await self.view(at, session), request)
+            case DoctorRequest(today=today):
+                return await self.doctor(today)
+            case StatePrune(paths=paths):
+                return await self._plane().state_prune(paths)
             case CensusRequest(at=at, session=session):
                 return await self.census(at, session)
             case NeighborsRequest():
@@ -271,6 +291,46 @@ class Service:
         view = await self.view(at, session)
         dirty = await self.follower.read_git(_worktree_dirty)
         return census(view, dirty=dirty, vector_coverage_floor=MIN_COVERAGE)
+
+    async def doctor(self, today: str | None) -> DoctorAnswer:
+        """``doctor``: the version's findings (``headd.head.doctor``), and what the daemon alone
+        knows: the checkout's dirty paths, the plane's indexed commit and orphan state rows."""
+        from headd.head.doctor import findings, healthy
+
+        version = await self.follower.current()
+        moment = self.clock()
+        found = findings(
+            version,
+            today=today or moment.strftime("%Y-%m-%d"),
+            year=moment.year,
+            skipped=[s.path for s in version.skipped if s.path.split("/", 1)[0] in PARA_BUCKETS],
+        )
+        dirty = await self.follower.read_git(_dirty_paths)
+        orphans: list[str] = []
+        indexed: str | None = None
+        if self.plane is not None:
+            orphans = [p for p in await self.plane.state_access_paths() if p not in version]
+            indexed = self.plane.status().get("indexed_sha")
+        fresh = self.plane is None or indexed == version.sha
+        coverage = 0.0
+        if self.vectors is not None:
+            coverage = float(self.vectors.status(version).get("coverage") or 0.0)
+        # low only where an embedder could fill it (memhtml: none configured is not a finding)
+        low = self.vectors is not None and self.embedder != "off" and coverage < MIN_COVERAGE
+        return DoctorAnswer(
+            root=str(self.store),
+            healthy=healthy(found, orphans=len(orphans), fresh=fresh, coverage_low=low),
+            head_sha=version.sha,
+            findings=found,
+            orphan_access_rows=orphans,
+            stuck_sleep_runs=[],
+            index_fresh=fresh,
+            index_head_sha=indexed,
+            vector_coverage=coverage,
+            vector_coverage_floor=MIN_COVERAGE,
+            vector_coverage_low=low,
+            dirty=dirty,
+        )
 
     async def neighbors(self, request: NeighborsRequest) -> NeighborsAnswer:
         from headd.head.browse import neighbours

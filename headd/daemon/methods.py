@@ -24,11 +24,14 @@ from headd.ops import Archive, LinkOp, Move, Op, UnlinkOp, Write
 from headd.paths import path_problem
 from headd.wire.browse import (
     CensusRequest,
+    EntityActivityRequest,
     ListRequest,
     NeighborsRequest,
     SourceRequest,
+    TasksRequest,
     TracesLinksRequest,
 )
+from headd.wire.doctor import DoctorRequest, StatePrune
 from headd.wire.filter import Filter
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
@@ -249,6 +252,10 @@ Request = (
     | NeighborsRequest
     | SourceRequest
     | TracesLinksRequest
+    | EntityActivityRequest
+    | TasksRequest
+    | DoctorRequest
+    | StatePrune
 )
 
 METHODS: dict[str, type[msgspec.Struct]] = {
@@ -286,6 +293,10 @@ METHODS: dict[str, type[msgspec.Struct]] = {
     "neighbors": NeighborsRequest,
     "source": SourceRequest,
     "traces.links": TracesLinksRequest,
+    "entity.activity": EntityActivityRequest,
+    "tasks": TasksRequest,
+    "doctor": DoctorRequest,
+    "state.prune": StatePrune,
 }
 
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}
@@ -327,7 +338,7 @@ def paths_of(request: msgspec.Struct) -> list[tuple[str, str]]:
             return [("path", path)]
         case Inbound(href=href):
             return [("href", href)]
-        case Reinforce(paths=paths):
+        case Reinforce(paths=paths) | StatePrune(paths=paths):
             return [(f"paths[{i}]", path) for i, path in enumerate(paths)]
         case SessionApply(ops=ops):
             return [

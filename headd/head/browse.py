@@ -9,7 +9,9 @@ MCP bridge's ``memory_list``/``memory_status``/``memory_neighbors`` and ``headct
   ``para: archive`` too; it pages by a keyset cursor on the path, in path order;
 - a census counts active records per type, archived records and head links;
 - a neighbourhood walks head links outward and the inbound index inward, breadth first, at most
-  two hops, each node once, at its first hop.
+  two hops, each node once, at its first hop;
+- an entity's activity is how many admitted records name it and their newest stamp;
+- the task working set is a scan of ``task`` records in path order, with their open blockers.
 """
 
 from __future__ import annotations
@@ -17,16 +19,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from headd.head.indexes import IndexedView
-from headd.head.scope import Scope
+from headd.head.scope import Scope, ascii_lower
 from headd.record import MEMORY_TYPES, PARA_BUCKETS, MemoryRecord
 from headd.wire.browse import (
+    ENTITY_ACTIVITY_MAX,
     CensusAnswer,
+    EntityActivityAnswer,
+    EntityActivityRequest,
+    EntityActivityRow,
     ListAnswer,
     ListedFile,
     ListRequest,
     NeighborNode,
     NeighborsAnswer,
     NeighborsRequest,
+    TaskRow,
+    TasksAnswer,
+    TasksRequest,
 )
 
 _ARCHIVE = "archive"
@@ -189,3 +198,101 @@ def _adjacent(
                 continue
             found.append((source, matching[0], back, (source, matching[0], path)))
     return found
+
+
+def _stamp(record: MemoryRecord) -> str | None:
+    return record.updated_at or record.created_at
+
+
+def entity_activity(view: IndexedView, request: EntityActivityRequest) -> EntityActivityAnswer:
+    """Every entity the admitted records name (their entity rows, as ``file_entities`` holds
+    them), with how many records name it and the newest stamp among them, newest first."""
+    limit = min(max(request.limit, 1), ENTITY_ACTIVITY_MAX)
+    wanted = None if request.type is None else ascii_lower(request.type.strip())
+    counts: dict[tuple[str, str], int] = {}
+    latest: dict[tuple[str, str], str | None] = {}
+    for record in view.records():
+        if _bucket(record.path) not in PARA_BUCKETS:
+            continue
+        if record.archived and not request.include_archived:
+            continue
+        stamp = _stamp(record)
+        for row in {(r.entity_type, r.entity_name) for r in record.entity_rows}:
+            if wanted is not None and ascii_lower(row[0]) != wanted:
+                continue
+            counts[row] = counts.get(row, 0) + 1
+            held = latest.get(row)
+            if held is None or (stamp is not None and stamp > held):
+                latest[row] = stamp
+    ordered = sorted(counts, key=lambda row: f"{row[0]}:{row[1]}")
+    ordered.sort(key=lambda row: latest.get(row) or "", reverse=True)
+    rows = [
+        EntityActivityRow(
+            entity=f"{kind}:{name}",
+            entity_type=kind,
+            entity_name=name,
+            file_count=counts[(kind, name)],
+            last_activity_at=latest[(kind, name)],
+            last_written_at=latest[(kind, name)],
+        )
+        for kind, name in ordered[:limit]
+    ]
+    return EntityActivityAnswer(sha=view.sha, entities=rows, entity_count=len(counts), limit=limit)
+
+
+_BLOCKS = "blocks"
+_DONE = "done"
+
+
+def tasks(view: IndexedView, request: TasksRequest) -> TasksAnswer:
+    """One page of the task working set in path order: a scan, never a ranking. Finished tasks
+    are archived, so they are listed only with ``include_archived``."""
+    rows: list[TaskRow] = []
+    next_cursor = None
+    for path in sorted(view.paths()):
+        if request.cursor is not None and path <= request.cursor:
+            continue
+        record = view.record(path)
+        if record is None or record.memory_type != "task":
+            continue
+        if _bucket(path) not in PARA_BUCKETS:
+            continue
+        if record.archived and not request.include_archived:
+            continue
+        if request.status is not None and record.task_status != request.status:
+            continue
+        if request.workspace is not None and record.workspace != request.workspace:
+            continue
+        if request.due_before is not None and not (
+            record.due is not None and record.due[:10] < request.due_before[:10]
+        ):
+            continue
+        if len(rows) == request.limit:
+            next_cursor = rows[-1].path
+            break
+        rows.append(
+            TaskRow(
+                path=path,
+                title=record.title,
+                task_status=record.task_status,
+                due=record.due,
+                workspace=record.workspace,
+                archived=record.archived,
+                updated_at=_stamp(record) or "",
+                blocked_by=_blockers(view, path),
+            )
+        )
+    return TasksAnswer(sha=view.sha, tasks=rows, next_cursor=next_cursor)
+
+
+def _blockers(view: IndexedView, path: str) -> list[str]:
+    """The open tasks whose ``blocks`` link points at ``path``."""
+    href = "/" + path
+    out = []
+    for source in view.inbound(href):
+        blocker = view.record(source)
+        if blocker is None or blocker.archived or blocker.task_status == _DONE:
+            continue
+        if any(link.rel == _BLOCKS and link.href == href for link in blocker.links):
+            out.append(source)
+    return out

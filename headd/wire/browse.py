@@ -152,3 +152,68 @@ class SessionLinkRow(msgspec.Struct, kw_only=True):
 
 class TracesLinksAnswer(msgspec.Struct, kw_only=True):
     links: list[SessionLinkRow]
+
+
+#: memhtml's bounds on an entity activity page (a request outside them is clamped, not refused).
+ENTITY_ACTIVITY_DEFAULT = 50
+ENTITY_ACTIVITY_MAX = 500
+
+
+class EntityActivityRequest(_Params):
+    """``entity.activity``: every entity with its file count and last activity, newest first."""
+
+    type: str | None = None
+    limit: int = ENTITY_ACTIVITY_DEFAULT
+    include_archived: bool = False
+    at: str | None = None
+    session: str | None = None
+
+
+class EntityActivityRow(msgspec.Struct, kw_only=True):
+    entity: str
+    entity_type: str
+    entity_name: str
+    file_count: int
+    last_activity_at: str | None
+    last_written_at: str | None
+
+
+class EntityActivityAnswer(msgspec.Struct, kw_only=True):
+    sha: str | None
+    entities: list[EntityActivityRow]
+    #: Every entity the scope matched (``entities`` holds the first ``limit``).
+    entity_count: int
+    #: The bound the answer was built under, after clamping.
+    limit: int
+
+
+class TasksRequest(_Params):
+    """``tasks``: the task working set in path order, a scan, never ranked."""
+
+    status: str | None = None
+    workspace: str | None = None
+    #: Tasks due strictly before this calendar day (``YYYY-MM-DD``).
+    due_before: str | None = None
+    include_archived: bool = False
+    limit: Annotated[int, msgspec.Meta(ge=1, le=LIST_MAX)] = LIST_DEFAULT
+    cursor: str | None = None
+    at: str | None = None
+    session: str | None = None
+
+
+class TaskRow(msgspec.Struct, kw_only=True):
+    path: str
+    title: str
+    task_status: str | None
+    due: str | None
+    workspace: str | None
+    archived: bool
+    updated_at: str
+    #: Open tasks whose ``blocks`` link points at this one.
+    blocked_by: list[str]
+
+
+class TasksAnswer(msgspec.Struct, kw_only=True):
+    sha: str | None
+    tasks: list[TaskRow]
+    next_cursor: str | None

@@ -19,6 +19,7 @@ from typing import Any
 
 from headd.errors import IndexStale, SessionNotFound
 from headd.wire.browse import SessionLinkRow, TracesLinksAnswer
+from headd.wire.doctor import StatePruneAnswer
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +134,27 @@ def reinforce(
 
     result = bump(conn, [p.lstrip("/") for p in paths], signal, now)
     return {"bumped": result["bumped"], "cooled_down": result["cooled_down"]}
+
+
+def state_access_paths(conn: sqlite3.Connection) -> list[str]:
+    """Every path the state plane keeps an access row for, sorted (``doctor``'s orphan check
+    compares them with the version); empty when the state plane is not attached."""
+    try:
+        rows = conn.execute("SELECT path FROM state.access ORDER BY path").fetchall()
+    except sqlite3.Error:
+        return []
+    return [str(row[0]) for row in rows]
+
+
+def state_prune(conn: sqlite3.Connection, paths: Iterable[str]) -> StatePruneAnswer:
+    """Delete the access rows of ``paths``, one statement each (the list is unbounded)."""
+    from headd_plane.state import transaction
+
+    pruned = 0
+    with transaction(conn):
+        for path in paths:
+            pruned += conn.execute("DELETE FROM state.access WHERE path = ?", (path,)).rowcount
+    return StatePruneAnswer(pruned=pruned)
 
 
 def state_export(conn: sqlite3.Connection, store: Path) -> dict[str, Any]:
