@@ -192,3 +192,16 @@ def test_without_a_daemon_a_write_says_how_to_start_one(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("ERR_DAEMON_UNAVAILABLE:") and "headd --store" in done.stderr
     assert lonely.commits() == 1
+
+
+def test_search_and_recall_take_memhtml_scope_flags(cli: Cli) -> None:
+    def hits(*flags: str) -> list[str]:
+        return [h["path"] for h in cli.json("search", "postgres", "record", *flags)["hits"]]
+
+    assert POSTGRES in hits()
+    assert POSTGRES in hits("--entity", "service:checkout-api")
+    assert hits("--entity", "person:dana") == []
+    assert hits("--workspace", "nowhere") == []
+    assert POSTGRES in hits("--include-archived", "--as-of", "2030-01-01T00:00:00Z")
+    recalled = cli.run("--json", "recall", "postgres", "--workspace", "nowhere")
+    assert recalled.returncode == 0, recalled.stderr

@@ -286,8 +286,38 @@ def _joined(words: Sequence[str] | None) -> str:
     return " ".join(words or ())
 
 
+def _scope_flags(p: argparse.ArgumentParser) -> None:
+    """memhtml's scope flags of ``search`` and ``recall``, beside ``--type``."""
+    p.add_argument(
+        "--workspace", metavar="SLUG", help="only this workspace (a memory with none never matches)"
+    )
+    p.add_argument(
+        "--tag", dest="tags", action="append", metavar="TAG", help="any of these tags (repeatable)"
+    )
+    p.add_argument("--entity", metavar="TYPE:NAME", help="only memories naming this entity")
+    p.add_argument(
+        "--facet",
+        dest="facets",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a <dl> facet (repeatable: values of one name broaden, names narrow)",
+    )
+    p.add_argument("--include-archived", action="store_true", help="include archived memories")
+    p.add_argument(
+        "--as-of",
+        metavar="INSTANT",
+        help="what was believed valid at this ISO instant (superseded memories included)",
+    )
+
+
+_SCOPE_FIELDS = ("types", "workspace", "tags", "entity", "facets", "include_archived", "as_of")
+
+
 def _filter(args: argparse.Namespace) -> dict[str, Any] | None:
-    return {"types": args.types} if getattr(args, "types", None) else None
+    """The wire's ``filter`` from the scope flags a command has; None when none is given."""
+    scope = {k: getattr(args, k, None) for k in _SCOPE_FIELDS}
+    scope = {k: v for k, v in scope.items() if v not in (None, False, [])}
+    return scope or None
 
 
 def _view(args: argparse.Namespace) -> Params:
@@ -302,6 +332,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     _limit(p)
     _session_view(p)
     _types(p)
+    _scope_flags(p)
     p.add_argument(
         "--now", metavar="TIME", help="rank recency as of this ISO-8601 instant (default: now)"
     )
@@ -336,6 +367,7 @@ def _recall_args(p: argparse.ArgumentParser) -> None:
         help="characters of quoted text the pack may spend (default the plane's budget)",
     )
     _types(p)
+    _scope_flags(p)
 
 
 def _recall(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
