@@ -51,7 +51,7 @@ def test_doctor_reports_then_fixes_what_needs_no_decision(tmp_path: Path) -> Non
     daemon.wait_ready()
     sock = daemon.socket_path
     try:
-        moved = _json(store, sock, "archive", TARGET)["archivePath"]
+        moved = _json(store, sock, "archive", TARGET, "--reason", "gone")["archivePath"]
         assert _json(store, sock, "reinforce", LONELY) is not None
         git(store, "rm", "-q", LONELY)
         git(store, "commit", "-q", "-m", "remove lonely")

@@ -460,7 +460,7 @@ def _show_linked(result: Mapping[str, Any], out: TextIO) -> None:
 
 def _archive_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", metavar="PATH", help="the memory to archive")
-    p.add_argument("--reason", default="", help="why (in the commit message)")
+    p.add_argument("--reason", required=True, help="why (in the commit message)")
 
 
 def _archive(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 Reads answer from the head at the branch tip (the daemon advances before answering), so a memory
 committed by plain git is found by the next call. Writes are daemon sessions that commit to the
-branch (``writes.py``); each write result names its commit (``commit_sha``), a field memhtml's
-results lack. Arguments are checked against the tool's input schema before anything runs: an
+branch (``write_tools.py`` over ``writes.py``); each write result names its commit
+(``commit_sha``), a field memhtml's results lack. Arguments are checked against the tool's input schema before anything runs: an
 unknown argument, a missing one or a value outside an enum (an ``arc`` memory type, which memhtml
 refuses too) is an ``ERR_INVALID_PARAMS`` tool failure naming the argument.
 
@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -26,10 +25,19 @@ from typing import Any
 from headd.errors import DaemonUnavailable
 from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX
 from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
+from headd_client.mcp.shapes import (
+    check_arguments_against,
+    confidence_of,
+    read_result,
+    snippet,
+    strip_path,
+)
 from headd_client.mcp.spawn import DaemonLink
-from headd_client.mcp.writes import Provenance, WriteSession, violation_failure
+from headd_client.mcp.write_tools import WriteTools
 
-SNIPPET_CHARS = 280
+__all__ = ["Tools", "catalog", "check_arguments_against", "list_params", "tool_definitions"]
+
+
 HOP_LIMIT = 64
 #: The fields of a ``list`` row that memhtml's ``memory_list`` names.
 LIST_FIELDS = (
@@ -61,162 +69,10 @@ def _schemas() -> dict[str, dict[str, Any]]:
     return {t["name"]: t["inputSchema"] for t in tool_definitions()}
 
 
-# -- argument checking -------------------------------------------------------------------------
-
-
-def _type_ok(value: Any, schema: Mapping[str, Any]) -> bool:
-    if "anyOf" in schema:
-        return any(_type_ok(value, s) for s in schema["anyOf"])
-    kind = schema.get("type")
-    ok = {
-        "string": isinstance(value, str),
-        "boolean": isinstance(value, bool),
-        "integer": isinstance(value, int) and not isinstance(value, bool),
-        "number": isinstance(value, int | float) and not isinstance(value, bool),
-        "null": value is None,
-        "array": isinstance(value, list),
-        "object": isinstance(value, dict),
-    }.get(str(kind), True)
-    if not ok:
-        return False
-    if "enum" in schema and value not in schema["enum"]:
-        return False
-    if kind == "array" and "items" in schema:
-        return all(_type_ok(v, schema["items"]) for v in value)
-    if kind == "object" and "properties" in schema:
-        return not check_arguments_against(value, schema)
-    return True
-
-
-def check_arguments_against(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
-    """Every way ``arguments`` breaks ``schema`` (the subset of JSON Schema the catalog uses)."""
-    props = schema.get("properties", {})
-    problems = [
-        f"missing required argument `{k}`" for k in schema.get("required", ()) if k not in arguments
-    ]
-    for key, value in arguments.items():
-        if key not in props:
-            if schema.get("additionalProperties") is False:
-                problems.append(f"unknown argument `{key}`")
-            continue
-        if not _type_ok(value, props[key]):
-            problems.append(f"argument `{key}` does not match {_describe(props[key])}")
-    return problems
-
-
-def _describe(schema: Mapping[str, Any]) -> str:
-    for option in schema.get("anyOf", [schema]):
-        if "enum" in option:
-            return "one of " + ", ".join(str(v) for v in option["enum"])
-        items = option.get("items")
-        if isinstance(items, Mapping) and "enum" in items:
-            return "a list of " + ", ".join(str(v) for v in items["enum"])
-    kinds = [str(s.get("type")) for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
-    return " or ".join(kinds) or "the schema"
-
-
-# -- record shapes -------------------------------------------------------------------------
-
-
-def _snippet(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
-
-
-_META_NAMES = (
-    ("memory_type", "memoryType"),
-    ("status", "status"),
-    ("created_at", "createdAt"),
-    ("updated_at", "updatedAt"),
-    ("content_hash", "contentHash"),
-    ("event_at", "eventAt"),
-    ("valid_from", "validFrom"),
-    ("valid_until", "validUntil"),
-    ("archived_at", "archivedAt"),
-    ("superseded_by", "supersededBy"),
-    ("importance", "importance"),
-    ("confidence", "confidence"),
-    ("author", "author"),
-    ("session_id", "sessionId"),
-    ("prompt_id", "promptId"),
-    ("turn_uuid", "turnUuid"),
-    ("task_status", "taskStatus"),
-    ("due", "due"),
-)
-
-
-def record_meta(record: Mapping[str, Any]) -> dict[str, str]:
-    """The head metadata as memhtml's ``memory_read`` names it (camelCase, string values)."""
-    out: dict[str, str] = {}
-    for field, name in _META_NAMES:
-        value = record.get(field)
-        if value is None or (field == "author" and value == "agent"):
-            continue
-        out[name] = _js_string(value)
-    for tag in record.get("tags") or ():
-        out[f"tag:{tag}"] = "true"
-    for entity in record.get("entities") or ():
-        out[f"entity:{entity}"] = "true"
-    return out
-
-
-def _js_string(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def read_result(record: Mapping[str, Any], sha: str) -> dict[str, Any]:
-    return {
-        "path": record["path"],
-        "title": record.get("title") or "",
-        "body": record.get("body_text") or "",
-        "gist": record.get("claim") or "",
-        "memory_type": record.get("memory_type") or "",
-        "meta": record_meta(record),
-        "links": [{"rel": link["rel"], "href": link["href"]} for link in record.get("links") or ()],
-        "archived": bool(record.get("archived")),
-        "warnings": list(record.get("warnings") or ()),
-        "sha": sha,
-        "record": dict(record),
-    }
-
-
-def _confidence(record: Mapping[str, Any]) -> float:
-    value = record.get("confidence")
-    return 1.0 if value is None else float(value)
-
-
-def _strip(path: str) -> str:
-    return path.strip().lstrip("/")
-
-
-def _body_or_markup(args: Mapping[str, Any]) -> tuple[str | list[str] | None, str | None]:
-    """(body, article_html) of a write or a correction, refused unless exactly one is given:
-    memhtml's tools take prose or markup, never both. A ``claim`` (the command line's
-    ``--claim``) stands for the prose: its ``body`` is then the paragraphs after it."""
-    if args.get("claim") is not None:
-        if args.get("article_html") is not None:
-            raise ToolFailure(
-                "ERR_INVALID_MEMORY",
-                "invalid memory: exactly one of --claim or --article-html, and both were given",
-            )
-        return list(args.get("body") or ()), None
-    body = args.get("body")
-    markup = args.get("article_html")
-    if (body is None) == (markup is None):
-        which = "both were supplied" if body is not None else "neither was supplied"
-        raise ToolFailure(
-            "ERR_INVALID_MEMORY",
-            f"invalid memory: exactly one of body or article_html is required, and {which}",
-        )
-    return body, markup
-
-
 # -- the tools ------------------------------------------------------------------------------
 
 
-class Tools:
+class Tools(WriteTools):
     """The tool handlers over one daemon link; ``call`` never raises for a tool failure."""
 
     def __init__(
@@ -266,21 +122,6 @@ class Tools:
             "isError": False,
         }
 
-    # -- helpers ------------------------------------------------------------------------
-
-    def _read(self, path: str, at: str | None = None) -> tuple[Any, str]:
-        answer = self.link.call("read", {"path": _strip(path), "at": at})
-        return answer.get("record"), str(answer.get("sha"))
-
-    def _live(self, path: str) -> Mapping[str, Any]:
-        record, _ = self._read(path)
-        if record is None or record.get("archived"):
-            raise path_not_found(_strip(path))
-        return dict(record)
-
-    def _now(self) -> datetime:
-        return self.clock()
-
     # -- search and reads ----------------------------------------------------------------
 
     def memory_search(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -310,7 +151,7 @@ class Tools:
             record = record or {}
             superseded_by = record.get("superseded_by")
             if superseded_by:
-                superseded_by = _strip(superseded_by)
+                superseded_by = strip_path(superseded_by)
             out_hits.append(
                 {
                     "path": hit["path"],
@@ -318,9 +159,9 @@ class Tools:
                     "gist": hit.get("claim") or record.get("claim") or "",
                     "memory_type": record.get("memory_type") or "",
                     "score": hit["score"],
-                    "confidence": _confidence(record),
+                    "confidence": confidence_of(record),
                     "updated_at": record.get("updated_at") or record.get("created_at") or "",
-                    "snippet": _snippet(record.get("body_text") or hit.get("claim") or ""),
+                    "snippet": snippet(record.get("body_text") or hit.get("claim") or ""),
                     "entities": list(record.get("entities") or ()),
                     "superseded_by": superseded_by or None,
                     "arms": list(hit.get("arms") or ()),
@@ -343,7 +184,7 @@ class Tools:
         }
 
     def memory_read(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        path = _strip(args["path"])
+        path = strip_path(args["path"])
         record, sha = self._read(path)
         if record is None:
             raise path_not_found(path)
@@ -388,7 +229,7 @@ class Tools:
         }
 
     def memory_resolve(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        requested = _strip(args["path"])
+        requested = strip_path(args["path"])
         status = self.link.call("status")
         sha = str(status["sha"])
         try:
@@ -438,13 +279,13 @@ class Tools:
         """A final node that names a chain member as its successor: two memories superseding
         each other, an authoring defect the walk stops on."""
         successor = record.get("superseded_by")
-        return bool(successor) and _strip(str(successor)) in chain
+        return bool(successor) and strip_path(str(successor)) in chain
 
     def memory_neighbors(self, args: Mapping[str, Any]) -> dict[str, Any]:
         found = self.link.call(
             "neighbors",
             {
-                "path": _strip(args["path"]),
+                "path": strip_path(args["path"]),
                 "depth": max(1, min(int(args.get("depth") or 1), 2)),
                 "limit": max(1, min(int(args.get("limit") or NEIGHBORS_MAX), NEIGHBORS_MAX)),
                 "rels": args.get("rels") or None,
@@ -482,7 +323,7 @@ class Tools:
 
     def memory_reinforce(self, args: Mapping[str, Any]) -> dict[str, Any]:
         result = self.link.call(
-            "reinforce", {"paths": [_strip(p) for p in args["paths"]], "signal": args["signal"]}
+            "reinforce", {"paths": [strip_path(p) for p in args["paths"]], "signal": args["signal"]}
         )
         return {
             "bumped": list(result.get("bumped") or ()),
@@ -529,306 +370,14 @@ class Tools:
             for m in (shown or {}).get("memories") or ():
                 links.append(_link_row(m, session_id))
         else:
-            links.extend(self._links_for_path(_strip(str(path))))
+            links.extend(self._links_for_path(strip_path(str(path))))
         if session_id is not None and path is not None:
-            links = [row for row in links if row["path"] == _strip(str(path))]
+            links = [row for row in links if row["path"] == strip_path(str(path))]
         return {"links": links}
 
     def _links_for_path(self, path: str) -> list[dict[str, Any]]:
         """The state plane's ``memory_session_links`` rows for ``path``, read by the daemon."""
         return list(self.link.call("traces.links", {"path": path})["links"])
-
-    # -- writes ----------------------------------------------------------------------------
-
-    def _write_op(self, op: Mapping[str, Any], taken: Callable[[str], bool]) -> dict[str, Any]:
-        """The session op for one memhtml write: the daemon's ``write`` for prose, a ``put``
-        rendered here for ``article_html`` (the daemon's write takes prose only)."""
-        body, markup = _body_or_markup(op)
-        path = op.get("path")
-        if path is not None:
-            from headd.memfile.placement import normalize_path, unusable_reason
-
-            reason = unusable_reason(path)
-            if reason is not None and op.get("strict_path"):
-                raise ToolFailure("ERR_INVALID_MEMORY", f"invalid memory: {reason}")
-            if reason is None and taken(normalize_path(path)):
-                raise ToolFailure(
-                    "ERR_WRITE_CONFLICT",
-                    f"write conflict on {normalize_path(path)}: the path is occupied",
-                )
-            if reason is not None:
-                path = None
-        if markup is None and op.get("task_status") is None:
-            return {
-                "op": "write",
-                "title": op["title"],
-                "type": op["memory_type"],
-                "claim": op.get("claim") or "",
-                "body": body,
-                "tags": op.get("tags"),
-                "entities": op.get("entities"),
-                "workspace": op.get("workspace"),
-                "path": path,
-                "importance": op.get("importance"),
-                "confidence": op.get("confidence"),
-            }
-        html, placed = self._render(op, markup, path, taken, body=body)
-        return {"op": "put", "path": placed, "html": html}
-
-    def _render(
-        self,
-        op: Mapping[str, Any],
-        markup: str | None,
-        path: str | None,
-        taken: Callable[[str], bool],
-        *,
-        body: str | list[str] | None = None,
-    ) -> tuple[str, str]:
-        from headd.errors import HeaddError
-        from headd.memfile.placement import choose_path
-        from headd.memfile.render import check_write, fields_from_write, render_memory
-
-        now = self._now()
-        try:
-            fields = fields_from_write(
-                title=op["title"],
-                memory_type=op["memory_type"],
-                now=now,
-                claim=op.get("claim") or "",
-                body=body,
-                article_html=markup,
-                tags=op.get("tags") or (),
-                entities=op.get("entities") or (),
-                workspace=op.get("workspace"),
-                importance=op.get("importance"),
-                confidence=op.get("confidence"),
-                task_status=op.get("task_status"),
-                due=op.get("due"),
-            )
-            check_write(fields, path or "")
-            placed = choose_path(
-                title=op["title"],
-                memory_type=op["memory_type"],
-                taken=_Taken(taken),
-                now=now,
-                entities=op.get("entities") or (),
-                tags=op.get("tags") or (),
-                workspace=op.get("workspace"),
-                path=path,
-            )
-            html = render_memory(fields)
-        except HeaddError as exc:
-            raise from_exception(exc) from None
-        return html, placed
-
-    def _taken_in(self, session: WriteSession) -> Callable[[str], bool]:
-        def taken(path: str) -> bool:
-            return session.read(path) is not None
-
-        return taken
-
-    @staticmethod
-    def _provenance(args: Mapping[str, Any]) -> Provenance | None:
-        if args.get("session_id") is None:
-            return None
-        return Provenance(args.get("session_id"), args.get("prompt_id"), args.get("turn_uuid"))
-
-    def memory_write(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        with WriteSession(self.link) as session:
-            op = self._write_op(args, self._taken_in(session))
-            applied = session.apply([op])
-            if applied.get("violations"):
-                v = applied["violations"][0]
-                if v.get("kind") == "duplicate" and v.get("existing"):
-                    return _deduped(str(v["existing"]))
-                raise violation_failure(v)
-            for d in applied.get("deduped") or ():
-                return _deduped(str(d["existing"]))
-            path = str((applied.get("paths") or [op.get("path")])[0])
-            landed = session.commit(f"memhtml(write): {args['title']}", self._provenance(args))
-        if 0 in landed.deduped:
-            return _deduped(landed.deduped[0])
-        return {
-            "path": path,
-            "created": True,
-            "deduped": False,
-            "existing_path": None,
-            "commit_sha": landed.sha,
-        }
-
-    def memory_write_batch(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        if args.get("consolidate") is not None:
-            raise ToolFailure(
-                "ERR_UNSUPPORTED",
-                "consolidate is not supported by this server; nothing was written",
-            )
-        ops = list(args["ops"])
-        best_effort = bool(args.get("continue_on_error"))
-        results: list[dict[str, Any]] = [_batch_row(i) for i in range(len(ops))]
-        written: list[int] = []
-        with WriteSession(self.link) as session:
-            taken = self._taken_in(session)
-            for index, op in enumerate(ops):
-                try:
-                    wire = self._write_op(op, taken)
-                    applied = session.apply([wire])
-                    if applied.get("violations"):
-                        v = applied["violations"][0]
-                        if v.get("kind") == "duplicate" and v.get("existing"):
-                            results[index].update(
-                                path=v["existing"], deduped=True, existing_path=v["existing"]
-                            )
-                            continue
-                        raise violation_failure(v)
-                    deduped = applied.get("deduped") or ()
-                    if deduped:
-                        existing = str(deduped[0]["existing"])
-                        results[index].update(path=existing, deduped=True, existing_path=existing)
-                        continue
-                    results[index]["path"] = str((applied.get("paths") or [None])[0])
-                    written.append(index)
-                except ToolFailure as failure:
-                    results[index].update(ok=False, code=failure.code, error=failure.message)
-                    if not best_effort:
-                        for later in range(index + 1, len(ops)):
-                            results[later].update(ok=False, skipped=True)
-                        for earlier in written:
-                            results[earlier].update(ok=False, skipped=True)
-                        return _batch_answer(results, None)
-            sha = None
-            if written:
-                title = ops[written[0]]["title"]
-                more = f" (+{len(written) - 1})" if len(written) > 1 else ""
-                landed = session.commit(f"memhtml(apply): {title}{more}", self._provenance(args))
-                sha = landed.sha
-                if args.get("detect_conflicts"):
-                    self._mark_conflicts(results, landed.contradictions)
-        return _batch_answer(results, sha)
-
-    def _mark_conflicts(
-        self, results: list[dict[str, Any]], contradictions: Iterable[Mapping[str, Any]]
-    ) -> None:
-        by_path = {str(c["path"]): str(c["against"]) for c in contradictions}
-        for row in results:
-            against = by_path.get(str(row.get("path")))
-            if against:
-                record, _ = self._read(against)
-                row["conflict"] = {
-                    "path": _strip(against),
-                    "batch_index": None,
-                    "claim": "" if record is None else record.get("claim") or "",
-                }
-
-    def memory_correct(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        from headd.memfile.archive import (
-            archive_path,
-            supersede_moment,
-            supersede_stamps,
-            superseding_stamps,
-        )
-
-        target = _strip(args["target_path"])
-        record = self._live(target)
-        old_html = self._blob(record)
-        now = self._now()
-        moved_to = archive_path(target, now.year)
-        body, markup = _body_or_markup(args)
-        with WriteSession(self.link) as session:
-            seen = self._taken_in(session)
-
-            def taken(path: str) -> bool:
-                return path != target and seen(path)
-
-            spec = {
-                "title": args["title"],
-                "memory_type": args.get("memory_type") or record["memory_type"],
-                "claim": args.get("claim"),
-            }
-            new_html, new_path = self._render(spec, markup, None, taken, body=body)
-            moment = supersede_moment(new_html, _event_at(new_path, new_html), now)
-            new_html = superseding_stamps(new_html, old_archive_path=moved_to, moment=moment)
-            old_stamped = supersede_stamps(old_html, new_path=new_path, moment=moment, now=now)
-            applied = session.apply(
-                [
-                    {"op": "archive", "path": target, "to": moved_to, "html": old_stamped},
-                    {"op": "put", "path": new_path, "html": new_html},
-                ]
-            )
-            if applied.get("violations"):
-                raise violation_failure(applied["violations"][0])
-            reason = " ".join(str(args.get("reason") or "").split())
-            landed = session.commit(
-                f"memhtml(correct): {args['title']}\n\n{reason}".rstrip(), self._provenance(args)
-            )
-        return {
-            "path": new_path,
-            "superseded": [moved_to],
-            "archived": [moved_to],
-            "commit_sha": landed.sha,
-        }
-
-    def _blob(self, record: Mapping[str, Any]) -> str:
-        path = str(record["path"])
-        html = self.link.call("source", {"path": path})["html"]
-        if html is None:
-            raise path_not_found(path)
-        return str(html)
-
-    def memory_link(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        src = _strip(args["src_path"])
-        dst = _strip(args["dst_path"])
-        rel = str(args["rel"])
-        record = self._live(src)
-        other, _ = self._read(dst)
-        if other is None:
-            raise path_not_found(dst)
-        href = "/" + dst
-        sha = None
-        if not any(lk["rel"] == rel and lk["href"] == href for lk in record.get("links") or ()):
-            with WriteSession(self.link) as session:
-                applied = session.apply([{"op": "link", "path": src, "rel": rel, "href": href}])
-                if applied.get("violations"):
-                    raise violation_failure(applied["violations"][0])
-                sha = session.commit(f"memhtml(link): {rel} {src} -> {dst}").sha
-        return {"ok": True, "rel": rel, "src_path": src, "dst_path": dst, "commit_sha": sha}
-
-    def memory_archive(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        path = _strip(args["path"])
-        self._live(path)
-        with WriteSession(self.link) as session:
-            applied = session.apply([{"op": "archive", "path": path}])
-            if applied.get("violations"):
-                raise violation_failure(applied["violations"][0])
-            moved = str((applied.get("paths") or [""])[-1])
-            reason = " ".join(str(args.get("reason") or "").split())
-            landed = session.commit(f"memhtml(archive): {path} — {reason}")
-        return {"path": path, "archive_path": moved, "commit_sha": landed.sha}
-
-
-class _Taken(AbstractSet[str]):
-    """``choose_path``'s set of occupied paths, asked of the session's view one path at a time
-    (placement only ever asks ``in``)."""
-
-    def __init__(self, taken: Callable[[str], bool]) -> None:
-        self._taken = taken
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and self._taken(path)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-
-def _event_at(path: str, html: str) -> str | None:
-    from headd.memfile.parse import parse_memory
-
-    try:
-        return parse_memory(path, html).event_at
-    except Exception:  # an unparsable file is refused by the daemon's own check
-        return None
 
 
 def list_params(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -850,16 +399,6 @@ def list_params(args: Mapping[str, Any]) -> dict[str, Any]:
 _NEIGHBOR_FIELDS = ("nodes", "edges", "node_limit", "dropped_node_count", "scan_saturated")
 
 
-def _deduped(existing: str) -> dict[str, Any]:
-    return {
-        "path": existing,
-        "created": False,
-        "deduped": True,
-        "existing_path": existing,
-        "commit_sha": None,
-    }
-
-
 def _link_row(m: Mapping[str, Any], session_id: str) -> dict[str, Any]:
     return {
         "path": m.get("path", ""),
@@ -868,39 +407,4 @@ def _link_row(m: Mapping[str, Any], session_id: str) -> dict[str, Any]:
         "turn_uuid": m.get("turn_uuid"),
         "link_kind": m.get("link_kind", ""),
         "at": m.get("at", ""),
-    }
-
-
-def _batch_row(index: int) -> dict[str, Any]:
-    return {
-        "index": index,
-        "ok": True,
-        "path": None,
-        "deduped": False,
-        "existing_path": None,
-        "code": None,
-        "error": None,
-        "skipped": False,
-        "conflict": None,
-        "near_duplicates": None,
-        "consolidated_into": None,
-        "superseded_path": None,
-    }
-
-
-def _batch_answer(results: list[dict[str, Any]], sha: str | None) -> dict[str, Any]:
-    summary = {
-        "total": len(results),
-        "written": sum(1 for r in results if r["ok"] and not r["deduped"] and not r["skipped"]),
-        "deduped": sum(1 for r in results if r["deduped"]),
-        "failed": sum(1 for r in results if not r["ok"] and not r["skipped"]),
-        "skipped": sum(1 for r in results if r["skipped"]),
-        "consolidated": 0,
-    }
-    # near-duplicate detection is not run here: memhtml's "unchecked" answer (degraded).
-    return {
-        "results": results,
-        "summary": summary,
-        "commit_sha": sha,
-        "near_duplicates_degraded": True,
     }
