@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -93,6 +93,25 @@ GROUPS: dict[str, str] = {
     "task": "tasks: open one, move its status, list the working set",
     "entity": "entities: their activity across the store",
 }
+
+
+@dataclass
+class Failure(Exception):
+    """One failure as headctl reports it: a code, a one-line message, an exit status."""
+
+    code: str
+    message: str
+    status: int = EXIT_FAILURE
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def report(self, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+        if as_json:
+            error = {"code": self.code, "message": self.message, "details": self.details}
+            stdout.write(json.dumps({"error": error}, ensure_ascii=False) + "\n")
+        line = " ".join(self.message.split())
+        print(f"{self.code}: {line}", file=stderr)
+        return self.status
+
 
 COMMANDS: list[Command] = []
 
@@ -816,28 +835,17 @@ def _builtin_commands() -> list[Command]:
     ]
 
 
-def _contributed_commands() -> None:
-    """Commands other modules add: each is one ``register(...)`` call, or one hook, here."""
-    from headd_client.agent_cli import register as register_agent_commands
-    from headd_client.headctl_memhtml import commands as memhtml_commands
-
-    PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
-    from headd_client.headctl_doctor import commands as doctor_commands
-    from headd_client.headctl_tasks import commands as task_commands
-
-    for command in memhtml_commands():  # write, apply, correct, link, archive, list, neighbors
-        register(command)
-    for command in task_commands():  # task add/status/list, entity activity
-        register(command, GROUPS.get(command.words[0]))
-    for command in doctor_commands():
-        register(command)
+#: What adds the commands other modules contribute, called once before the first parse; the
+#: composition root (``headctl``) appends to it, so this module imports none of them.
+CONTRIBUTORS: list[Callable[[], None]] = []
 
 
 def _all_commands() -> list[Command]:
     if not COMMANDS:
         for command in _builtin_commands():
             register(command)
-        _contributed_commands()
+        for contribute in CONTRIBUTORS:
+            contribute()
     return COMMANDS
 
 

@@ -86,8 +86,7 @@ def _report(
     *,
     usage: bool = False,
 ) -> int:
-    from headd_client.headctl import Failure
-    from headd_client.headctl_commands import EXIT_FAILURE, EXIT_USAGE
+    from headd_client.headctl_commands import EXIT_FAILURE, EXIT_USAGE, Failure
 
     status = EXIT_USAGE if usage or code == "ERR_INVALID_PARAMS" else EXIT_FAILURE
     return Failure(code, message, status, details).report(args.json, ctx.stdout, ctx.stderr)
