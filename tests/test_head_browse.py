@@ -98,9 +98,10 @@ def test_a_listing_holds_tasks_and_archived_records_only_when_asked() -> None:
     assert everything == ["areas/inbox/m000.html"]  # the task; no archived record
     archived = list_records(view, ListRequest(include_archived=True)).files
     assert [f.path for f in archived] == ["archive/2026/m001.html", "areas/inbox/m000.html"]
-    assert [f.path for f in list_records(view, ListRequest(para="archive")).files] == [
-        "archive/2026/m001.html"
-    ]
+    assert list_records(view, ListRequest(para="archive")).files == []
+    assert [
+        f.path for f in list_records(view, ListRequest(para="archive", include_archived=True)).files
+    ] == ["archive/2026/m001.html"]
     assert list_records(view, ListRequest(types=["semantic"])).files == []
 
 

@@ -45,6 +45,12 @@ def report_of(answer: Mapping[str, Any]) -> dict[str, Any]:
         "vector_coverage",
         "vector_coverage_floor",
         "vector_coverage_low",
+        "configured_embed_model",
+        "stored_embed_model",
+        "embed_model_matches",
+        "chunks",
+        "embeddings",
+        "vector_coverage_remedy",
         "dirty",
     ):
         out.update(camel_keys(answer, [key]))

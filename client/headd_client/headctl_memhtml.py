@@ -444,11 +444,10 @@ def _link_args(p: argparse.ArgumentParser) -> None:
 
 def _link(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
     linked = tools.memory_link({"src_path": args.src, "rel": args.rel, "dst_path": args.dst})
-    out: dict[str, Any] = {}
-    if linked["commit_sha"] is not None:
-        out["commitSha"] = linked["commit_sha"]
-    out.update(camel_keys(linked, ["src_path", "dst_path", "rel"]))
-    return out
+    return {
+        "commitSha": linked["commit_sha"],
+        **camel_keys(linked, ["src_path", "dst_path", "rel"]),
+    }
 
 
 def _show_linked(result: Mapping[str, Any], out: TextIO) -> None:
@@ -527,10 +526,8 @@ def _list(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]
         }
     )
     answer = tools.link.call("list", params)
-    out: dict[str, Any] = {"files": [camel_keys(row, LIST_FIELDS) for row in answer["files"]]}
-    if answer["next_cursor"] is not None:
-        out["nextCursor"] = answer["next_cursor"]
-    return out
+    files = [camel_keys(row, LIST_FIELDS) for row in answer["files"]]
+    return {"files": files, "nextCursor": answer["next_cursor"]}
 
 
 def _show_list(result: Mapping[str, Any], out: TextIO) -> None:

@@ -66,10 +66,9 @@ def _add(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
             **provenance(args),
         }
     )
-    out = camel_keys(written, ["path", "created", "deduped"])
+    out = camel_keys(written, ["path", "created", "deduped", "existing_path"])
     out["taskStatus"] = args.status
-    if args.due is not None:
-        out["dueAt"] = args.due
+    out["dueAt"] = args.due
     out["commitSha"] = written["commit_sha"]
     return out
 
@@ -136,8 +135,7 @@ def _status(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, An
         )
         landed = session.commit(message)
     out: dict[str, Any] = {"path": path, "taskStatus": args.status, "archived": done}
-    if done:
-        out["archivePath"] = moved
+    out["archivePath"] = moved if done else None
     out.update(commitSha=landed.sha, unchanged=False)
     return out
 
@@ -201,10 +199,7 @@ def _list(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]
         row = camel_keys(task, _TASK_KEYS)
         row["dueAt"] = task["due"]
         rows.append(row)
-    out: dict[str, Any] = {"tasks": rows}
-    if answer["next_cursor"] is not None:
-        out["nextCursor"] = answer["next_cursor"]
-    return out
+    return {"tasks": rows, "nextCursor": answer["next_cursor"]}
 
 
 def _show_list(result: Mapping[str, Any], out: TextIO) -> None:

@@ -328,8 +328,11 @@ class Service:
             indexed = self.plane.status().indexed_sha
         fresh = self.plane is None or indexed == version.sha
         coverage = 0.0
+        space: str | None = None
+        entries = 0
         if self.vectors is not None:
-            coverage = self.vectors.status(version).coverage
+            vectors = self.vectors.status(version)
+            coverage, space, entries = vectors.coverage, vectors.space, vectors.entries
         # low only where an embedder could fill it (memhtml: none configured is not a finding)
         low = self.vectors is not None and self.embedder != "off" and coverage < MIN_COVERAGE
         return DoctorAnswer(
@@ -344,6 +347,12 @@ class Service:
             vector_coverage=coverage,
             vector_coverage_floor=MIN_COVERAGE,
             vector_coverage_low=low,
+            configured_embed_model=space,
+            stored_embed_model=space,
+            embed_model_matches=space is not None,
+            chunks=version.size,
+            embeddings=entries,
+            vector_coverage_remedy="headctl vectors fill" if low else None,
             dirty=dirty,
         )
 

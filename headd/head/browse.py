@@ -5,8 +5,8 @@ MCP bridge's ``memory_list``/``memory_status``/``memory_neighbors`` and ``headct
 ``status`` and ``neighbors`` all call, so each rule is written once:
 
 - a listing admits records with the one predicate every search uses (``Scope``), with its own
-  default of every type (a listing is a scan, so tasks are listed) and archived records under
-  ``para: archive`` too; it pages by a keyset cursor on the path, in path order;
+  default of every type (a listing is a scan, so tasks are listed) and archived records only
+  with ``include_archived``, under ``para: archive`` too, as memhtml lists; it pages by a keyset cursor on the path, in path order;
 - a census counts active records per type, archived records and head links;
 - a neighbourhood walks head links outward and the inbound index inward, breadth first, at most
   two hops, each node once, at its first hop;
@@ -38,19 +38,17 @@ from headd.wire.browse import (
     TasksRequest,
 )
 
-_ARCHIVE = "archive"
-
 
 def listing_scope(request: ListRequest) -> Scope:
     """The scope a listing admits with: every type unless ``types`` narrows, archived records
-    with ``include_archived`` or under the archive bucket."""
+    only with ``include_archived`` (memhtml's ``list --para archive`` alone answers nothing)."""
     return Scope(
         types=tuple(request.types or MEMORY_TYPES),
         workspace=request.workspace,
         tags=tuple(request.tags or ()),
         entity=request.entity,
         facets=tuple(request.facets or ()),
-        include_archived=request.include_archived or request.para == _ARCHIVE,
+        include_archived=request.include_archived,
     )
 
 

@@ -78,6 +78,16 @@ class DoctorAnswer(msgspec.Struct, kw_only=True):
     vector_coverage: float
     vector_coverage_floor: float
     vector_coverage_low: bool
+    #: The embedding space the daemon's embedder writes, and the one its vector cache holds
+    #: (one space per cache, so they match whenever an embedder runs); None with ``--embedder off``.
+    configured_embed_model: str | None = None
+    stored_embed_model: str | None = None
+    embed_model_matches: bool = False
+    #: What is embeddable (one chunk per record) and how many vectors the cache holds.
+    chunks: int = 0
+    embeddings: int = 0
+    #: The command that fills a low coverage, None when coverage is not low.
+    vector_coverage_remedy: str | None = None
     dirty: list[str]
 
 
