@@ -510,9 +510,7 @@ def _list_args(p: argparse.ArgumentParser) -> None:
 
 
 def _list(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
-    from headd_client.mcp.tools import LIST_FIELDS, list_params
-
-    params = list_params(
+    answer = tools.memory_list(
         {
             "memory_type": args.memory_type,
             "workspace": args.workspace,
@@ -525,9 +523,10 @@ def _list(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]
             "include_archived": args.include_archived,
         }
     )
-    answer = tools.link.call("list", params)
-    files = [camel_keys(row, LIST_FIELDS) for row in answer["files"]]
-    return {"files": files, "nextCursor": answer["next_cursor"]}
+    return {
+        "files": [camel_keys(row) for row in answer["files"]],
+        "nextCursor": answer["next_cursor"],
+    }
 
 
 def _show_list(result: Mapping[str, Any], out: TextIO) -> None:

@@ -30,7 +30,8 @@ class ListRequest(_Params):
     """``list``: the memories in path order after ``cursor``, ``limit`` at a time.
 
     Every type is listed unless ``types`` narrows it (tasks included: a listing is a scan, not a
-    ranking). Archived memories are listed with ``include_archived`` or under ``para: archive``.
+    ranking). Archived memories are listed only with ``include_archived`` (under ``para: archive``
+    too), as memhtml lists them.
     """
 
     types: list[str] | None = None

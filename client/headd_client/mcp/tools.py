@@ -22,8 +22,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from headd.errors import DaemonUnavailable
-from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX
+from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX, ListRequest, NeighborsRequest
+from headd_client import calls
 from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
 from headd_client.mcp.shapes import (
     check_arguments_against,
@@ -35,7 +38,7 @@ from headd_client.mcp.shapes import (
 from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.write_tools import WriteTools
 
-__all__ = ["Tools", "catalog", "check_arguments_against", "list_params", "tool_definitions"]
+__all__ = ["Tools", "catalog", "check_arguments_against", "list_request", "tool_definitions"]
 
 
 HOP_LIMIT = 64
@@ -282,41 +285,41 @@ class Tools(WriteTools):
         return bool(successor) and strip_path(str(successor)) in chain
 
     def memory_neighbors(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        found = self.link.call(
-            "neighbors",
-            {
-                "path": strip_path(args["path"]),
-                "depth": max(1, min(int(args.get("depth") or 1), 2)),
-                "limit": max(1, min(int(args.get("limit") or NEIGHBORS_MAX), NEIGHBORS_MAX)),
-                "rels": args.get("rels") or None,
-            },
+        request = NeighborsRequest(
+            path=strip_path(args["path"]),
+            depth=max(1, min(int(args.get("depth") or 1), 2)),
+            limit=max(1, min(int(args.get("limit") or NEIGHBORS_MAX), NEIGHBORS_MAX)),
+            rels=args.get("rels") or None,
         )
+        found = msgspec.to_builtins(self.link.run(calls.neighbors(request)))
         return {key: found[key] for key in _NEIGHBOR_FIELDS}
 
     def memory_list(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        answer = self.link.call("list", list_params(args))
-        files = [{key: row[key] for key in LIST_FIELDS} for row in answer["files"]]
-        return {"files": files, "next_cursor": answer["next_cursor"], "sha": answer["sha"]}
+        answer = self.link.run(calls.listing(list_request(args)))
+        files = [{key: getattr(row, key) for key in LIST_FIELDS} for row in answer.files]
+        return {"files": files, "next_cursor": answer.next_cursor, "sha": answer.sha}
 
     def memory_status(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        status, counted = self.link.batch_results([("status", None), ("census", None)])
-        vectors = status.get("vectors") or {}
-        embedder = status.get("embedder")
+        status_call, census_call = calls.status(), calls.census()
+        raw_status, raw_census = self.link.batch_results(
+            [(status_call.method, status_call.params), (census_call.method, census_call.params)]
+        )
+        status, counted = status_call.decode(raw_status), census_call.decode(raw_census)
         return {
-            "head_sha": counted["sha"],
-            "dirty": bool(counted["dirty"]),
-            "counts_by_type": counted["counts_by_type"],
-            "archived_count": counted["archived_count"],
-            "edges": counted["edges"],
+            "head_sha": counted.sha,
+            "dirty": bool(counted.dirty),
+            "counts_by_type": counted.counts_by_type,
+            "archived_count": counted.archived_count,
+            "edges": counted.edges,
             "index_fresh": True,
-            "embedder_up": embedder not in (None, "off"),
-            "vector_coverage": float(vectors.get("coverage") or 0.0),
-            "vector_coverage_floor": counted["vector_coverage_floor"],
+            "embedder_up": status.embedder not in (None, "off"),
+            "vector_coverage": status.vectors.coverage,
+            "vector_coverage_floor": counted.vector_coverage_floor,
             "last_sleep": None,
-            "ref": status.get("ref"),
-            "records": status.get("records"),
-            "skipped": status.get("skipped"),
-            "daemon_pid": status.get("pid"),
+            "ref": status.ref,
+            "records": status.records,
+            "skipped": status.skipped,
+            "daemon_pid": status.pid,
         }
 
     # -- usage state and traces --------------------------------------------------------------
@@ -377,23 +380,24 @@ class Tools(WriteTools):
 
     def _links_for_path(self, path: str) -> list[dict[str, Any]]:
         """The state plane's ``memory_session_links`` rows for ``path``, read by the daemon."""
-        return list(self.link.call("traces.links", {"path": path})["links"])
+        links = self.link.run(calls.traces_links(path)).links
+        return [msgspec.to_builtins(row) for row in links]
 
 
-def list_params(args: Mapping[str, Any]) -> dict[str, Any]:
-    """memhtml's ``memory_list`` arguments as the daemon's ``list`` params."""
+def list_request(args: Mapping[str, Any]) -> ListRequest:
+    """memhtml's ``memory_list`` arguments as the daemon's ``list`` request."""
     memory_type = args.get("memory_type")
-    return {
-        "types": None if memory_type is None else [memory_type],
-        "workspace": args.get("workspace"),
-        "tags": None if args.get("tag") is None else [args["tag"]],
-        "entity": args.get("entity"),
-        "facets": args.get("facets") or None,
-        "para": args.get("para"),
-        "include_archived": bool(args.get("include_archived")) or None,
-        "limit": max(1, min(int(args.get("limit") or LIST_DEFAULT), LIST_MAX)),
-        "cursor": args.get("cursor"),
-    }
+    return ListRequest(
+        types=None if memory_type is None else [memory_type],
+        workspace=args.get("workspace"),
+        tags=None if args.get("tag") is None else [args["tag"]],
+        entity=args.get("entity"),
+        facets=args.get("facets") or None,
+        para=args.get("para"),
+        include_archived=bool(args.get("include_archived")),
+        limit=max(1, min(int(args.get("limit") or LIST_DEFAULT), LIST_MAX)),
+        cursor=args.get("cursor"),
+    )
 
 
 _NEIGHBOR_FIELDS = ("nodes", "edges", "node_limit", "dropped_node_count", "scan_saturated")
