@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 
 from headd.errors import DaemonUnavailable
+from headd.wire.answers import SleepStatusAnswer
 from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX, ListRequest, NeighborsRequest
 from headd_client import calls
 from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
@@ -315,11 +316,14 @@ class Tools(WriteTools):
             "embedder_up": status.embedder not in (None, "off"),
             "vector_coverage": status.vectors.coverage,
             "vector_coverage_floor": counted.vector_coverage_floor,
-            "last_sleep": None,
+            "last_sleep": _last_sleep(status.last_sleep),
             "ref": status.ref,
             "records": status.records,
             "skipped": status.skipped,
             "daemon_pid": status.pid,
+            # Why the followed remote's last round failed (a refused tip, an unreachable host),
+            # so an agent sees that the memory no longer follows: status.remote.last_error.
+            "remote_error": (status.remote or {}).get("last_error"),
         }
 
     # -- usage state and traces --------------------------------------------------------------
@@ -412,3 +416,10 @@ def _link_row(m: Mapping[str, Any], session_id: str) -> dict[str, Any]:
         "link_kind": m.get("link_kind", ""),
         "at": m.get("at", ""),
     }
+
+
+def _last_sleep(latest: SleepStatusAnswer | None) -> dict[str, Any] | None:
+    """The daemon's ``status.last_sleep`` in memhtml's ``memory_status`` shape."""
+    if latest is None or not latest.run_id:
+        return None
+    return {"run_id": latest.run_id, "status": latest.status, "started_at": latest.started_at}
