@@ -2,14 +2,15 @@
 
 ``python -m bench.peers.cli_compare`` makes two stores with ``memhtml init``, serves one with
 ``headd --embedder off`` and leaves the other to memhtml (``MEMHTML_EMBED=off``), runs the same
-script of commands on both (writes, a duplicate, a batch with a bad line and one with a
-conflicting path, a correction, links, an archive, tasks through ``done``, lists with filters and a
-cursor, neighbours at depth 1 and 2, entity activity, doctor on a dangling link), and compares
-each answer's ``data`` (memhtml's envelope) with ``headctl --json``'s answer, key by key: what
-memhtml answers must be in ours with the same value, except the fields that name a moment or a
-commit (``commitSha``, ``updatedAt``, ``lastActivityAt`` …), which must only be present. Then the
-git history: one commit per landed write on both sides. Prints one JSON document: every
-difference, and the commit counts. memhtml comes from ``bash bench/peers/peers.sh``.
+script of commands on both (writes, a duplicate, a batch with a bad line and one with a conflicting
+path, a conflicting claim with ``--detect-conflicts``, a correction, links, an archive, tasks
+through ``done``, lists with filters and a cursor, neighbours at depth 1 and 2, entity activity,
+doctor on a dangling link), and compares each answer's ``data`` (memhtml's envelope) with ``headctl
+--json``'s answer, key by key: what memhtml answers must be in ours with the same value, except the
+fields that name a moment or a commit (``commitSha``, ``updatedAt``, ``lastActivityAt`` …), which
+must only be present. Then the git history: one commit per landed write on both sides. Prints one
+JSON document: every difference, and the commit counts. memhtml comes from ``bash
+bench/peers/peers.sh``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ CLASH = json.dumps(
     {"op": "write", "title": "Clash", "type": "semantic", "body": "A clash.",
      "path": "areas/inbox/pool-size-is-forty.html"}
 ) + "\n"  # fmt: skip
+CONFLICTING = json.dumps(
+    {"op": "write", "title": "Pool size is fifty", "type": "semantic",
+     "body": "The pool size is fifty."}
+) + "\n"  # fmt: skip
 POOL = "areas/inbox/pool-size-is-forty.html"
 DEPLOYS = "projects/ops/deploys-weekly.html"
 RECORD = "resources/db/postgres-is-the-record.html"
@@ -104,6 +109,9 @@ SCRIPT: list[tuple[str, list[str], str | None]] = [
     ("entity activity", ["entity", "activity"], None),
     ("archive", ["archive", DEPLOYS, "--reason", "stale"], None),
     ("doctor", ["doctor"], None),
+    # last: the head links a contradicting write to its rival (``contradicts``) on commit, which
+    # memhtml 0.15.1 reports without linking, so later neighbourhoods would differ by that link
+    ("apply a conflicting claim", ["apply", "--file", "-", "--detect-conflicts"], CONFLICTING),
 ]  # fmt: skip
 
 
