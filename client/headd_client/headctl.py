@@ -28,7 +28,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -48,17 +47,49 @@ from headd.wire.socket_path import resolve_store
 from headd_client.discovery import find_socket
 from headd_client.headctl_commands import (
     COMMANDS,
+    CONTRIBUTORS,
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
     Command,
     Context,
+    Failure,
     Params,
     UsageError,
     build_parser,
     register,
 )
 from headd_client.sync_client import Client
+
+
+def _contributed_commands() -> None:
+    """Commands other modules add: each is one ``register(...)`` call, or one hook, here."""
+    from headd_client.agent_cli import register as register_agent_commands
+    from headd_client.headctl_commands import GROUPS, PARSER_HOOKS
+    from headd_client.headctl_doctor import commands as doctor_commands
+    from headd_client.headctl_exec import register as register_exec
+    from headd_client.headctl_memhtml import commands as memhtml_commands
+    from headd_client.headctl_tasks import commands as task_commands
+
+    PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
+    PARSER_HOOKS.append(register_exec)
+    for command in memhtml_commands():  # write, apply, correct, link, archive, list, neighbors
+        register(command)
+    for command in task_commands():  # task add/status/list, entity activity
+        register(command, GROUPS.get(command.words[0]))
+    for command in doctor_commands():
+        register(command)
+    from headd_client.headctl_sleep import GROUP_HELP
+    from headd_client.headctl_sleep import commands as sleep_commands
+
+    for command in sleep_commands(Command):
+        register(command, GROUP_HELP)
+    from headd_client.console import command as ui
+
+    register(Command(("ui",), ui.HELP, arguments=ui.arguments, local=ui.run))
+
+
+CONTRIBUTORS.append(_contributed_commands)
 
 #: Seconds a plane scan may run before ``headctl`` says on stderr that it is still working.
 PROGRESS_AFTER_S = 2.0
@@ -133,23 +164,6 @@ def _to_plain(value: Any) -> Any:
 # -- failures -----------------------------------------------------------------------------
 
 
-@dataclass
-class Failure(Exception):
-    """One failure as headctl reports it: a code, a one-line message, an exit status."""
-
-    code: str
-    message: str
-    status: int = EXIT_FAILURE
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def report(self, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
-        if as_json:
-            error = {"code": self.code, "message": self.message, "details": self.details}
-            stdout.write(json.dumps({"error": error}, ensure_ascii=False) + "\n")
-        print(f"{self.code}: {_one_line(self.message)}", file=stderr)
-        return self.status
-
-
 def _failure_of(exc: HeaddError | RpcError, ctx: Context | None) -> Failure:
     if isinstance(exc, DaemonUnavailable) and ctx is not None:
         return Failure(exc.code, _unavailable_message(exc, ctx), EXIT_FAILURE, exc.details)
@@ -195,10 +209,6 @@ def _rpc_name(exc: RpcError) -> str:
         -32601: "ERR_METHOD_NOT_FOUND",
         -32602: "ERR_INVALID_PARAMS",
     }.get(exc.rpc_code, "ERR_INTERNAL")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def answer_failure(

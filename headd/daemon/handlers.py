@@ -38,11 +38,12 @@ from headd.daemon.plane_service import PlaneService
 from headd.daemon.session_calls import SessionCalls
 from headd.daemon.sleep_calls import SleepCalls
 from headd.daemon.snapshots import SnapshotWriter
-from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
+from headd.daemon.vectors import MIN_COVERAGE, NO_VECTORS, SearchVectors, VectorService
 from headd.embed.factory import embedder_state
-from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
+from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
+from headd.record import PARA_BUCKETS
 from headd.store.results import CommitResult
 from headd.wire.answers import (
     AdvanceAnswer,
@@ -61,6 +62,19 @@ from headd.wire.answers import (
     wire_record_or_none,
 )
 from headd.wire.answers import SearchHit as WireHit
+from headd.wire.browse import (
+    CensusAnswer,
+    CensusRequest,
+    EntityActivityRequest,
+    ListRequest,
+    NeighborsAnswer,
+    NeighborsRequest,
+    SourceAnswer,
+    SourceRequest,
+    TasksRequest,
+    TracesLinksRequest,
+)
+from headd.wire.doctor import DoctorAnswer, DoctorRequest, StatePrune
 from headd.wire.filter import Filter
 from headd.wire.methods import (
     Advance,
@@ -141,6 +155,22 @@ def iso_utc(moment: datetime) -> str:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _worktree_dirty(repo: Any) -> bool | None:
+    """Uncommitted edits to tracked files in the checkout (new and ignored files aside); None
+    for a bare store, which has no checkout."""
+    return None if repo.is_bare else bool(_dirty_paths(repo))
+
+
+def _dirty_paths(repo: Any) -> list[str]:
+    """The checkout's paths with uncommitted edits to tracked files (empty for a bare store)."""
+    import pygit2
+
+    if repo.is_bare:
+        return []
+    quiet = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
+    return sorted(path for path, flags in repo.status().items() if flags & ~quiet)
 
 
 def _landed_paths(result: object) -> bool:
@@ -239,6 +269,30 @@ class Service:
                 return await self.plane_call(request)
             case Sync(resolve=target):
                 return await self.sync(target)
+            case ListRequest(at=at, session=session):
+                from headd.head.browse import list_records
+
+                return list_records(await self.view(at, session), request)
+            case EntityActivityRequest(at=at, session=session):
+                from headd.head.browse import entity_activity
+
+                return entity_activity(await self.view(at, session), request)
+            case TasksRequest(at=at, session=session):
+                from headd.head.browse import tasks
+
+                return tasks(await self.view(at, session), request)
+            case DoctorRequest(today=today):
+                return await self.doctor(today)
+            case StatePrune(paths=paths):
+                return await self._plane().state_prune(paths)
+            case CensusRequest(at=at, session=session):
+                return await self.census(at, session)
+            case NeighborsRequest():
+                return await self.neighbors(request)
+            case SourceRequest(path=path, at=at, session=session):
+                return await self.source(path, at, session)
+            case TracesLinksRequest(path=path):
+                return await self._plane().traces_links(path)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
             case Exec(at=at):
@@ -284,6 +338,87 @@ class Service:
                 raise InvalidParams("pass either at or session, not both")
             return await self._session_calls.view(session)
         return await self.follower.at(at)
+
+    # -- browsing ----------------------------------------------------------------------------
+
+    async def census(self, at: str | None, session: str | None) -> CensusAnswer:
+        """``census``: the version's counts, and whether the checkout has uncommitted edits."""
+        from headd.head.browse import census
+
+        view = await self.view(at, session)
+        dirty = await self.follower.read_git(_worktree_dirty)
+        return census(view, dirty=dirty, vector_coverage_floor=MIN_COVERAGE)
+
+    async def doctor(self, today: str | None) -> DoctorAnswer:
+        """``doctor``: the version's findings (``headd.head.doctor``), and what the daemon alone
+        knows: the checkout's dirty paths, the plane's indexed commit and orphan state rows."""
+        from headd.head.doctor import findings, healthy
+
+        version = await self.follower.current()
+        moment = self.clock()
+        found = findings(
+            version,
+            today=today or moment.strftime("%Y-%m-%d"),
+            year=moment.year,
+            skipped=[s.path for s in version.skipped if s.path.split("/", 1)[0] in PARA_BUCKETS],
+        )
+        dirty = await self.follower.read_git(_dirty_paths)
+        orphans: list[str] = []
+        indexed: str | None = None
+        if self.plane is not None:
+            orphans = [p for p in await self.plane.state_access_paths() if p not in version]
+            indexed = self.plane.status().indexed_sha
+        fresh = self.plane is None or indexed == version.sha
+        coverage = 0.0
+        space: str | None = None
+        entries = 0
+        if self.vectors is not None:
+            vectors = self.vectors.status(version)
+            coverage, space, entries = vectors.coverage, vectors.space, vectors.entries
+        # low only where an embedder could fill it (memhtml: none configured is not a finding)
+        low = self.vectors is not None and self.embedder != "off" and coverage < MIN_COVERAGE
+        return DoctorAnswer(
+            root=str(self.store),
+            healthy=healthy(found, orphans=len(orphans), fresh=fresh, coverage_low=low),
+            head_sha=version.sha,
+            findings=found,
+            orphan_access_rows=orphans,
+            stuck_sleep_runs=[],
+            index_fresh=fresh,
+            index_head_sha=indexed,
+            vector_coverage=coverage,
+            vector_coverage_floor=MIN_COVERAGE,
+            vector_coverage_low=low,
+            configured_embed_model=space,
+            stored_embed_model=space,
+            embed_model_matches=space is not None,
+            chunks=version.size,
+            embeddings=entries,
+            vector_coverage_remedy="headctl vectors fill" if low else None,
+            dirty=dirty,
+        )
+
+    async def neighbors(self, request: NeighborsRequest) -> NeighborsAnswer:
+        from headd.head.browse import neighbours
+
+        found = neighbours(await self.view(request.at, request.session), request)
+        if found is None:
+            raise PathNotFound(f"no memory at {request.path}", {"path": request.path})
+        return found
+
+    async def source(self, path: str, at: str | None, session: str | None) -> SourceAnswer:
+        """``source``: the file text of the record at ``path`` (None when there is none)."""
+        from headd.store.git_io import blob_text
+
+        view = await self.view(at, session)
+        record = view.record(path)
+        if record is None:
+            return SourceAnswer(sha=view.sha, path=path, html=None)
+        html = view.pending_texts.get(record.blob_sha)
+        if html is None:
+            blob = record.blob_sha
+            html = await self.follower.read_git(lambda repo: blob_text(repo, blob))
+        return SourceAnswer(sha=view.sha, path=path, html=html)
 
     # -- status ----------------------------------------------------------------------------
 

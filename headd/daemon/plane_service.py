@@ -32,6 +32,8 @@ from headd_plane.answer import Context, PlaneRequest, answer, is_read
 from headd.errors import HeaddError, ShuttingDown, StorageFailure
 from headd.memory_trim import release_free_memory
 from headd.wire.answers import IndexUpdateAnswer, IndexUpdates, PlaneAnswer
+from headd.wire.browse import TracesLinksAnswer
+from headd.wire.doctor import StatePruneAnswer
 from headd.wire.methods import IndexRebuild
 
 if TYPE_CHECKING:
@@ -318,6 +320,16 @@ class PlaneService:
         finally:
             if isinstance(request, IndexRebuild):
                 release_free_memory()
+
+    async def traces_links(self, path: str) -> TracesLinksAnswer:
+        """``traces.links``: the sessions ``path`` was linked to, from a reader."""
+        return await self.on_reader(lambda r: plane_calls.traces_links(r.db.conn, path))
+
+    async def state_access_paths(self) -> list[str]:
+        return await self.on_reader(lambda r: plane_calls.state_access_paths(r.db.conn))
+
+    async def state_prune(self, paths: list[str]) -> StatePruneAnswer:
+        return await self.on_writer(lambda p: plane_calls.state_prune(p.db.conn, paths))
 
     async def record_wrote(self, links: plane_calls.WroteLinks) -> int:
         """Note a session commit's memories; a failure is logged, never the commit's failure

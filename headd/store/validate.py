@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from headd.errors import HeaddError, InvalidMemory
-from headd.ops import Archive, LinkOp, Move, OverlayOp, Put
+from headd.ops import Archive, LinkOp, Move, OverlayOp, Put, Retask
 from headd.paths import para_of
 from headd.store.ports import Overlay, View, parse_memory
 from headd.store.results import Deduped, Violation
@@ -36,6 +36,9 @@ BATCH_CAP = 200
 RESERVED_PREFIXES = (".memhtml/",)
 RESERVED_NAMES = frozenset({"index.html", "sitemap.xml"})
 _ARCHIVE_PATH = re.compile(r"^archive/(\d{4})/(.+)$")
+
+
+_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z")
 
 
 def touched_paths(op: OverlayOp) -> tuple[str, ...]:
@@ -116,6 +119,8 @@ def _static_problems(op: OverlayOp) -> list[str]:
                 if href.startswith("/") and not href.startswith("//")
                 else ["href is not root-relative"]
             )
+        case Retask(at=at) if at is not None and _INSTANT.fullmatch(at) is None:
+            return ["retask `at` is not an instant (YYYY-MM-DDThh:mm:ssZ)"]
     return []
 
 

@@ -27,6 +27,7 @@ from msgspec import UNSET, UnsetType
 
 from headd.memfile.vocabulary import MemoryStatus, MemoryType, Para, TaskStatus
 from headd.record import Citation, Facet, Link, MemoryRecord
+from headd.wire import browse, doctor
 
 
 class WireRecord(msgspec.Struct, kw_only=True):
@@ -506,6 +507,15 @@ def answer_types() -> dict[str, Any]:
         "vectors.fill": VectorsFillAnswer,
         "sync": Report,
         "exec": ExecAnswer,
+        "list": browse.ListAnswer,
+        "census": browse.CensusAnswer,
+        "neighbors": browse.NeighborsAnswer,
+        "source": browse.SourceAnswer,
+        "traces.links": browse.TracesLinksAnswer,
+        "entity.activity": browse.EntityActivityAnswer,
+        "tasks": browse.TasksAnswer,
+        "doctor": doctor.DoctorAnswer,
+        "state.prune": doctor.StatePruneAnswer,
         "sleep.plan": SleepPlanAnswer,
         "sleep.run": RunReport,
         "sleep.review": SleepReviewAnswer,

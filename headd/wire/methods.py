@@ -22,6 +22,16 @@ from msgspec import Raw
 from headd.errors import InvalidParams, MethodNotFound
 from headd.ops import Archive, LinkOp, Move, Op, UnlinkOp, Write
 from headd.paths import path_problem
+from headd.wire.browse import (
+    CensusRequest,
+    EntityActivityRequest,
+    ListRequest,
+    NeighborsRequest,
+    SourceRequest,
+    TasksRequest,
+    TracesLinksRequest,
+)
+from headd.wire.doctor import DoctorRequest, StatePrune
 from headd.wire.exec_bounds import EXEC_DEFAULT_TIMEOUT_MS, EXEC_MAX_TIMEOUT_MS
 from headd.wire.filter import Filter
 
@@ -288,6 +298,15 @@ Request = (
     | VectorsFill
     | Sync
     | Exec
+    | ListRequest
+    | CensusRequest
+    | NeighborsRequest
+    | SourceRequest
+    | TracesLinksRequest
+    | EntityActivityRequest
+    | TasksRequest
+    | DoctorRequest
+    | StatePrune
     | SleepPlan
     | SleepRun
     | SleepReview
@@ -296,7 +315,7 @@ Request = (
     | SleepStatus
 )
 
-METHODS: dict[str, type[_Params]] = {
+METHODS: dict[str, type[msgspec.Struct]] = {
     "status": Status,
     "search": Search,
     "read": Read,
@@ -327,6 +346,15 @@ METHODS: dict[str, type[_Params]] = {
     "vectors.fill": VectorsFill,
     "sync": Sync,
     "exec": Exec,
+    "list": ListRequest,
+    "census": CensusRequest,
+    "neighbors": NeighborsRequest,
+    "source": SourceRequest,
+    "traces.links": TracesLinksRequest,
+    "entity.activity": EntityActivityRequest,
+    "tasks": TasksRequest,
+    "doctor": DoctorRequest,
+    "state.prune": StatePrune,
     "sleep.plan": SleepPlan,
     "sleep.run": SleepRun,
     "sleep.review": SleepReview,
@@ -361,14 +389,20 @@ def decode_request(method: str, params: Raw | bytes | None) -> Request:
     return value  # type: ignore[return-value]
 
 
-def paths_of(request: _Params) -> list[tuple[str, str]]:
+def paths_of(request: msgspec.Struct) -> list[tuple[str, str]]:
     """Every memory path ``request`` names, with the field it sits in (``ops[2].to``)."""
     match request:
-        case Read(path=path) | Resolve(path=path):
+        case (
+            Read(path=path)
+            | Resolve(path=path)
+            | NeighborsRequest(path=path)
+            | SourceRequest(path=path)
+            | TracesLinksRequest(path=path)
+        ):
             return [("path", path)]
         case Inbound(href=href):
             return [("href", href)]
-        case Reinforce(paths=paths):
+        case Reinforce(paths=paths) | StatePrune(paths=paths):
             return [(f"paths[{i}]", path) for i, path in enumerate(paths)]
         case SessionApply(ops=ops):
             return [

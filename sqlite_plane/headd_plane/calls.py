@@ -26,6 +26,8 @@ from headd.wire.answers import (
     StateImportAnswer,
     TracesIndexAnswer,
 )
+from headd.wire.browse import SessionLinkRow, TracesLinksAnswer
+from headd.wire.doctor import StatePruneAnswer
 
 if TYPE_CHECKING:
     from headd.wire.answers import Report
@@ -141,6 +143,27 @@ def reinforce(
     return ReinforceAnswer(result["bumped"], result["cooled_down"])
 
 
+def state_access_paths(conn: sqlite3.Connection) -> list[str]:
+    """Every path the state plane keeps an access row for, sorted (``doctor``'s orphan check
+    compares them with the version); empty when the state plane is not attached."""
+    try:
+        rows = conn.execute("SELECT path FROM state.access ORDER BY path").fetchall()
+    except sqlite3.Error:
+        return []
+    return [str(row[0]) for row in rows]
+
+
+def state_prune(conn: sqlite3.Connection, paths: Iterable[str]) -> StatePruneAnswer:
+    """Delete the access rows of ``paths``, one statement each (the list is unbounded)."""
+    from headd_plane.state import transaction
+
+    pruned = 0
+    with transaction(conn):
+        for path in paths:
+            pruned += conn.execute("DELETE FROM state.access WHERE path = ?", (path,)).rowcount
+    return StatePruneAnswer(pruned=pruned)
+
+
 def state_export(conn: sqlite3.Connection, store: Path) -> StateExportAnswer:
     from headd_plane.sidecar import export_sidecar
 
@@ -193,6 +216,26 @@ def traces_show(conn: sqlite3.Connection, session: str) -> Report:
             "missing": False,
         }
     return {**found, "indexed": True}
+
+
+def traces_links(conn: sqlite3.Connection, path: str) -> TracesLinksAnswer:
+    """Every session ``path`` was linked to (``memory_session_links``), oldest first."""
+    from headd_plane.recorder import links_for_path
+
+    rows = links_for_path(conn, path)
+    return TracesLinksAnswer(
+        links=[
+            SessionLinkRow(
+                path=r.path,
+                session_id=r.session_id,
+                prompt_id=r.prompt_id,
+                turn_uuid=r.turn_uuid,
+                link_kind=r.link_kind,
+                at=r.at,
+            )
+            for r in rows
+        ]
+    )
 
 
 def _links_of(conn: sqlite3.Connection, session: str) -> list[dict[str, Any]]:

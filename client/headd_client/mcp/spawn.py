@@ -22,11 +22,16 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from headd.errors import DaemonUnavailable
 from headd_client.protocol import Answer, unwrap
 from headd_client.sync_client import Client
+
+if TYPE_CHECKING:
+    from headd_client.calls import Call
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +152,10 @@ class DaemonLink:
             if not idempotent:
                 raise
         return self.client().call(method, clean)
+
+    def run(self, call: Call[T]) -> T:
+        """One typed read (``headd_client.calls``), its answer decoded into the call's type."""
+        return call.decode(self.call(call.method, call.params))
 
     def batch(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> list[Answer]:
         """Many idempotent reads in one round trip; each answer is checked by the caller."""
