@@ -129,6 +129,7 @@ def test_a_missing_bench_or_data_set_refuses_the_whole_run(
 #: Runnable benches the runner leaves out: each needs an argument only its user can give, or
 #: memhtml and Node.
 NOT_IN_THE_RUNNER = {
+    "cli_bench",
     "exec_bench",
     "footprint_bench",
     "history_bench",

@@ -7,12 +7,13 @@ import re
 from pathlib import Path
 
 import pytest
-from headd_client.console import history
 from headd_client.console.sanitize import safe_body
 from hypothesis import given
 from hypothesis import strategies as st
 from support.memory import memory_html
 from support.stores import Store
+
+from headd.store import history
 
 HOSTILE = [
     "<script>alert(1)</script>",

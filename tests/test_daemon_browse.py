@@ -116,3 +116,18 @@ def test_traces_links_reads_the_state_plane(served: Served) -> None:
         ("s-browse", "wrote", "t1")
     ]
     assert served.call("traces.links", path=POSTGRES)["links"] == []
+
+
+def test_state_usage_reads_a_memorys_row_through_the_typed_call(served: Served) -> None:
+    from headd_client import calls
+
+    assert served.call("state.usage", path=POSTGRES)["usage"] is None
+    served.call("reinforce", paths=[POSTGRES], signal="positive")
+    with Client(served.daemon.socket_path, timeout=30) as client:
+        answer = client.run(calls.state_usage(POSTGRES))
+    assert answer.path == POSTGRES
+    assert answer.usage is not None
+    assert answer.usage.reinforcement_count == 1
+    assert answer.usage.last_reinforced_at
+    with pytest.raises(InvalidParams):
+        served.call("state.usage", path="../outside.html")

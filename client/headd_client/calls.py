@@ -288,3 +288,7 @@ def neighbors(request: browse.NeighborsRequest) -> Call[browse.NeighborsAnswer]:
 
 def traces_links(path: str) -> Call[browse.TracesLinksAnswer]:
     return Call(browse.TracesLinksRequest(path=path), browse.TracesLinksAnswer)
+
+
+def state_usage(path: str) -> Call[browse.StateUsageAnswer]:
+    return Call(browse.StateUsageRequest(path=path), browse.StateUsageAnswer)

@@ -71,6 +71,7 @@ from headd.wire.browse import (
     NeighborsRequest,
     SourceAnswer,
     SourceRequest,
+    StateUsageRequest,
     TasksRequest,
     TracesLinksRequest,
 )
@@ -293,6 +294,8 @@ class Service:
                 return await self.source(path, at, session)
             case TracesLinksRequest(path=path):
                 return await self._plane().traces_links(path)
+            case StateUsageRequest(path=path):
+                return await self._plane().state_usage(path)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
             case Exec(at=at):

@@ -32,7 +32,7 @@ from headd_plane.answer import Context, PlaneRequest, answer, is_read
 from headd.errors import HeaddError, ShuttingDown, StorageFailure
 from headd.memory_trim import release_free_memory
 from headd.wire.answers import IndexUpdateAnswer, IndexUpdates, PlaneAnswer
-from headd.wire.browse import TracesLinksAnswer
+from headd.wire.browse import StateUsageAnswer, TracesLinksAnswer
 from headd.wire.doctor import StatePruneAnswer
 from headd.wire.methods import IndexRebuild
 
@@ -324,6 +324,10 @@ class PlaneService:
     async def traces_links(self, path: str) -> TracesLinksAnswer:
         """``traces.links``: the sessions ``path`` was linked to, from a reader."""
         return await self.on_reader(lambda r: plane_calls.traces_links(r.db.conn, path))
+
+    async def state_usage(self, path: str) -> StateUsageAnswer:
+        """``state.usage``: ``path``'s usage row, from a reader."""
+        return await self.on_reader(lambda r: plane_calls.state_usage(r.db.conn, path))
 
     async def state_access_paths(self) -> list[str]:
         return await self.on_reader(lambda r: plane_calls.state_access_paths(r.db.conn))

@@ -512,6 +512,7 @@ def answer_types() -> dict[str, Any]:
         "neighbors": browse.NeighborsAnswer,
         "source": browse.SourceAnswer,
         "traces.links": browse.TracesLinksAnswer,
+        "state.usage": browse.StateUsageAnswer,
         "entity.activity": browse.EntityActivityAnswer,
         "tasks": browse.TasksAnswer,
         "doctor": doctor.DoctorAnswer,

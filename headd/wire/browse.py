@@ -155,6 +155,26 @@ class TracesLinksAnswer(msgspec.Struct, kw_only=True):
     links: list[SessionLinkRow]
 
 
+class StateUsageRequest(_Params):
+    """``state.usage``: a memory's usage row (accesses, reinforcements, outcome) from the state
+    plane, for readers that show it to a person without opening the daemon's database."""
+
+    path: str
+
+
+class UsageRow(msgspec.Struct, kw_only=True):
+    access_count: int
+    reinforcement_count: int
+    outcome_score: float
+    last_accessed_at: str | None
+    last_reinforced_at: str | None
+
+
+class StateUsageAnswer(msgspec.Struct, kw_only=True):
+    path: str
+    usage: UsageRow | None
+
+
 #: memhtml's bounds on an entity activity page (a request outside them is clamped, not refused).
 ENTITY_ACTIVITY_DEFAULT = 50
 ENTITY_ACTIVITY_MAX = 500

@@ -28,6 +28,7 @@ from headd.wire.browse import (
     ListRequest,
     NeighborsRequest,
     SourceRequest,
+    StateUsageRequest,
     TasksRequest,
     TracesLinksRequest,
 )
@@ -303,6 +304,7 @@ Request = (
     | NeighborsRequest
     | SourceRequest
     | TracesLinksRequest
+    | StateUsageRequest
     | EntityActivityRequest
     | TasksRequest
     | DoctorRequest
@@ -351,6 +353,7 @@ METHODS: dict[str, type[msgspec.Struct]] = {
     "neighbors": NeighborsRequest,
     "source": SourceRequest,
     "traces.links": TracesLinksRequest,
+    "state.usage": StateUsageRequest,
     "entity.activity": EntityActivityRequest,
     "tasks": TasksRequest,
     "doctor": DoctorRequest,
@@ -398,6 +401,7 @@ def paths_of(request: msgspec.Struct) -> list[tuple[str, str]]:
             | NeighborsRequest(path=path)
             | SourceRequest(path=path)
             | TracesLinksRequest(path=path)
+            | StateUsageRequest(path=path)
         ):
             return [("path", path)]
         case Inbound(href=href):

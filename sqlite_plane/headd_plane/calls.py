@@ -26,7 +26,7 @@ from headd.wire.answers import (
     StateImportAnswer,
     TracesIndexAnswer,
 )
-from headd.wire.browse import SessionLinkRow, TracesLinksAnswer
+from headd.wire.browse import SessionLinkRow, StateUsageAnswer, TracesLinksAnswer, UsageRow
 from headd.wire.doctor import StatePruneAnswer
 
 if TYPE_CHECKING:
@@ -151,6 +151,31 @@ def state_access_paths(conn: sqlite3.Connection) -> list[str]:
     except sqlite3.Error:
         return []
     return [str(row[0]) for row in rows]
+
+
+def state_usage(conn: sqlite3.Connection, path: str) -> StateUsageAnswer:
+    """``path``'s access row, or none when it has none or the state plane is not attached."""
+    try:
+        row = conn.execute(
+            "SELECT access_count, reinforcement_count, outcome_score, last_accessed_at, "
+            "last_reinforced_at FROM state.access WHERE path = ?",
+            (path,),
+        ).fetchone()
+    except sqlite3.Error:
+        row = None
+    if row is None:
+        return StateUsageAnswer(path=path, usage=None)
+    count, reinforced, outcome, accessed_at, reinforced_at = row
+    return StateUsageAnswer(
+        path=path,
+        usage=UsageRow(
+            access_count=int(count or 0),
+            reinforcement_count=int(reinforced or 0),
+            outcome_score=float(outcome or 0.0),
+            last_accessed_at=None if accessed_at is None else str(accessed_at),
+            last_reinforced_at=None if reinforced_at is None else str(reinforced_at),
+        ),
+    )
 
 
 def state_prune(conn: sqlite3.Connection, paths: Iterable[str]) -> StatePruneAnswer:

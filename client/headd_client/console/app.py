@@ -2,7 +2,7 @@
 
 Routes stay thin: a page asks the daemon (through one ``DaemonLink``, held under a lock because
 a request's handlers run on a thread pool and a client carries one request at a time), reads git
-history where it needs it (``history.py``), and hands the wire's typed answers (the client's
+history where it needs it (``git_history.py``), and hands the wire's typed answers (the client's
 typed calls, ``headd_client.calls``) to its template. Every page
 takes ``at=<sha>`` and passes it on in its links, so time travel is one parameter, answered by the
 daemon's own ``at``. Changes are POST forms checked for CSRF, each one a daemon session or
@@ -11,7 +11,6 @@ method (``actions.py``), and answer with a redirect (post, redirect, get).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-import pygit2
+import msgspec
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,12 +29,12 @@ from starlette.routing import Route
 
 from headd.errors import DaemonUnavailable, HeaddError, MethodNotFound, RpcError
 from headd.head.tokens import tokenize
+from headd.store import history as git_history
 from headd.wire.answers import SearchAnswer, SearchHit, WireRecord
 from headd.wire.filter import Filter
 from headd_client import calls
 from headd_client.calls import Call
-from headd_client.console import actions, history
-from headd_client.console.history import SleepRun
+from headd_client.console import actions
 from headd_client.console.sanitize import safe_body
 from headd_client.console.security import Guard, Secret, check_csrf
 from headd_client.mcp.spawn import DaemonLink
@@ -104,12 +103,12 @@ class Console:
         with self.lock:
             yield self.link
 
-    def repo(self) -> pygit2.Repository:
+    def repo(self) -> git_history.Repository:
         """The store's repository, opened once per worker thread (a pygit2 Repository is not
         shared between threads); it sees new commits as they land."""
         repo = getattr(self.local, "repo", None)
         if repo is None:
-            repo = self.local.repo = history.open_repo(self.store)
+            repo = self.local.repo = git_history.open_repo(self.store)
         return repo
 
 
@@ -163,18 +162,18 @@ class Pages:
         html = self.env.get_template(f"{name}.html").render(**context)
         return HTMLResponse(html, status_code=code)
 
-    def at_of(self, request: Request) -> tuple[str | None, history.Commit | None]:
+    def at_of(self, request: Request) -> tuple[str | None, git_history.Commit | None]:
         """The commit ``at`` names (its full sha and its description), or (None, None)."""
         raw = request.query_params.get("at") or None
         if raw is None:
             return None, None
-        if not history.is_revision(raw):
+        if not git_history.is_revision(raw):
             raise PageError(400, "at must be a commit's sha")
         try:
-            commit = history.commit_of(self.c.repo(), raw)
-        except history.BadRevision as exc:
+            commit = git_history.commit_of(self.c.repo(), raw)
+        except git_history.BadRevision as exc:
             raise PageError(404, str(exc)) from None
-        return str(commit.id), history.describe(commit)
+        return str(commit.id), git_history.describe(commit)
 
     def call(self, method: str, **params: Any) -> Any:
         """A method with no typed call (``gate``): its answer as decoded JSON."""
@@ -250,8 +249,7 @@ class Pages:
         resolved = self.run(calls.resolve(path, at=at))
         inbound = self.run(calls.inbound("/" + path, at=at)).paths
         repo = self.c.repo()
-        blob = repo.get(record.blob_sha)
-        html = bytes(blob.data).decode("utf-8", "replace") if isinstance(blob, pygit2.Blob) else ""
+        html = git_history.blob_at(repo, record.blob_sha)
         chain = [p for p in resolved.chain if p != path]
         predecessors = [link.href.lstrip("/") for link in record.links if link.rel == "supersedes"]
         return self.render(
@@ -270,21 +268,9 @@ class Pages:
         )
 
     def usage(self, path: str) -> dict[str, Any] | None:
-        """The memory's row in the daemon's state database, read-only (None when it has none)."""
-        state = self.c.store / ".memhtml" / "headd" / "state.db"
-        if not state.exists():
-            return None
-        try:
-            with sqlite3.connect(f"{state.resolve().as_uri()}?mode=ro", uri=True) as conn:
-                conn.row_factory = sqlite3.Row
-                row = conn.execute(
-                    "SELECT access_count, reinforcement_count, outcome_score, "
-                    "last_accessed_at, last_reinforced_at FROM access WHERE path = ?",
-                    (path,),
-                ).fetchone()
-        except sqlite3.Error:
-            return None
-        return None if row is None else dict(row)
+        """The memory's usage row from the daemon's state plane (None when it has none)."""
+        usage = self.run(calls.state_usage(path)).usage
+        return None if usage is None else msgspec.structs.asdict(usage)
 
     # -- history --------------------------------------------------------------------------
 
@@ -294,27 +280,27 @@ class Pages:
         if not path:
             raise PageError(400, "which memory? (path=…)")
         repo = self.c.repo()
-        tip = history.commit_of(repo, at) if at else self.tip(repo)
-        versions = history.file_history(repo, tip, path)
+        tip = git_history.commit_of(repo, at) if at else self.tip(repo)
+        versions = git_history.file_history(repo, tip, path)
         return self.render(
             request, "history", at=at, at_commit=at_commit, path=path, versions=versions
         )
 
-    def tip(self, repo: pygit2.Repository) -> pygit2.Commit:
-        return history.commit_of(repo, str(self.run(calls.status()).sha))
+    def tip(self, repo: git_history.Repository) -> git_history.GitCommit:
+        return git_history.commit_of(repo, str(self.run(calls.status()).sha))
 
     # -- activity -------------------------------------------------------------------------
 
     def activity(self, request: Request) -> Response:
         at, at_commit = self.at_of(request)
         repo = self.c.repo()
-        tip = history.commit_of(repo, at) if at else self.tip(repo)
-        days = history.activity(tip)
+        tip = git_history.commit_of(repo, at) if at else self.tip(repo)
+        days = git_history.activity(tip)
         return self.render(request, "activity", at=at, at_commit=at_commit, days=days)
 
     # -- review ---------------------------------------------------------------------------
 
-    def phases(self, run: SleepRun) -> dict[str, Any]:
+    def phases(self, run: git_history.SleepRun) -> dict[str, Any]:
         """The run's per-phase counts from the daemon's ``sleep.review``, or why there are none
         (a daemon without sleep methods, or a run it does not recognise)."""
         try:
@@ -332,9 +318,9 @@ class Pages:
         repo = self.c.repo()
         status = self.run(calls.status())
         skipped = self.run(calls.skipped()).files
-        tip = history.commit_of(repo, str(status.sha))
+        tip = git_history.commit_of(repo, str(status.sha))
         runs = []
-        for run in history.sleep_runs(repo, tip):
+        for run in git_history.sleep_runs(repo, tip):
             gate = None
             if run.base is not None:
                 try:

@@ -2,9 +2,11 @@
 
 The daemon answers for one commit at a time (``at``); what changed between commits (a memory's
 history, the branch's recent activity, a sleep run's branch) is git's own record, so the console
-reads it with pygit2 rather than asking the daemon to walk history for it. Nothing here writes:
-every change goes through a daemon session (``actions.py``). Every walk is bounded, so a page
-over a long history costs a fixed amount.
+reads it with pygit2 rather than asking the daemon to walk history for it. It lives with the
+store, beside ``git_io``, so the client's processes read git through the core and never import
+pygit2 themselves. Nothing here writes: every change goes through a daemon session (the
+console's ``actions.py``). Every walk is bounded, so a page over a long history costs a fixed
+amount.
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
+
+#: The repository and commit types, named here so callers need not import pygit2.
+Repository = pygit2.Repository
+GitCommit = pygit2.Commit
 
 #: How many commits a memory's history walks at most, how many it lists, and how many of those
 #: (the newest) it shows with their diffs; an older one's diff is one click away (its ``at``).
@@ -101,6 +107,12 @@ class SleepRun:
 
 def open_repo(store: Path) -> pygit2.Repository:
     return pygit2.Repository(str(store))
+
+
+def blob_at(repo: pygit2.Repository, sha: str) -> str:
+    """The text of the blob ``sha`` (a record's ``blob_sha``), or "" when it is no blob."""
+    blob = repo.get(sha)
+    return bytes(blob.data).decode("utf-8", "replace") if isinstance(blob, pygit2.Blob) else ""
 
 
 def commit_of(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
