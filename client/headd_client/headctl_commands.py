@@ -787,6 +787,9 @@ def _contributed_commands() -> None:
     from headd_client.agent_cli import register as register_agent_commands
 
     PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
+    from headd_client.import_cli import register as register_import_commands
+
+    PARSER_HOOKS.append(register_import_commands)  # import, forget, doctor --secrets
 
 
 def _all_commands() -> list[Command]:

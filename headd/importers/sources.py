@@ -1,0 +1,29 @@
+"""The sources ``headctl import`` knows: each one's parser and where it looks by default."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from headd.importers import claude_code, claude_md, codex
+from headd.importers.model import Parsed
+
+
+class Source(NamedTuple):
+    parse: Callable[[Path], Parsed]
+    default: Callable[[], Path]
+    help: str
+
+
+SOURCES: dict[str, Source] = {
+    "claude-code": Source(
+        claude_code.parse,
+        claude_code.default_root,
+        "Claude Code's auto memory (default: every project under ~/.claude/projects)",
+    ),
+    "claude-md": Source(
+        claude_md.parse, Path.cwd, "a project's CLAUDE.md files and .claude/rules (default: .)"
+    ),
+    "codex": Source(codex.parse, codex.default_root, "Codex's memories or a project's AGENTS.md"),
+}
