@@ -41,6 +41,13 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p.add_argument("--workspace", metavar="W", help="file every memory under projects/W")
     p.set_defaults(run_agent=_run_import)
 
+    p = sub.add_parser("forget", help="remove a memory from the whole history, for good")
+    p.add_argument("path", help="the memory's path (areas/inbox/x.html)")
+    p.add_argument(
+        "--push", action="store_true", help="also rewrite the remote's branch, with a lease"
+    )
+    p.set_defaults(run_agent=_run_forget)
+
     if "doctor" not in getattr(sub, "choices", {}):
         p = sub.add_parser("doctor", help="check the store")
         p.add_argument(
@@ -186,7 +193,37 @@ def _fail(
     return status
 
 
-# -- doctor --secrets ------------------------------------------------------------
+# -- forget and doctor --secrets ------------------------------------------------------------
+
+
+def _run_forget(
+    args: argparse.Namespace,
+    store: Path,
+    socket: Path,
+    environ: Mapping[str, str],
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """``headctl forget PATH [--push]``: the history rewritten without the memory."""
+    from headd.secrets.forget import forget
+
+    try:
+        report = forget(store, args.path, push=args.push)
+    except HeaddError as exc:
+        return _fail(args, stdout, stderr, exc.code, exc.message, 1)
+    if args.json:
+        stdout.write(json.dumps(report.to_json()) + "\n")
+    else:
+        print(
+            f"forgot {', '.join(report.paths)}: {report.rewritten_commits} commits rewritten "
+            f"on {', '.join(report.rewritten_refs) or 'no branch'}; dropped "
+            f"{', '.join(report.dropped_refs) or 'no other ref'}; objects pruned",
+            file=stdout,
+        )
+    for line in report.advice:
+        print(line, file=stderr)
+    return 0
 
 
 def _run_doctor(
