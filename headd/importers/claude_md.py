@@ -57,10 +57,9 @@ def parse_files(source: str, root: Path, files: list[Path], memory_type: str) ->
         for number, section in enumerate(sections(body), start=1):
             heading = section.heading or f"{rel} (opening)"
             claim, paragraphs = claim_and_body(section.text)
+            if not section.text:  # a heading over nothing (or over its subsections): no memory
+                continue
             if not claim:
-                if not section.text:
-                    parsed.skipped.append(Skipped(f"{rel} § {heading}", "an empty section"))
-                    continue
                 claim = heading
             headings.append(heading)
             parsed.items.append(
@@ -89,7 +88,8 @@ def parse_files(source: str, root: Path, files: list[Path], memory_type: str) ->
                 key=file_key,
                 title=short_title(f"{rel} of {project}"),
                 type=memory_type,
-                claim=f"{rel} of {project} holds {len(headings)} sections of instructions.",
+                claim=f"{rel} of {project} holds {len(headings)} section"
+                f"{'s' if len(headings) != 1 else ''}.",
                 body=(f"Sections: {listed}.",),
                 tags=(source,),
             ),

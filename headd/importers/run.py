@@ -143,7 +143,9 @@ def plan(
             )
             continue
         seen_hashes[content_hash] = item.key
-        existing = _active(sink.call("by_entity", {"entity": item.key_entity})["paths"])
+        held = sink.call("by_entity", {"entity": item.key_entity})["paths"]
+        # An item its source marks archived was archived by the import that landed it.
+        existing = list(held) if item.archived else _active(held)
         if existing:
             hashes = {p: _content_hash(sink, p) for p in existing}
             same = next((p for p, h in hashes.items() if h == content_hash), None)
@@ -151,7 +153,8 @@ def plan(
                 report.unchanged += 1
                 known[item.key] = same
                 continue
-            planned.append(_Planned(item, op, content_hash, replaces=existing[0]))
+            active = _active(existing)
+            planned.append(_Planned(item, op, content_hash, replaces=active[0] if active else None))
             continue
         planned.append(_Planned(item, op, content_hash))
     for p in planned:

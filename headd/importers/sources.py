@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from headd.importers import claude_code, claude_md, codex
+from headd.importers import basic_memory, claude_code, claude_md, codex, openmemory
 from headd.importers.model import Parsed
 
 
@@ -24,6 +24,12 @@ SOURCES: dict[str, Source] = {
     ),
     "claude-md": Source(
         claude_md.parse, Path.cwd, "a project's CLAUDE.md files and .claude/rules (default: .)"
+    ),
+    "basic-memory": Source(
+        basic_memory.parse, Path.cwd, "a basic-memory project directory (default: .)"
+    ),
+    "openmemory": Source(
+        openmemory.parse, Path.cwd, "an OpenMemory export zip (memories.json[l.gz])"
     ),
     "codex": Source(codex.parse, codex.default_root, "Codex's memories or a project's AGENTS.md"),
 }
