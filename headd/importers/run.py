@@ -122,14 +122,34 @@ def _active(paths: Iterable[str]) -> list[str]:
     return [p for p in paths if not p.startswith("archive/")]
 
 
+#: Lookups sent in one JSON-RPC batch when the sink takes batches (the daemon's client).
+LOOKUP_BATCH = 256
+
+
+def lookup(sink: Sink, method: str, params: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """``method`` called once per params, in order: in JSON-RPC batches when the sink sends
+    them (a call per item costs a round trip each), else one call at a time."""
+    batch = getattr(sink, "batch", None)
+    if batch is None:
+        return [sink.call(method, p) for p in params]
+    out: list[Any] = []
+    for start in range(0, len(params), LOOKUP_BATCH):
+        answers = batch([(method, p) for p in params[start : start + LOOKUP_BATCH]])
+        for answer in answers:
+            if answer.error is not None:
+                message = str(answer.error.get("message", "lookup failed"))
+                raise HeaddError(f"{method}: {message}", {"method": method})
+            out.append(answer.result)
+    return out
+
+
 def plan(
     parsed: Parsed, sink: Sink, report: Report, now: datetime, workspace: str | None
 ) -> tuple[list[_Planned], dict[str, str]]:
     """What to write, and the paths of the items already in the store (by key)."""
     report.skipped.extend(parsed.skipped)
     report.broken_links.extend(parsed.broken_links)
-    planned: list[_Planned] = []
-    known: dict[str, str] = {}
+    checked: list[tuple[Item, Write, str]] = []
     seen_hashes: dict[str, str] = {}
     for item in parsed.items:
         op = write_op(item, workspace)
@@ -138,25 +158,33 @@ def plan(
             report.skipped.append(Skipped(item.key, reason))
             continue
         if content_hash in seen_hashes:
-            report.skipped.append(
-                Skipped(item.key, f"the same content as {seen_hashes[content_hash]}")
-            )
+            same = seen_hashes[content_hash]
+            report.skipped.append(Skipped(item.key, f"the same content as {same}"))
             continue
         seen_hashes[content_hash] = item.key
-        held = sink.call("by_entity", {"entity": item.key_entity})["paths"]
-        # An item its source marks archived was archived by the import that landed it.
-        existing = list(held) if item.archived else _active(held)
-        if existing:
-            hashes = {p: _content_hash(sink, p) for p in existing}
-            same = next((p for p, h in hashes.items() if h == content_hash), None)
-            if same is not None:
-                report.unchanged += 1
-                known[item.key] = same
-                continue
-            active = _active(existing)
-            planned.append(_Planned(item, op, content_hash, replaces=active[0] if active else None))
+        checked.append((item, op, content_hash))
+    held = lookup(sink, "by_entity", [{"entity": item.key_entity} for item, _, _ in checked])
+    # An item its source marks archived was archived by the import that landed it.
+    existing = [
+        list(answer["paths"]) if item.archived else _active(answer["paths"])
+        for (item, _, _), answer in zip(checked, held, strict=True)
+    ]
+    to_read = sorted({p for paths in existing for p in paths})
+    records = lookup(sink, "read", [{"path": p} for p in to_read])
+    hashes = {
+        p: (a.get("record") or {}).get("content_hash")
+        for p, a in zip(to_read, records, strict=True)
+    }
+    planned: list[_Planned] = []
+    known: dict[str, str] = {}
+    for (item, op, content_hash), paths in zip(checked, existing, strict=True):
+        matching = [path for path in paths if hashes.get(path) == content_hash]
+        if matching:
+            report.unchanged += 1
+            known[item.key] = matching[0]
             continue
-        planned.append(_Planned(item, op, content_hash))
+        active = _active(paths)
+        planned.append(_Planned(item, op, content_hash, replaces=active[0] if active else None))
     for p in planned:
         report.types[p.item.type] += 1
         if len(report.titles) < SHOWN_TITLES:
@@ -166,11 +194,6 @@ def plan(
         else:
             report.corrected += 1
     return planned, known
-
-
-def _content_hash(sink: Sink, path: str) -> str | None:
-    record = sink.call("read", {"path": path}).get("record")
-    return None if record is None else record.get("content_hash")
 
 
 def _batches(groups: Sequence[tuple[str, list[Any]]]) -> Iterable[list[tuple[str, list[Any]]]]:
