@@ -104,7 +104,7 @@ def test_import_lands_one_commit_with_provenance(store: Path, tree: Path) -> Non
     secret = [s for s in report["skipped"] if s["what"].endswith("feedback_db_access.md")]
     assert "password-assignment" in secret[0]["reason"] and "hunter" not in json.dumps(report)
     assert "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1" in report["advice"]
-    assert git(store, "rev-list", "--count", f"{before}..main").strip() == "2"  # writes, links
+    assert git(store, "rev-list", "--count", f"{before}..main").strip() == "1"  # one commit
     added = sorted(tree_paths(store, tip(store)) - tree_paths(store, before))
     assert len(added) == 5 and all(p.startswith("projects/home-dana-shop/") for p in added)
     testing = (store / "projects/home-dana-shop/testing-feedback.html").read_text("utf-8")
@@ -157,3 +157,30 @@ def test_import_goes_through_a_running_daemon(store: Path, tree: Path) -> None:
         assert "projects/home-dana-shop/testing-feedback.html" in paths
     finally:
         daemon.stop()
+
+
+def test_a_large_import_is_a_bounded_number_of_commits(store: Path, tmp_path: Path) -> None:
+    """230 topic files, every tenth linking the one before: two write batches of at most 200
+    ops and one round of links, each its own commit, every memory and link landed."""
+    from datetime import UTC, datetime
+
+    from headd_client.import_cli import LocalSink
+
+    from headd.importers.run import run_import
+
+    memory = tmp_path / "big" / "-home-dana-big" / "memory"
+    memory.mkdir(parents=True)
+    for i in range(230):
+        link = f" See [[topic-{i - 1}]]." if i % 10 == 9 else ""
+        (memory / f"project_topic_{i}.md").write_text(
+            f"---\nname: topic-{i}\ndescription: Topic {i} holds fact number {i}.\n---\n\n"
+            f"Body of topic {i}.{link}\n",
+            encoding="utf-8",
+        )
+    before = tip(store)
+    sink = LocalSink(store)
+    report = run_import(parse(tmp_path / "big"), sink, source="claude-code", now=datetime.now(UTC))
+    assert (report.new, report.links, len(report.commits)) == (230, 23, 3)
+    assert git(store, "rev-list", "--count", f"{before}..main").strip() == "3"
+    again = run_import(parse(tmp_path / "big"), sink, source="claude-code", now=datetime.now(UTC))
+    assert (again.unchanged, again.commits) == (230, [])

@@ -11,14 +11,16 @@ other content already active is answered ``deduped`` by the daemon itself.
 
 Writes go in two rounds: the memories (and the archives of corrected ones), then the links
 between them and the archives of items their source marks archived, since a link needs both
-paths and a path is chosen when the write lands. Each round commits every ``BATCH`` ops, so a
-10,000-item import is ``ceil(n / BATCH)`` commits plus the link round's.
+paths and a path is chosen when the write lands. When both rounds fit one session (``BATCH``
+ops) they are one commit; else each round commits every ``BATCH`` ops, so a 10,000-item import
+is ``ceil(n / BATCH)`` commits plus the link round's.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -196,7 +198,7 @@ def plan(
     return planned, known
 
 
-def _batches(groups: Sequence[tuple[str, list[Any]]]) -> Iterable[list[tuple[str, list[Any]]]]:
+def _batches(groups: Sequence[tuple[str, list[Any]]]) -> Iterable[Groups]:
     """Each item's ops (kept together) packed into batches of at most ``BATCH`` ops."""
     batch: list[tuple[str, list[Any]]] = []
     size = 0
@@ -210,28 +212,60 @@ def _batches(groups: Sequence[tuple[str, list[Any]]]) -> Iterable[list[tuple[str
         yield batch
 
 
-def _land(sink: Sink, ops: list[Any], message: str, report: Report) -> list[str]:
-    """Apply and commit one batch; the path each op answered (its write's, or the existing one
-    a deduped write names)."""
-    session = sink.call("session.open", {})["session"]
-    try:
-        applied = sink.call("session.apply", {"session": session, "ops": msgspec.to_builtins(ops)})
+class _Session:
+    """One import session: ops applied (all or nothing, each apply), then one commit."""
+
+    def __init__(self, sink: Sink, report: Report) -> None:
+        self.sink = sink
+        self.report = report
+        self.id = sink.call("session.open", {})["session"]
+
+    def apply(self, ops: list[Any]) -> list[str]:
+        """The path each op answered (its write's, or the one a deduped write names)."""
+        if not ops:
+            return []
+        params = {"session": self.id, "ops": msgspec.to_builtins(ops)}
+        applied = self.sink.call("session.apply", params)
         if applied.get("violations"):
             kinds = sorted({str(v.get("kind")) for v in applied["violations"]})
             raise HeaddError(f"the import batch was refused ({', '.join(kinds)})", applied)
-        committed = sink.call("session.commit", {"session": session, "message": message})
+        self.report.deduped += len(applied.get("deduped") or ())
+        return list(applied.get("paths") or ())
+
+    def commit(self, message: str) -> None:
+        committed = self.sink.call("session.commit", {"session": self.id, "message": message})
+        if committed.get("outcome") != "committed":
+            outcome = committed.get("outcome")
+            raise HeaddError(f"the import commit was not landed ({outcome})", committed)
+        if committed.get("paths"):
+            self.report.commits.append(str(committed["sha"]))
+
+    def close(self) -> None:
+        self.sink.call("session.close", {"session": self.id})
+
+
+@contextlib.contextmanager
+def _session(sink: Sink, report: Report) -> Iterator[_Session]:
+    session = _Session(sink, report)
+    try:
+        yield session
     except BaseException:
-        sink.call("session.close", {"session": session})
+        session.close()
         raise
-    if committed.get("outcome") != "committed":
-        sink.call("session.close", {"session": session})
-        raise HeaddError(
-            f"the import commit was not landed ({committed.get('outcome')})", committed
-        )
-    if committed.get("paths"):
-        report.commits.append(str(committed["sha"]))
-    report.deduped += len(applied.get("deduped") or ())
-    return list(applied.get("paths") or ())
+
+
+Groups = list[tuple[str, list[Any]]]
+
+
+def _flat(batch: Groups) -> list[Any]:
+    return [op for _, ops in batch for op in ops]
+
+
+def _record_paths(batch: Groups, answered: Sequence[str], paths: dict[str, str]) -> None:
+    position = 0
+    for key, ops in batch:
+        position += len(ops)
+        paths[key] = answered[position - 1]  # the write is each group's last op
 
 
 def run_import(
@@ -243,36 +277,43 @@ def run_import(
     dry_run: bool = False,
     workspace: str | None = None,
 ) -> Report:
+    """Plan, then land: one session and one commit when the writes and their links fit the
+    session cap, else a commit per batch and the links after."""
     report = Report(source=source, dry_run=dry_run)
     planned, known = plan(parsed, sink, report, now, workspace)
-    if dry_run:
+    if dry_run or not planned:
         return report
-    groups: list[tuple[str, list[Any]]] = []
+    groups: Groups = []
     for p in planned:
         archive = [Archive(path=p.replaces)] if p.replaces is not None else []
         groups.append((p.item.key, [*archive, p.op]))
     paths = dict(known)
-    total = -(-sum(len(ops) for _, ops in groups) // BATCH)
+    writes = sum(len(ops) for _, ops in groups)
+    later = sum((p.replaces is not None) + len(p.item.links) + p.item.archived for p in planned)
+    if writes + later <= BATCH:
+        with _session(sink, report) as session:
+            _record_paths(groups, session.apply(_flat(groups)), paths)
+            session.apply(_flat(_second_round(planned, paths, now, report)))
+            session.commit(f"import {source}: {len(planned)} memories")
+        return report
+    total = -(-writes // BATCH)
     for number, batch in enumerate(_batches(groups), start=1):
-        message = f"import {source}: batch {number} of {total}"
-        answered = _land(sink, [op for _, ops in batch for op in ops], message, report)
-        position = 0
-        for key, ops in batch:
-            position += len(ops)
-            paths[key] = answered[position - 1]  # the write is each group's last op
-    _second_round(planned, paths, sink, source, now, report)
+        with _session(sink, report) as session:
+            _record_paths(batch, session.apply(_flat(batch)), paths)
+            session.commit(f"import {source}: batch {number} of {total}")
+    for number, batch in enumerate(_batches(_second_round(planned, paths, now, report)), 1):
+        with _session(sink, report) as session:
+            session.apply(_flat(batch))
+            session.commit(f"import {source}: links and archives {number}")
     return report
 
 
 def _second_round(
-    planned: Sequence[_Planned],
-    paths: Mapping[str, str],
-    sink: Sink,
-    source: str,
-    now: datetime,
-    report: Report,
-) -> None:
-    ops: list[tuple[str, list[Any]]] = []
+    planned: Sequence[_Planned], paths: Mapping[str, str], now: datetime, report: Report
+) -> Groups:
+    """What needs the landed paths: supersedes links of corrections, the items' own links,
+    and the archives of items their source marks archived."""
+    out: Groups = []
     for p in planned:
         own = paths.get(p.item.key)
         if own is None:
@@ -290,7 +331,5 @@ def _second_round(
             group.append(Archive(path=own))
             report.archived += 1
         if group:
-            ops.append((p.item.key, group))
-    for i, batch in enumerate(_batches(ops), start=1):
-        flat = [op for _, group in batch for op in group]
-        _land(sink, flat, f"import {source}: links and archives {i}", report)
+            out.append((p.item.key, group))
+    return out
