@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -39,21 +39,42 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
         "--dry-run", action="store_true", help="say what would be written; write nothing"
     )
     p.add_argument("--workspace", metavar="W", help="file every memory under projects/W")
-    p.set_defaults(run_agent=_run_import)
+    p.set_defaults(run_agent=_agent(_run_import))
 
     p = sub.add_parser("forget", help="remove a memory from the whole history, for good")
     p.add_argument("path", help="the memory's path (areas/inbox/x.html)")
     p.add_argument(
         "--push", action="store_true", help="also rewrite the remote's branch, with a lease"
     )
-    p.set_defaults(run_agent=_run_forget)
+    p.set_defaults(run_agent=_agent(_run_forget))
 
     if "doctor" not in getattr(sub, "choices", {}):
         p = sub.add_parser("doctor", help="check the store")
         p.add_argument(
             "--secrets", action="store_true", help="scan every blob ever committed for credentials"
         )
-        p.set_defaults(run_agent=_run_doctor)
+        p.set_defaults(run_agent=_agent(_run_doctor))
+
+
+Runner = Callable[[argparse.Namespace, Path, Path, TextIO, TextIO], int]
+
+
+def _agent(runner: Runner) -> Callable[..., int]:
+    """``runner`` as ``headctl`` calls a hooked command: with the environment and stdin too,
+    which these commands do not read."""
+
+    def run(
+        args: argparse.Namespace,
+        store: Path,
+        socket: Path,
+        _environ: Mapping[str, str],
+        _stdin: TextIO,
+        stdout: TextIO,
+        stderr: TextIO,
+    ) -> int:
+        return runner(args, store, socket, stdout, stderr)
+
+    return run
 
 
 # -- where the session methods run --------------------------------------------------------
@@ -118,13 +139,7 @@ def sink_for(store: Path, socket: Path) -> Iterator[Any]:
 
 
 def _run_import(
-    args: argparse.Namespace,
-    store: Path,
-    socket: Path,
-    environ: Mapping[str, str],
-    stdin: TextIO,
-    stdout: TextIO,
-    stderr: TextIO,
+    args: argparse.Namespace, store: Path, socket: Path, stdout: TextIO, stderr: TextIO
 ) -> int:
     from headd.importers.run import run_import
     from headd.importers.sources import SOURCES
@@ -197,13 +212,7 @@ def _fail(
 
 
 def _run_forget(
-    args: argparse.Namespace,
-    store: Path,
-    socket: Path,
-    environ: Mapping[str, str],
-    stdin: TextIO,
-    stdout: TextIO,
-    stderr: TextIO,
+    args: argparse.Namespace, store: Path, socket: Path, stdout: TextIO, stderr: TextIO
 ) -> int:
     """``headctl forget PATH [--push]``: the history rewritten without the memory."""
     from headd.secrets.forget import forget
@@ -227,13 +236,7 @@ def _run_forget(
 
 
 def _run_doctor(
-    args: argparse.Namespace,
-    store: Path,
-    socket: Path,
-    environ: Mapping[str, str],
-    stdin: TextIO,
-    stdout: TextIO,
-    stderr: TextIO,
+    args: argparse.Namespace, store: Path, socket: Path, stdout: TextIO, stderr: TextIO
 ) -> int:
     if not args.secrets:
         return _fail(args, stdout, stderr, "ERR_USAGE", "doctor needs --secrets", 2)
