@@ -104,3 +104,21 @@ def test_an_unknown_path_and_a_dirty_tree_are_refused(stores: tuple[Path, Path, 
     dirty = _forget(root)
     assert dirty.returncode == 1 and "uncommitted" in dirty.stderr
     assert tip(root) == before
+
+
+def test_a_daemon_starts_on_the_rewritten_store(stores: tuple[Path, Path, str]) -> None:
+    """The derived files that held the text are gone and rebuilt: a daemon that served the store
+    before the rewrite starts on it after, and knows nothing of the memory."""
+    root, _remote, _blob = stores
+    sock = short_socket_dir() / "h.sock"
+    Daemon(root, sock).wait_ready().stop()  # leaves its index and snapshot behind
+    assert _forget(root).returncode == 0
+    daemon = Daemon(root, sock).wait_ready()
+    try:
+        cli = ["--store", str(root), "--socket", str(sock), "--json"]
+        assert headctl(*cli, "read", LEAK).returncode == 1
+        found = json.loads(headctl(*cli, "search", "deploy key").stdout)["hits"]
+        assert all("deploy-key" not in hit["path"] for hit in found)
+        assert json.loads(headctl(*cli, "status").stdout)["sha"] == tip(root)
+    finally:
+        daemon.stop()
