@@ -98,7 +98,7 @@ class LocalSink:
 
     def call(self, method: str, params: Mapping[str, Any]) -> Any:
         from headd.ops import Op
-        from headd.record import record_to_wire
+        from headd.wire.answers import wire_record_or_none
 
         m = self.manager
         match method:
@@ -117,7 +117,7 @@ class LocalSink:
             case "read":
                 view = self._view()
                 record = None if view is None else view.record(params["path"])
-                return {"record": None if record is None else record_to_wire(record)}
+                return {"record": msgspec.to_builtins(wire_record_or_none(record))}
         raise ValueError(f"no local answer for {method}")
 
 
