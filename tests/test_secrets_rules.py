@@ -4,6 +4,9 @@ text and the anchor corpus passing, and a finding's place exact wherever the cre
 Mutation notes (each applied once, the named test seen red, then reverted):
 - drop the ``_password_like`` check of ``password-assignment`` -> ``test_ordinary_text_passes``.
 - report ``match.start()`` instead of ``match.start("value")`` -> ``test_a_finding_points_at_the_value``.
+- the gate's shortest value 16 instead of 15 -> ``test_the_gate_never_hides_a_value`` (a
+  15-character Slack token).
+- ``redact`` keeps the text before the last value only -> ``test_redact_keeps_the_text``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from hypothesis import strategies as st
 from secret_corpus import ORDINARY, SECRETS
 from support.data import clone_anchor
 
-from headd.secrets.rules import entropy, is_placeholder, scan
+from headd.secrets import rules
+from headd.secrets.rules import entropy, is_placeholder, redact, scan
 
 
 @pytest.mark.parametrize(
@@ -76,3 +80,47 @@ def test_place_is_exact(before: str, index: int) -> None:
     assert lines[found[0].line - 1][found[0].column - 1 :].startswith(
         text.split("\n")[alone.line - 1][alone.column - 1 :][:8]
     )
+
+
+def _matches(text: str) -> bool:
+    return any(True for _ in rules._hits(text))
+
+
+def _shortest(text: str) -> str:
+    """``text`` cut from the left, then from the right, while some pattern still matches it."""
+    while len(text) > 1 and _matches(text[1:]):
+        text = text[1:]
+    while len(text) > 1 and _matches(text[:-1]):
+        text = text[:-1]
+    return text
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"), SECRETS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(SECRETS)]
+)
+def test_the_gate_never_hides_a_value(kind: str, text: str) -> None:
+    """The shortest text each credential of the corpus still matches as, alone or between
+    spaces: the cheap gate in front of the patterns is open for it."""
+    shortest = _shortest(text)
+    assert rules.may_hold(shortest) and rules.may_hold(f" {shortest} ")
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"), SECRETS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(SECRETS)]
+)
+def test_redact_replaces_the_value_by_its_kind(kind: str, text: str) -> None:
+    found = scan(text)[0]
+    redacted = redact(f"before {text} after")
+    assert f"[redacted:{kind}]" in redacted and scan(redacted) == []
+    line = text.split("\n")[found.line - 1]
+    assert line[found.column - 1 :][:12] not in redacted
+    assert redacted.startswith("before ") and redacted.endswith(" after")
+
+
+def test_redact_keeps_the_text() -> None:
+    text = "db: password: hunter22x, and the key AKIAIOSFODNN7ABCDEFG here"
+    assert redact(text) == (
+        "db: password: [redacted:password-assignment], and the key [redacted:aws-access-key-id] here"
+    )
+    for ordinary in ORDINARY:
+        assert redact(ordinary) == ordinary

@@ -100,7 +100,13 @@ _KEYWORD_SEPARATOR = r"""["']?\s{0,3}(?::=|=>|[:=])\s{0,3}"""
 RULES: tuple[Rule, ...] = (
     Rule(
         "private-key",
-        _r(r"(?P<value>-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----)"),
+        # The block's body too (up to its END line, or the base64 lines that follow when the
+        # text is cut before it or its lines are joined), so ``redact`` drops the key itself.
+        _r(
+            r"(?P<value>-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]{0,16384}?-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:[ \t]*\r?\n[A-Za-z0-9+/=]+(?=\s|$)|\s+[A-Za-z0-9+/=]{16,}(?=\s|$)){0,400}))"
+        ),
     ),
     Rule("aws-access-key-id", _r(r"\b(?P<value>(?:AKIA|ASIA|ABIA|ACCA|AIDA)[0-9A-Z]{16})\b")),
     Rule(
@@ -231,20 +237,66 @@ def _hits(text: str) -> Iterator[tuple[int, int, str]]:
                 yield match.start("value"), match.end("value"), rule.kind
 
 
+#: The shortest run of non-space characters any rule's value spans, keyword rules aside.
+_SHORTEST_VALUE = 15
+
+
+def may_hold(text: str) -> bool:
+    """False only when no rule can match: a cheap gate in front of the thirty patterns.
+
+    Every rule's value is a run of at least ``_SHORTEST_VALUE`` non-space characters, except
+    the keyword rules (``password``, ``pwd``, ``secret``, a private key block, a URL's
+    credentials), whose words are looked for instead. Ordinary prose has neither, and the
+    gate (one ``split`` and four substring tests) costs a few percent of the patterns' pass.
+    """
+    if "://" in text:
+        return True
+    low = text.lower()
+    if "pass" in low or "pwd" in low or "secret" in low or "private key" in low:
+        return True
+    return max(map(len, text.split()), default=0) >= _SHORTEST_VALUE
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every value, in text order; where two rules match overlapping
+    text, the first rule in ``RULES`` (the more specific shape) names it."""
+    if not text or not may_hold(text):
+        return []
+    taken: list[tuple[int, int, str]] = []
+    for start, end, kind in _hits(text):
+        if any(start < t_end and t_start < end for t_start, t_end, _ in taken):
+            continue
+        taken.append((start, end, kind))
+    return sorted(taken)
+
+
 def scan(text: str) -> list[Finding]:
     """Every credential-shaped value in ``text``, in text order, one finding per value.
 
-    Where two rules match overlapping text, the first rule in ``RULES`` (the more specific
-    shape) names it: a GitHub token after ``token=`` is a ``github-token``, not a generic one.
+    A GitHub token after ``token=`` is a ``github-token``, not a generic one (``_spans``).
     """
-    if not text:
+    spans = _spans(text)
+    if not spans:
         return []
-    taken: list[tuple[int, int]] = []
-    found: list[tuple[int, str]] = []
-    for start, end, kind in _hits(text):
-        if any(start < t_end and t_start < end for t_start, t_end in taken):
-            continue
-        taken.append((start, end))
-        found.append((start, kind))
     starts = _line_starts(text)
-    return [Finding(kind, *_position(starts, start)) for start, kind in sorted(found)]
+    return [Finding(kind, *_position(starts, start)) for start, _, kind in spans]
+
+
+def redact(text: str) -> str:
+    """``text`` with every credential-shaped value replaced by ``[redacted:<kind>]`` (a marker
+    no rule matches again).
+
+    For text headd keeps but did not write through the door, such as the prompts of agent
+    transcripts in the transcript index: the prompt stays searchable, the value is gone.
+    """
+    spans = _spans(text)
+    if not spans:
+        return text
+    out: list[str] = []
+    at = 0
+    for start, end, kind in spans:
+        out.append(text[at:start])
+        out.append(f"[redacted:{kind}]")
+        at = end
+    out.append(text[at:])
+    return "".join(out)
