@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+from headd_client.sync_client import Client
 from support.daemon import Daemon, headctl, short_socket_dir
 from support.git import git, tip
 from support.memory import memory_html
@@ -120,5 +122,45 @@ def test_a_daemon_starts_on_the_rewritten_store(stores: tuple[Path, Path, str]) 
         found = json.loads(headctl(*cli, "search", "deploy key").stdout)["hits"]
         assert all("deploy-key" not in hit["path"] for hit in found)
         assert json.loads(headctl(*cli, "status").stdout)["sha"] == tip(root)
+    finally:
+        daemon.stop()
+
+
+def test_a_daemon_following_the_remote_elsewhere_follows_the_rewrite(
+    stores: tuple[Path, Path, str],
+) -> None:
+    """Another clone's daemon follows the remote: after ``forget --push`` it moves to the
+    rewritten branch without a restart (no replay of the dropped commits, so the remote never
+    gets the memory back), forgets the memory in its head, and its next write lands on top."""
+    root, remote, _blob = stores
+    other = root.parent / "other"
+    subprocess.run(["git", "clone", "-q", "-b", "main", str(remote), str(other)], check=True)
+    sock = short_socket_dir() / "o.sock"
+    daemon = Daemon(other, sock, extra=["--remote", "origin", "--fetch-interval", "0.3"])
+    daemon.wait_ready()
+    try:
+        cli = ["--store", str(other), "--socket", str(sock), "--json"]
+        assert headctl(*cli, "read", ARCHIVED).returncode == 0
+        assert _forget(root, "--push").returncode == 0
+        rewritten = tip(root)
+        deadline = time.monotonic() + 30
+        while tip(other) != rewritten and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert tip(other) == rewritten
+        assert git(remote, "rev-parse", "main").strip() == rewritten
+        assert json.loads(headctl(*cli, "status").stdout)["sha"] == rewritten
+        assert headctl(*cli, "read", ARCHIVED).returncode == 1
+        assert not (other / ARCHIVED).exists()
+        with Client(sock, timeout=30) as client:
+            session = client.call("session.open", {})["session"]
+            op = {"op": "write", "title": "After", "type": "semantic", "claim": "Written after."}
+            client.call("session.apply", {"session": session, "ops": [op]})
+            done = client.call("session.commit", {"session": session, "message": "after"})
+            assert done["outcome"] == "committed", done
+        deadline = time.monotonic() + 30
+        while git(remote, "rev-parse", "main").strip() == rewritten and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert git(remote, "rev-list", "--count", f"{rewritten}..main").strip() == "1"
+        assert git(remote, "log", "main", "--format=%H", "--", LEAK, ARCHIVED).strip() == ""
     finally:
         daemon.stop()

@@ -151,6 +151,22 @@ def fetch(store: Path, remote: str, branch: str, timeout: float = DEFAULT_TIMEOU
     return probe.stdout.strip() or None
 
 
+#: Where ``headctl forget --push`` records on the remote that it rewrote a branch: the ref
+#: named by the branch's old tip points at its rewritten tip.
+REWRITTEN_PREFIX = "refs/headd/rewritten/"
+
+
+def rewritten_tip(
+    store: Path, remote: str, old: str, timeout: float = DEFAULT_TIMEOUT
+) -> str | None:
+    """The tip ``forget`` rewrote the remote's branch at ``old`` into, None if it did not."""
+    run = _git(store, ["ls-remote", remote, REWRITTEN_PREFIX + old], timeout)
+    if run.returncode != 0:
+        raise RemoteFailure(classify(run.stderr), _last_lines(run.stderr))
+    line = run.stdout.strip().split("\n", 1)[0]
+    return line.split()[0] if line else None
+
+
 def push(store: Path, remote: str, sha: str, branch: str, timeout: float = DEFAULT_TIMEOUT) -> None:
     """Move ``remote``'s ``branch`` to ``sha``, only as a fast-forward; raise on any refusal.
 

@@ -27,6 +27,7 @@ from typing import Any
 import pygit2
 
 from headd.errors import DaemonRunning, GitFailure, PathNotFound, WriteConflict
+from headd.remote.transport import REWRITTEN_PREFIX
 from headd.store import git_io, locks
 
 _ARCHIVED = re.compile(r"^archive/\d{4}/(.+)$")
@@ -245,8 +246,12 @@ def _push(
                 "push",
                 "--quiet",
                 f"--force-with-lease={name}:{tracked}",
+                "--atomic",
                 remote,
                 f"{new}:{name}",
+                # The mark a following daemon elsewhere reads so that it follows the rewrite
+                # instead of replaying the dropped commits (``RemoteSync._forgotten``).
+                f"{new}:{REWRITTEN_PREFIX}{tracked}",
             )
             repo.references.create(f"refs/remotes/{remote}/{branch}", new, force=True)
             report.pushed.append(f"{remote}/{branch}")
@@ -268,7 +273,9 @@ def _advise(report: ForgetReport) -> None:
     if report.pushed:
         report.advice.append(
             "the remote's branch is rewritten, but the host may keep the old commits reachable "
-            "(pull requests, caches, forks) until it collects them; every other clone still "
-            "holds them: in each, `git fetch`, `git reset --hard @{u}`, then "
+            "(pull requests, caches, forks) until it collects them; a headd daemon following "
+            "the remote in another clone moves to the rewritten branch by itself, but every "
+            "other clone still holds the old objects: in each, `git fetch`, "
+            "`git reset --hard @{u}` (where no daemon follows), then "
             "`git reflog expire --expire=now --all && git gc --prune=now`"
         )
