@@ -11,6 +11,7 @@ Mutation notes (each applied once, the named test seen red, then reverted):
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import zipfile
@@ -126,8 +127,9 @@ def test_openmemory_zip_lands_archived_states_archived(store: Path, tmp_path: Pa
         ("m-4", True),
     ]
     assert parsed.items[1].tags == ("openmemory", "health", "food", "app-claude")
+    before = tip(store)
     dry = import_(store, "openmemory", export, "--dry-run")
-    assert dry["new"] == 4 and tip(store) == tip(store)
+    assert dry["new"] == 4 and tip(store) == before
     reasons = {s["what"]: s["reason"] for s in dry["skipped"]}
     assert "password-assignment" in reasons["m-6"] and "Rout3r" not in json.dumps(dry)
     assert reasons["export.zip#5"] == "empty content"
@@ -138,6 +140,23 @@ def test_openmemory_zip_lands_archived_states_archived(store: Path, tmp_path: Pa
     assert len(archived) == 1
     again = import_(store, "openmemory", export)
     assert again["new"] == 0 and again["commits"] == []
+
+
+def test_the_jsonl_gz_export_reads_as_the_json_one(tmp_path: Path) -> None:
+    """The other shape of the export: one entry a line, gzipped, in the zip."""
+    entries = json.loads((DATA / "openmemory" / "memories.json").read_text("utf-8"))["memories"]
+    lines = "".join(json.dumps(entry) + "\n" for entry in entries).encode()
+    export = tmp_path / "export.zip"
+    with zipfile.ZipFile(export, "w") as archive:
+        archive.writestr("memories.jsonl.gz", gzip.compress(lines))
+    as_json = tmp_path / "json.zip"
+    with zipfile.ZipFile(as_json, "w") as archive:
+        archive.write(DATA / "openmemory" / "memories.json", "memories.json")
+    parsed, expected = openmemory.parse(export), openmemory.parse(as_json)
+    assert [(i.key, i.claim, i.archived) for i in parsed.items] == [
+        (i.key, i.claim, i.archived) for i in expected.items
+    ]
+    assert len(parsed.items) == 5  # the credential one is skipped when landing, not here
 
 
 def test_a_broken_export_is_one_skip(tmp_path: Path) -> None:
