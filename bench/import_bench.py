@@ -6,7 +6,10 @@ size a fresh store (one seed memory) gets its own ``headd`` (``--embedder off``)
 memory directory of that many topic files (front matter, a description, a body of 40-160
 Zipf-distributed words, every tenth with a ``[[link]]``) is imported through the daemon's
 sessions, one commit per 200 writes, then imported again. ``memories_per_s`` is the first
-import's items over its wall time, parse included.
+import's items over its wall time, parse included; ``import_cpu_s`` is the CPU the importing
+process and the daemon spent on it together. The peer is ``memhtml apply`` of the same memories
+(``memhtml_apply``), skipped when ``bench/peers/peers.sh`` has not installed memhtml 0.15.1;
+``wall_ratio`` is headd's import wall over memhtml's.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -75,6 +79,15 @@ def _store(path: Path) -> None:
     subprocess.run(["git", "-C", str(path), "commit", "-qm", "seed"], check=True, env=env)
 
 
+def _daemon_cpu(pid: int) -> float:
+    """The daemon's user and system CPU so far, from ``/proc`` (0.0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(count: int, work: Path) -> dict[str, Any]:
     from headd_client.sync_client import Client
 
@@ -105,10 +118,12 @@ def measure(count: int, work: Path) -> dict[str, Any]:
             time.sleep(0.05)
         with Client(sock, timeout=600) as client:
             started = time.perf_counter()
+            cpu_started = time.process_time() + _daemon_cpu(daemon.pid)
             parsed = parse(tree)
             parsed_s = time.perf_counter() - started
             report = run_import(parsed, client, source="claude-code", now=datetime.now(UTC))
             first_s = time.perf_counter() - started
+            first_cpu = time.process_time() + _daemon_cpu(daemon.pid) - cpu_started
             started = time.perf_counter()
             again = run_import(parse(tree), client, source="claude-code", now=datetime.now(UTC))
             again_s = time.perf_counter() - started
@@ -123,10 +138,46 @@ def measure(count: int, work: Path) -> dict[str, Any]:
         "commits": len(report.commits),
         "parse_s": round(parsed_s, 2),
         "import_s": round(first_s, 2),
+        "import_cpu_s": round(first_cpu, 2),
         "memories_per_s": round(report.new / first_s, 1),
         "reimport_s": round(again_s, 2),
         "reimport_unchanged": again.unchanged,
         "reimport_commits": len(again.commits),
+        "memhtml_apply": (peer := memhtml_apply(count, work, tree)),
+        "wall_ratio": round(first_s / peer["import_s"], 2) if "import_s" in peer else None,
+    }
+
+
+def memhtml_apply(count: int, work: Path, tree: Path) -> dict[str, Any]:
+    """The peer: memhtml 0.15.1's own batch door, ``memhtml apply`` of the same memories as one
+    JSONL op stream (one commit, one reindex), then the same stream again (all deduped).
+
+    Each op is the imported item's title, type and paragraphs; memhtml has no importer, so the
+    parse is ours and not counted. CPU is memhtml's (the children this process waited for).
+    """
+    from bench.peers.memhtml_mcp import PeerMissing, memhtml_command, run_memhtml
+
+    try:
+        memhtml_command()
+    except PeerMissing as missing:
+        return {"skipped": str(missing)}
+    store = work / f"memhtml-{count}"
+    _store(store)
+    ops = work / f"ops-{count}.jsonl"
+    with ops.open("w", encoding="utf-8") as out:
+        for item in parse(tree).items:
+            body = "\n\n".join([item.claim, *item.body])
+            op = {"op": "write", "title": item.title, "type": item.type, "body": body}
+            out.write(json.dumps(op) + "\n")
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    first_s, _ = run_memhtml(store, ["apply", "--file", str(ops), "--dense"])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    again_s, _ = run_memhtml(store, ["apply", "--file", str(ops), "--dense"])
+    return {
+        "import_s": round(first_s, 2),
+        "import_cpu_s": round(after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime, 2),
+        "memories_per_s": round(count / first_s, 1),
+        "reimport_s": round(again_s, 2),
     }
 
 
