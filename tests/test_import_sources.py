@@ -7,6 +7,8 @@ real zip, archived and deleted states, categories and app), each landed once thr
 Mutation notes (each applied once, the named test seen red, then reverted):
 - ``markdown.sections``: split at every heading level -> ``test_claude_md_sections``.
 - ``openmemory``: ignore ``state`` -> ``test_openmemory_zip_lands_archived_states_archived``.
+- ``markdown.read_source`` decodes with ``"replace"`` -> ``test_non_utf8_and_2_mb_files_...``
+  (all three sources).
 """
 
 from __future__ import annotations
@@ -165,3 +167,38 @@ def test_a_broken_export_is_one_skip(tmp_path: Path) -> None:
     parsed = openmemory.parse(bad)
     assert parsed.items == [] and parsed.skipped[0].reason.startswith("not a readable export")
     shutil.rmtree(tmp_path / "none", ignore_errors=True)
+
+
+AWKWARD = b"# Caf\xe9\n\nLatin-1 bytes, not UTF-8.\n"
+HUGE = "# Huge\n\n" + "x" * (2 * 1024 * 1024)
+
+
+PARSERS = {"claude-md": claude_md.parse, "codex": codex.parse, "basic-memory": basic_memory.parse}
+
+
+@pytest.mark.parametrize(
+    ("source", "fixture", "odd", "large", "rest"),
+    [
+        ("claude-md", "claude-md/shop", "CLAUDE.local.md", ".claude/rules/huge.md", True),
+        ("codex", "codex/memories", "memory_summary.md", "MEMORY.md", False),
+        ("basic-memory", "basic-memory/notes", "people/odd.md", "huge.md", True),
+    ],
+)
+def test_non_utf8_and_2_mb_files_are_skipped_with_reasons(
+    tmp_path: Path, source: str, fixture: str, odd: str, large: str, rest: bool
+) -> None:
+    """Every Markdown source reads through one guard: a file of non-UTF-8 bytes and a 2 MB file
+    are each one skip naming why, and the rest of the tree still imports (Codex's two memory
+    files are both taken here, so nothing is left)."""
+    root = tmp_path / "tree"
+    shutil.copytree(DATA / fixture, root)
+    for name in (odd, large):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+    (root / odd).write_bytes(AWKWARD)
+    (root / large).write_text(HUGE, encoding="utf-8")
+    parsed = PARSERS[source](root)
+    reasons = {s.what.rsplit("/", 1)[-1]: s.reason for s in parsed.skipped}
+    assert reasons[odd.rsplit("/", 1)[-1]].startswith("not UTF-8")
+    assert reasons[large.rsplit("/", 1)[-1]].startswith("too large")
+    assert bool(parsed.items) == rest
+    assert all(odd not in i.file and large not in i.file for i in parsed.items)
