@@ -82,6 +82,7 @@ MODULES: tuple[BenchModule, ...] = (
     BenchModule("remote_bench", ("--samples", "3", "--burst", "20", "--pushes", "3"), ()),
     BenchModule("import_bench", ("--sizes", "200"), ()),
     BenchModule("secrets_bench", ("--limit", "500"), (), needs=("HEADD_SCIFACT", "HEADD_LOCOMO")),
+    BenchModule("sleep_bench", ("--sizes", "1000"), ()),
 )
 
 

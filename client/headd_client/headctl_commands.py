@@ -790,6 +790,11 @@ def _contributed_commands() -> None:
     from headd_client.import_cli import register as register_import_commands
 
     PARSER_HOOKS.append(register_import_commands)  # import, forget, doctor --secrets
+    from headd_client.headctl_sleep import GROUP_HELP
+    from headd_client.headctl_sleep import commands as sleep_commands
+
+    for command in sleep_commands(Command):
+        register(command, GROUP_HELP)
 
 
 def _all_commands() -> list[Command]:
