@@ -80,6 +80,8 @@ MODULES: tuple[BenchModule, ...] = (
     BenchModule("writer_bench"),
     BenchModule("concurrency_bench", ("--n", "500", "--runs", "1"), (), needs=SCIFACT),
     BenchModule("remote_bench", ("--samples", "3", "--burst", "20", "--pushes", "3"), ()),
+    BenchModule("import_bench", ("--sizes", "200"), ()),
+    BenchModule("secrets_bench", ("--limit", "500"), (), needs=("HEADD_SCIFACT", "HEADD_LOCOMO")),
     BenchModule("sleep_bench", ("--sizes", "1000"), ()),
     BenchModule("ui_bench", ("--n", "2000", "--requests", "10", "--history", "20"), ()),
 )

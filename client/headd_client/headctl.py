@@ -73,6 +73,9 @@ def _contributed_commands() -> None:
 
     PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
     PARSER_HOOKS.append(register_exec)
+    from headd_client.import_cli import register as register_import_commands
+
+    PARSER_HOOKS.append(register_import_commands)  # import, forget, doctor --secrets
     for command in memhtml_commands():  # write, apply, correct, link, archive, list, neighbors
         register(command)
     for command in task_commands():  # task add/status/list, entity activity

@@ -28,6 +28,11 @@ def _args(p: argparse.ArgumentParser) -> None:
         help="rewrite dangling links to their archive path (or drop them) in one commit and "
         "prune orphan state rows; the other findings need a decision",
     )
+    p.add_argument(
+        "--secrets",
+        action="store_true",
+        help="scan every blob ever committed for credentials instead (no daemon needed)",
+    )
 
 
 def report_of(answer: Mapping[str, Any]) -> dict[str, Any]:
@@ -147,13 +152,26 @@ def _show(result: Mapping[str, Any], out: TextIO) -> None:
         )
 
 
+def _run(args: argparse.Namespace, ctx: Context) -> int:
+    """``--secrets`` scans git's history in this process; the health report asks the daemon."""
+    if args.secrets:
+        from headd_client.import_cli import doctor_secrets
+
+        return doctor_secrets(ctx.store, ctx.stdout, ctx.stderr, as_json=args.json)
+    return _health(args, ctx)
+
+
+_health = runner(_doctor, _show)
+
+
 def commands() -> list[Command]:
     return [
         Command(
             ("doctor",),
             "the store's health: dangling links, orphan state rows, inbox depth, vocabulary, "
-            "staleness (--fix repairs what needs no decision)",
+            "staleness (--fix repairs what needs no decision; --secrets scans history for "
+            "credentials)",
             _args,
-            local=runner(_doctor, _show),
+            local=_run,
         )
     ]

@@ -36,6 +36,7 @@ from headd.errors import (
     WriteConflict,
 )
 from headd.ops import Op, OverlayOp
+from headd.secrets.door import check_commit, check_ops
 from headd.store import git_io, locks, ports, recovery
 from headd.store.commit import Provenance, commit_session, iso, symlink_violations
 from headd.store.ports import Overlay, VersionSource, View
@@ -384,9 +385,10 @@ class SessionManager:
     def apply(self, session: str, ops: Sequence[Op]) -> ApplyResult:
         """Judge ``ops`` on the session's view and append them all, or none when one fails."""
         with self._hold(session) as state:
+            first = len(state.ops)
+            check_ops(ops, first)  # the write door: a credential refuses the whole batch
             now = self.clock()
             view = self._view_of(state)
-            first = len(state.ops)
             resolved = resolve_ops(ops, view, self._in_tree(state.base), now, self.read_blob)
             violations: list[Violation] = []
             good: list[LoggedOp] = []
@@ -520,6 +522,16 @@ class SessionManager:
             raise InvalidParams(
                 f"rebase must be one of {', '.join(REBASE_MODES)}", {"field": "rebase"}
             )
+        check_commit(
+            {"message": message}
+            if provenance is None
+            else {
+                "message": message,
+                "session_id": provenance.session_id,
+                "prompt_id": provenance.prompt_id,
+                "turn": provenance.turn,
+            }
+        )
         with self._hold(session) as state:
             recovered = self._unreported.pop(session, None)
             if not state.ops:
