@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -62,5 +63,40 @@ def test_include_archived_search_finds_the_archived_version(served: tuple[Path, 
             assert "lexical" in hit["arms"]
             assert wide["archived_matches"] >= 1
             assert {"path": moved, "superseded_by": corrected["path"]} in wide["archived"]
+
+    anyio.run(go)
+
+
+def _recalled(pack: dict[str, Any]) -> list[str]:
+    sections = pack["sections"]
+    return [e["path"] for name in ("arcs", "memories", "lateral") for e in sections[name]]
+
+
+def test_recall_reads_its_own_writes_at_once(served: tuple[Path, Daemon]) -> None:
+    """The first recall of a fresh daemon answers (no index error an agent cannot act on), and
+    a recall right after a write finds the new memory, as search does."""
+    store, daemon = served
+
+    async def go() -> None:
+        async with bridge(store, daemon.socket_path) as client:
+            first = await client.call_tool("memory_recall", {"query": "connection pool"})
+            assert not first.is_error, first
+            status = structured(await client.call_tool("memory_status", {}))
+            assert status["index_fresh"] is True
+            for n in range(3):
+                wrote = structured(
+                    await client.call_tool(
+                        "memory_write",
+                        {
+                            "title": f"Heron nest {n}",
+                            "memory_type": "semantic",
+                            "body": f"The heron nest number {n} sits by the quarry lake.",
+                        },
+                    )
+                )
+                pack = structured(
+                    await client.call_tool("memory_recall", {"query": f"heron nest number {n}"})
+                )
+                assert wrote["path"] in _recalled(pack), (n, pack)
 
     anyio.run(go)

@@ -442,7 +442,8 @@ class Service:
         plane = self._plane()
         match request:
             case Recall(query=query, budget_chars=budget, filter=filter_, now=now):
-                await self.follower.current()
+                # Read-your-writes: the index is brought to the branch tip first (bounded).
+                await plane.catch_up((await self.view(None, None)).sha)
                 wire = None if filter_ is None else msgspec.structs.asdict(filter_)
                 ranked = await self.recall_pool(query, filter_, now)
                 return await plane.recall(query, wire, budget, self._now_epoch(now), ranked)

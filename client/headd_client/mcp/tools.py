@@ -602,7 +602,8 @@ class Tools:
             "counts_by_type": dict(sorted(counts.items())),
             "archived_count": archived,
             "edges": edges,
-            "index_fresh": True,
+            # the SQLite index (recall's) reflects the tip; recall itself catches it up first
+            "index_fresh": (status.get("index") or {}).get("indexed_sha") == sha,
             "embedder_up": embedder not in (None, "off"),
             "vector_coverage": float(vectors.get("coverage") or 0.0),
             "vector_coverage_floor": 0.95,
