@@ -277,7 +277,7 @@ class PlaneService:
                 self.stats.last_ms,
             )
 
-    async def catch_up(self, tip: str, bound: float = CATCH_UP_S) -> bool:
+    async def catch_up(self, tip: str | None, bound: float = CATCH_UP_S) -> bool:
         """Bring the index to ``tip`` now, without the background update's quiet wait, unless it
         is there already; True when it is there within ``bound`` seconds. The update runs on the
         writer thread and finishes even when the bound passes (the next call finds it done)."""
@@ -287,7 +287,9 @@ class PlaneService:
         except TimeoutError:
             return False
 
-    def _catch_up(self, plane: Plane, tip: str) -> bool:
+    def _catch_up(self, plane: Plane, tip: str | None) -> bool:
+        if tip is None:  # an unborn branch: nothing to index
+            return True
         if self.stats.last_sha == tip or _indexed_sha(plane) == tip:
             return True
         started = time.perf_counter()

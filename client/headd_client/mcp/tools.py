@@ -612,6 +612,8 @@ class Tools:
             "records": status.get("records"),
             "skipped": status.get("skipped"),
             "daemon_pid": status.get("pid"),
+            # ahead/behind, last error and open conflicts (paths, refs) of the followed remote
+            "remote": status.get("remote"),
         }
 
     def _dirty(self) -> bool:
