@@ -13,7 +13,9 @@ from typing import Any
 import anyio
 import pytest
 from support.daemon import Daemon, short_socket_dir
-from support.mcp import bridge, structured
+from support.git import external_commit, git
+from support.mcp import bridge, error_text, structured
+from support.memory import memory_html
 from support.stores import make_store
 
 POOL = "resources/database/connection-pool-size-is-forty.html"
@@ -98,5 +100,82 @@ def test_recall_reads_its_own_writes_at_once(served: tuple[Path, Daemon]) -> Non
                     await client.call_tool("memory_recall", {"query": f"heron nest number {n}"})
                 )
                 assert wrote["path"] in _recalled(pack), (n, pack)
+
+    anyio.run(go)
+
+
+#: A stack trace pasted whole: no sentence end anywhere, 1.5 MB.
+TRACE = " ".join(f"at frame{n} (file{n}.js:{n}:{n})" for n in range(60_000))[:1_500_000]
+
+
+def _answer_bytes(result: Any) -> int:
+    return sum(len(getattr(c, "text", "") or "") for c in result.content)
+
+
+def test_an_oversized_write_is_refused_naming_the_limit(served: tuple[Path, Daemon]) -> None:
+    """A 1.5 MB body is refused with ERR_TOO_LARGE naming the limit, and nothing lands."""
+    from headd.limits import MAX_MEMORY_BYTES
+
+    store, daemon = served
+    before = git(store, "rev-parse", "main")
+
+    async def go() -> None:
+        async with bridge(store, daemon.socket_path) as client:
+            refused = await client.call_tool(
+                "memory_write",
+                {"title": "Crash trace", "memory_type": "episodic", "body": TRACE},
+            )
+            assert error_text(refused).startswith("ERR_TOO_LARGE"), error_text(refused)
+            assert str(MAX_MEMORY_BYTES) in error_text(refused)
+
+    anyio.run(go)
+    assert git(store, "rev-parse", "main") == before
+
+
+def test_a_long_sentence_less_body_gets_a_bounded_claim(served: tuple[Path, Daemon]) -> None:
+    """A body with no sentence end under the size limit: the claim is cut to the bound, the
+    rest stays in the body (nothing lost)."""
+    from headd.limits import MAX_CLAIM_CHARS
+
+    store, daemon = served
+    trace = TRACE[:20_000]
+
+    async def go() -> None:
+        async with bridge(store, daemon.socket_path) as client:
+            wrote = structured(
+                await client.call_tool(
+                    "memory_write",
+                    {"title": "Crash trace", "memory_type": "episodic", "body": trace},
+                )
+            )
+            read = structured(await client.call_tool("memory_read", {"path": wrote["path"]}))
+            assert 0 < len(read["gist"]) <= MAX_CLAIM_CHARS
+            assert trace.startswith(read["gist"])
+            assert read["body"].rstrip().endswith(trace[-200:].rstrip()), read["body"][-300:]
+
+    anyio.run(go)
+
+
+def test_one_oversized_memory_does_not_bloat_other_answers(served: tuple[Path, Daemon]) -> None:
+    """A 1.5 MB memory committed by plain git: searches, lists and recalls stay small, and
+    memory_read carries its article once."""
+    store, daemon = served
+    path = "areas/inbox/crash-trace.html"
+    external_commit(store, {path: memory_html("Crash trace connection pool", TRACE)})
+
+    async def go() -> None:
+        async with bridge(store, daemon.socket_path) as client:
+            for tool, args in (
+                ("memory_search", {"query": "connection pool frame1"}),
+                ("memory_list", {}),
+                ("memory_recall", {"query": "connection pool frame1"}),
+            ):
+                result = await client.call_tool(tool, args)
+                assert not result.is_error, (tool, result)
+                assert _answer_bytes(result) < 40_000, (tool, _answer_bytes(result))
+            found = structured(await client.call_tool("memory_search", {"query": "frame1"}))
+            assert path in [h["path"] for h in found["hits"]]
+            read = await client.call_tool("memory_read", {"path": path})
+            assert _answer_bytes(read) < 1.2 * len(TRACE), _answer_bytes(read)
 
     anyio.run(go)

@@ -74,6 +74,7 @@ from headd.embed.factory import embedder_state
 from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
+from headd.limits import bounded
 from headd.record import record_to_wire
 from headd.store.results import CommitResult
 from headd.wire.filter import Filter
@@ -346,8 +347,8 @@ class Service:
             {
                 "path": hit.path,
                 "score": hit.score,
-                "title": hit.title,
-                "claim": hit.claim,
+                "title": bounded(hit.title),
+                "claim": bounded(hit.claim),
                 "arms": list(hit.arms),
             }
             for hit in hits

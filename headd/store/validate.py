@@ -17,6 +17,8 @@ Rules, in memhtml's words where it has them (``packages/session/src/validate.ts`
   the existing path and dropped, writing nothing.
 - ``claim-edit``: a put over an active path with a different content hash. Claims are never
   edited in place; a correction is an archive plus a new put.
+- ``too-large``: a put whose file is over :data:`headd.limits.MAX_MEMORY_BYTES` (``count`` its
+  bytes, ``cap`` the limit): a memory is one fact, and one pasted log would bloat every answer.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from headd.errors import HeaddError, InvalidMemory
+from headd.limits import MAX_MEMORY_BYTES
 from headd.ops import Archive, LinkOp, Move, OverlayOp, Put
 from headd.paths import para_of
 from headd.store.ports import Overlay, View, parse_memory
@@ -85,6 +88,18 @@ class Judgement(NamedTuple):
 
 def _format(op_index: int, path: str, reasons: Sequence[str]) -> Violation:
     return Violation(kind="format", path=path, op=op_index, reasons=tuple(reasons))
+
+
+def _too_large(op_index: int, path: str, size: int) -> Violation:
+    reason = f"the memory file is {size} bytes; the limit is {MAX_MEMORY_BYTES} bytes"
+    return Violation(
+        kind="too-large",
+        path=path,
+        op=op_index,
+        reasons=(reason,),
+        count=size,
+        cap=MAX_MEMORY_BYTES,
+    )
 
 
 def _reasons_of(error: HeaddError) -> tuple[str, ...]:
@@ -176,6 +191,10 @@ def judge(
             violations.append(_format(index, op.path, problems))
             continue
         if isinstance(op, Put):
+            size = len(op.html.encode("utf-8", "surrogatepass"))
+            if size > MAX_MEMORY_BYTES:
+                violations.append(_too_large(index, op.path, size))
+                continue
             try:
                 record = parse_memory(op.path, op.html)
             except InvalidMemory as exc:

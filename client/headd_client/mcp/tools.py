@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from headd.errors import DaemonUnavailable
+from headd.limits import MAX_CLAIM_CHARS, bounded
 from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
 from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.writes import Provenance, WriteSession, violation_failure
@@ -162,14 +163,15 @@ def read_result(record: Mapping[str, Any], sha: str) -> dict[str, Any]:
         "path": record["path"],
         "title": record.get("title") or "",
         "body": record.get("body_text") or "",
-        "gist": record.get("claim") or "",
+        "gist": bounded(record.get("claim") or "", MAX_CLAIM_CHARS),
         "memory_type": record.get("memory_type") or "",
         "meta": record_meta(record),
         "links": [{"rel": link["rel"], "href": link["href"]} for link in record.get("links") or ()],
         "archived": bool(record.get("archived")),
         "warnings": list(record.get("warnings") or ()),
         "sha": sha,
-        "record": dict(record),
+        # the record's other fields: its text is the body and gist above, once
+        "record": {k: v for k, v in record.items() if k not in ("body_text", "claim")},
     }
 
 
@@ -312,7 +314,7 @@ class Tools:
                 {
                     "path": hit["path"],
                     "title": hit.get("title") or record.get("title") or "",
-                    "gist": hit.get("claim") or record.get("claim") or "",
+                    "gist": bounded(hit.get("claim") or record.get("claim") or ""),
                     "memory_type": record.get("memory_type") or "",
                     "score": hit["score"],
                     "confidence": _confidence(record),
@@ -362,14 +364,18 @@ class Tools:
                 {
                     "path": e.get("path", ""),
                     "title": e.get("title", ""),
-                    "gist": e.get("gist", e.get("claim", "")),
+                    "gist": bounded(e.get("gist", e.get("claim", ""))),
                     "body": e.get("body", ""),
                 }
                 for e in (fold or {}).get("disclosed", [])
             ]
 
         lateral = [
-            {"path": e.get("path", ""), "title": e.get("title", ""), "gist": e.get("gist", "")}
+            {
+                "path": e.get("path", ""),
+                "title": e.get("title", ""),
+                "gist": bounded(e.get("gist", "")),
+            }
             for e in pack.get("index_lines") or ()
         ]
         return {
@@ -565,7 +571,7 @@ class Tools:
                         "path": path,
                         "title": record.get("title") or "",
                         "memory_type": record.get("memory_type") or "",
-                        "gist": record.get("claim") or "",
+                        "gist": bounded(record.get("claim") or "", MAX_CLAIM_CHARS),
                         "workspace": record.get("workspace"),
                         "para": record.get("para") or path.split("/", 1)[0],
                         "confidence": _confidence(record),
