@@ -215,6 +215,29 @@ def test_recall_hooks_print_a_block_with_the_daemon_up(places: tuple[Path, Path,
         daemon.stop()
 
 
+def test_prompt_hook_injects_only_what_clears_the_relevance_floor(
+    places: tuple[Path, Path, Path],
+) -> None:
+    """Trivial and unrelated prompts inject nothing; a related one still injects its memory."""
+    home, _, store = places
+    sock = short_socket_dir() / "h.sock"
+    daemon = Daemon(store, sock).wait_ready()
+    try:
+        for prompt in (
+            "ok",
+            "train",
+            "write a short haiku about cats",
+            "make the search button blue",
+            "is this answer right?",
+        ):
+            quiet = hook(store, sock, "prompt-submit", {**PROMPT, "prompt": prompt}, home)
+            assert quiet.returncode == 0 and quiet.stdout == "", (prompt, quiet.stdout)
+        asked = hook(store, sock, "prompt-submit", PROMPT, home)
+        assert "areas/inbox/postgres-is-the-system-of-record.html" in asked.stdout
+    finally:
+        daemon.stop()
+
+
 @pytest.mark.parametrize("event", ["session-start", "prompt-submit", "pre-compact", "session-end"])
 def test_hooks_are_silent_and_exit_zero_when_the_daemon_is_down(
     places: tuple[Path, Path, Path], event: str

@@ -342,6 +342,11 @@ class Service:
             want_vectors=request.vectors,
             mode=request.mode,
         )
+        covered: list[float] | None = None
+        if request.relevance_floor is not None:
+            from headd.head.relevance import relevant_hits
+
+            hits, covered = relevant_hits(view, request.query, hits, request.relevance_floor)
         took = (time.perf_counter() - start) * 1000.0
         out_hits: list[dict[str, Any]] = [
             {
@@ -353,6 +358,9 @@ class Service:
             }
             for hit in hits
         ]
+        if covered is not None:
+            for out, share in zip(out_hits, covered, strict=True):
+                out["coverage"] = round(share, 4)
         if request.records:
             for out, hit in zip(out_hits, hits, strict=True):
                 record = view.record(hit.path)

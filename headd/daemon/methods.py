@@ -53,6 +53,10 @@ class Search(_Params):
     #: The head search's mode (``headd.head.search``): the hybrid default, or memhtml's head
     #: search rule for rule (what the head gate ranks with).
     mode: Literal["hybrid", "seed-exact"] = "hybrid"
+    #: Keep only hits covering at least this share of the query (``headd.head.relevance``), each
+    #: carrying its ``coverage``; a query of fewer than two content words then has no hit. What
+    #: the prompt hook asks with, since a search's own scores are relative.
+    relevance_floor: float | None = None
 
 
 class Read(_Params):
