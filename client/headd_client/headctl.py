@@ -58,6 +58,7 @@ from headd_client.headctl_commands import (
     build_parser,
     register,
 )
+from headd_client.store_check import store_problem
 from headd_client.sync_client import Client
 
 #: Seconds a plane scan may run before ``headctl`` says on stderr that it is still working.
@@ -163,32 +164,13 @@ def _failure_of(exc: HeaddError | RpcError, ctx: Context | None) -> Failure:
 def _unavailable_message(exc: DaemonUnavailable, ctx: Context) -> str:
     """Why no daemon answered, and what to run so one does."""
     store = ctx.store
-    if not store.exists():
-        return f"no store at {store}; create one with `headctl init {store}`"
-    if not (store / ".git").exists():
-        return (
-            f"{store} is not a git repository; create a store with `headctl init {store}` "
-            "(or `memhtml init`)"
-        )
-    if _has_no_commit(store):
-        return (
-            f"{store} has no commit yet: commit a first memory (or start over with "
-            f"`headctl init` in an empty directory), then start the daemon with "
-            f"`headd --store {store}`"
-        )
+    problem = store_problem(store)
+    if problem is not None:
+        return problem
     return (
         f"{exc.message}; start the daemon with `headd --store {store}` "
         "(or `systemctl --user start headd.socket`)"
     )
-
-
-def _has_no_commit(store: Path) -> bool:
-    import pygit2
-
-    try:
-        return bool(pygit2.Repository(str(store)).is_empty)
-    except (pygit2.GitError, KeyError):
-        return False
 
 
 def _rpc_name(exc: RpcError) -> str:
