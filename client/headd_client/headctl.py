@@ -44,8 +44,7 @@ from headd.errors import (
     RpcError,
     WriteConflict,
 )
-from headd.wire.socket_path import resolve_store
-from headd_client.discovery import find_socket
+from headd_client.discovery import client_store, find_socket
 from headd_client.headctl_commands import (
     COMMANDS,
     EXIT_FAILURE,
@@ -287,7 +286,7 @@ def run(
         return Failure(USAGE_CODE, str(exc), EXIT_USAGE).report(as_json, stdout, stderr)
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
-    store = resolve_store(args.store, environ)
+    store = client_store(args.store, environ)
     ctx = Context(store, find_socket(args.socket, store, environ), environ, stdin, stdout, stderr)
     try:
         runner = getattr(args, "run_agent", None)
