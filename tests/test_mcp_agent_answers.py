@@ -179,3 +179,74 @@ def test_one_oversized_memory_does_not_bloat_other_answers(served: tuple[Path, D
             assert _answer_bytes(read) < 1.2 * len(TRACE), _answer_bytes(read)
 
     anyio.run(go)
+
+
+def test_a_memory_corrected_twice_keeps_both_archived_versions(
+    served: tuple[Path, Daemon],
+) -> None:
+    """One path archived twice in one year (corrected, written again, corrected again): the
+    second archived copy goes beside the first (``archive/<YYYY>/2/<path>``), both stay at the
+    tip, searchable with ``include_archived``, and resolve walks each to its live successor."""
+    store, daemon = served
+
+    async def go() -> None:
+        async with bridge(store, daemon.socket_path) as client:
+            moved, live = [], []
+            for n, size in enumerate(("fifty", "sixty")):
+                if n:
+                    await client.call_tool(
+                        "memory_write",
+                        {
+                            "title": "Pool size",
+                            "memory_type": "semantic",
+                            "body": "The connection pool size is fifty per pod.",
+                            "path": POOL,
+                        },
+                    )
+                fixed = structured(
+                    await client.call_tool(
+                        "memory_correct",
+                        {
+                            "target_path": POOL,
+                            "title": f"Connection pool size is {size}",
+                            "body": f"The connection pool size is {size} per pod, from now.",
+                            "reason": f"raised {n}",
+                        },
+                    )
+                )
+                moved.append(fixed["archived"][0])
+                live.append(fixed["path"])
+            year = moved[0].split("/")[1]
+            assert moved == [f"archive/{year}/{POOL}", f"archive/{year}/2/{POOL}"]
+            tree = git(store, "ls-tree", "-r", "--name-only", "main").splitlines()
+            assert set(moved) <= set(tree)
+            assert "forty" in git(store, "show", f"main:{moved[0]}")
+            assert "fifty" in git(store, "show", f"main:{moved[1]}")
+            wide = structured(
+                await client.call_tool(
+                    "memory_search",
+                    {"query": "connection pool size", "include_archived": True, "limit": 20},
+                )
+            )
+            assert set(moved) <= {h["path"] for h in wide["hits"]}
+            for path, successor in zip(moved, live, strict=True):
+                walked = structured(await client.call_tool("memory_resolve", {"path": path}))
+                assert walked["stop_reason"] == "live" and walked["path"] == successor, walked
+
+    anyio.run(go)
+
+
+def test_an_archive_reason_is_kept_whole(served: tuple[Path, Daemon]) -> None:
+    """A long path and a long reason: the commit subject is capped, the reason is not lost."""
+    store, daemon = served
+    reason = "superseded by the new pooling policy agreed with the database team in November"
+
+    async def go() -> None:
+        async with bridge(store, daemon.socket_path) as client:
+            done = structured(
+                await client.call_tool("memory_archive", {"path": POOL, "reason": reason})
+            )
+            message = git(store, "log", "-1", "--format=%B", done["commit_sha"])
+            assert reason in " ".join(message.split()), message
+
+    anyio.run(go)

@@ -15,6 +15,8 @@ Rules, in memhtml's words where it has them (``packages/session/src/validate.ts`
 - ``duplicate``: a put whose content hash is already active (elsewhere, at its own path, or
   earlier in the batch). A put rendered from a ``write`` is instead answered ``deduped`` with
   the existing path and dropped, writing nothing.
+- ``format`` also: an archive to a destination that holds an archived version already (every
+  archived version stays at the tip; ``archive_path`` picks a free slot).
 - ``claim-edit``: a put over an active path with a different content hash. Claims are never
   edited in place; a correction is an archive plus a new put.
 - ``too-large``: a put whose file is over :data:`headd.limits.MAX_MEMORY_BYTES` (``count`` its
@@ -30,7 +32,7 @@ from typing import NamedTuple
 from headd.errors import HeaddError, InvalidMemory
 from headd.limits import MAX_MEMORY_BYTES
 from headd.ops import Archive, LinkOp, Move, OverlayOp, Put
-from headd.paths import para_of
+from headd.paths import origin_path_of, para_of
 from headd.store.ports import Overlay, View, parse_memory
 from headd.store.results import Deduped, Violation
 from headd.store.sessions import LoggedOp
@@ -72,8 +74,8 @@ def path_problems(path: str) -> list[str]:
 
 def archive_destination_problems(source: str, to: str) -> list[str]:
     match = _ARCHIVE_PATH.match(to)
-    if match is None or match.group(2) != source:
-        return ["archive destination is not archive/<YYYY>/<original path>"]
+    if match is None or origin_path_of(to) != source:
+        return ["archive destination is not archive/<YYYY>/[<N>/]<original path>"]
     return []
 
 
@@ -220,6 +222,11 @@ def judge(
             run_hashes[record.content_hash] = op.path
             continue
         flush()
+        if isinstance(op, Archive) and op.to is not None and view.record(op.to) is not None:
+            # an archived version there already: writing over it would drop it from the tip
+            held = f"archive destination {op.to} holds an archived version already"
+            violations.append(_format(index, op.path, [held]))
+            continue
         try:
             view = overlay(view, [op])
         except HeaddError as exc:
