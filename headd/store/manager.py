@@ -45,6 +45,7 @@ from headd.store.results import (
     REBASE_AUTO,
     REBASE_MODES,
     REBASE_NEEDED,
+    REFUSED,
     ApplyResult,
     CloseResult,
     CommitResult,
@@ -122,6 +123,10 @@ class SessionManager:
         self._busy: dict[str, threading.Lock] = {}
         self._commit_lock = threading.Lock()
         self._unreported: dict[str, Settlement] = {}
+        #: Sessions whose latest ``apply`` was refused, and why: an empty session's commit then
+        #: refuses with those violations rather than answering ``committed`` having landed
+        #: nothing (in memory only: a restart forgets it, and the commit is then a no-op).
+        self._refused: dict[str, tuple[Violation, ...]] = {}
         #: Sessions whose log ends in a landing that is not compacted yet (see ``_record``).
         self._uncompacted: set[str] = set()
         #: The repository the commit path uses, only under the commit lock. Kept open so its
@@ -290,10 +295,14 @@ class SessionManager:
         return ports.with_overlay(view, ops, self.read_blob)
 
     def _in_tree(self, sha: str) -> Callable[[str], bool]:
+        """Whether the tree at ``sha`` holds a file at a path its version holds no memory at (a
+        skipped or foreign file): a memory of the base is the session's view to judge, so a
+        path the session archived is free again."""
         repo = self._repo()
+        base = self.versions.version(sha)
 
         def holds(path: str) -> bool:
-            return git_io.blob_at(repo, sha, path) is not None
+            return base.record(path) is None and git_io.blob_at(repo, sha, path) is not None
 
         return holds
 
@@ -419,9 +428,11 @@ class SessionManager:
             )
             if violations:
                 violations.sort(key=lambda v: -1 if v.op is None else v.op)
+                self._refused[session] = tuple(violations)
                 return ApplyResult(
                     session=session, ops=first, violations=tuple(violations), deduped=deduped
                 )
+            self._refused.pop(session, None)
             kept = tuple(good[i] for i in verdict.accepted)
             if kept:
                 self._record(session, Applied(ops=kept, at=iso(now)))
@@ -522,6 +533,10 @@ class SessionManager:
             )
         with self._hold(session) as state:
             recovered = self._unreported.pop(session, None)
+            refused = self._refused.pop(session, None)
+            if not state.ops and refused:
+                # what the caller meant to land was refused: say so, naming the ops
+                return CommitResult(outcome=REFUSED, violations=refused, recovered=recovered)
             if not state.ops:
                 return CommitResult(
                     outcome=COMMITTED, sha=state.base, paths=(), recovered=recovered
@@ -558,6 +573,7 @@ class SessionManager:
         with self._hold(session) as state:
             self._record(session, Closed(at=iso(self.clock())))
             self.log.remove(session)
+            self._refused.pop(session, None)
             with self._registry:
                 self._states.pop(session, None)
                 self._views.pop(session, None)

@@ -28,11 +28,17 @@ class _Taken(Set[str]):
         self.view = view
         self.in_tree = in_tree
         self.batch = batch
+        #: Paths an earlier op of the batch archived: free again for a later op of it.
+        self.vacated: set[str] = set()
 
     def __contains__(self, path: object) -> bool:
         if not isinstance(path, str):
             return False
-        return path in self.batch or self.view.record(path) is not None or self.in_tree(path)
+        if path in self.batch:
+            return True
+        if path in self.vacated:
+            return False
+        return self.view.record(path) is not None or self.in_tree(path)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.batch)
@@ -117,5 +123,7 @@ def resolve_ops(
             batch_html[logged.op.path] = logged.op.html
         elif isinstance(logged.op, Archive) and logged.op.to is not None:
             batch_paths.add(logged.op.to)  # a second archive of the path takes the next slot
+            batch_paths.discard(logged.op.path)
+            taken.vacated.add(logged.op.path)
         out.append(logged)
     return out
