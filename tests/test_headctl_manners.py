@@ -344,7 +344,9 @@ def test_init_lays_a_store_out_as_memhtml_does_and_a_daemon_serves_it(tmp_path: 
         done = headctl(
             "--store", str(store), "--socket", str(daemon.socket_path), "--json", "status"
         )
-        assert json.loads(done.stdout)["sha"] == created["sha"]
+        status = json.loads(done.stdout)
+        assert status["sha"] == created["sha"]
+        assert status["skipped"] == 0, "the README.html init writes is no broken memory"
     finally:
         assert daemon.stop() == 0, daemon.log()
 
