@@ -158,8 +158,7 @@ def repeated(store: Path, work: Path, times: int) -> dict[str, Any]:
 
 def decode_in_process(store: Path) -> dict[str, Any]:
     """Map + decode as the cold start does it (collector paused, maps left for first use)."""
-    from headd_plane.snapshot_store import SnapshotStore
-
+    from headd.daemon.snapshot_store import SnapshotStore
     from headd.head.snapshot import decode_version
 
     sha = str(pygit2.Repository(str(store)).head.target)

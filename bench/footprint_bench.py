@@ -277,8 +277,8 @@ def seed_vectors(store: Path, embedder: str) -> dict[str, Any]:
     memory does not depend on their values, and a real fill of 10,000 memories takes 20-30
     minutes on this machine (``bench.vector_bench`` measures the fill)."""
     import numpy as np
-    from headd_plane.snapshot_store import SnapshotStore
 
+    from headd.daemon.snapshot_store import SnapshotStore
     from headd.daemon.vectors import PlaneVectorStore
     from headd.embed.factory import make_embedder
     from headd.head.snapshot import decode_version

@@ -13,7 +13,7 @@ ask these functions, so none of them can disagree about what a path means:
 - ``workspace_of``: the directory right under ``projects/``, or None.
 - ``origin_path_of``: the path with exactly one ``archive/<YYYY>/`` prefix removed, or None.
 - ``path_problem``: why a path given on the wire is refused, or None. One rule for every method
-  and every op (``headd.daemon.methods`` applies it to each path a request carries), checked on
+  and every op (``headd.wire.methods`` applies it to each path a request carries), checked on
   the normalised form: no control character (``\\n``, ``\\r``, NUL, DEL and the rest of C0), no
   backslash, no component over ``MAX_COMPONENT_BYTES`` and no path over ``MAX_PATH_BYTES`` (the
   limits of Linux file systems: ``NAME_MAX`` and ``PATH_MAX``), no ``..`` component, and a first

@@ -15,33 +15,20 @@ and the ``files`` columns of memhtml's ``index.db`` for the derived ones (``fts_
 from __future__ import annotations
 
 import zlib
-from typing import Literal, get_args
 
 import msgspec
 
-# The closed vocabularies a record's fields take (``headd.memfile.vocabulary`` reads its tables
-# from these). As ``Literal`` types, a snapshot decode hands every record the one string object
-# of each value instead of a copy per record.
-MemoryType = Literal[
-    "episodic",
-    "semantic",
-    "procedural",
-    "agent_insight",
-    "user_preference",
-    "error_pattern",
-    "verdict",
-    "precedent",
-    "arc",
-    "task",
-]
-MemoryStatus = Literal["active", "archived"]
-TaskStatus = Literal["todo", "doing", "blocked", "done"]
-Para = Literal["projects", "areas", "resources", "archive"]
+from headd.memfile import vocabulary
+from headd.memfile.text import fts_text_of, words_and_chunks_of
+from headd.memfile.vocabulary import MemoryStatus, MemoryType, Para, TaskStatus
 
-MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
-MEMORY_STATUSES: tuple[str, ...] = get_args(MemoryStatus)
-TASK_STATUSES: tuple[str, ...] = get_args(TaskStatus)
-PARA_BUCKETS: tuple[str, ...] = get_args(Para)
+# The closed vocabularies a record's fields take live with the rest of the format's vocabulary
+# (``headd.memfile.vocabulary``); they are re-exported here because every layer names them through
+# the record.
+MEMORY_TYPES = vocabulary.MEMORY_TYPES
+MEMORY_STATUSES = vocabulary.MEMORY_STATUSES
+TASK_STATUSES = vocabulary.TASK_STATUSES
+PARA_BUCKETS = vocabulary.PARA_BUCKETS
 
 
 def deflate_text(text: str) -> bytes:
@@ -170,69 +157,12 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def fts_text(self) -> str:
         """Title, claim and body joined by newlines, empty parts dropped (``files.fts_text``)."""
-        from headd.memfile.text import fts_text_of
-
         return fts_text_of(self.title, self.claim, self.body_text)
 
     @property
     def chunks(self) -> tuple[Chunk, ...]:
         """The body text's chunks (``chunks`` rows), as the parser's chunking makes them."""
-        from headd.memfile.text import words_and_chunks_of
-
         _words, pieces = words_and_chunks_of(self.body_text)  # the body text is collapsed
         return tuple(
             [Chunk(ordinal=i, text=text, char_count=n) for i, (text, n) in enumerate(pieces)]
         )
-
-
-#: The fields of a record on the wire (docs/protocol.md), in order. The SQLite projection's
-#: helpers stay inside the process.
-WIRE_FIELDS: tuple[str, ...] = (
-    "path",
-    "blob_sha",
-    "content_hash",
-    "memory_type",
-    "status",
-    "title",
-    "claim",
-    "body_text",
-    "tags",
-    "entities",
-    "links",
-    "facets",
-    "citations",
-    "event_at",
-    "created_at",
-    "updated_at",
-    "valid_from",
-    "valid_until",
-    "archived",
-    "archived_at",
-    "superseded_by",
-    "frame_key",
-    "workspace",
-    "para",
-    "origin_path",
-    "importance",
-    "confidence",
-    "author",
-    "session_id",
-    "prompt_id",
-    "turn_uuid",
-    "task_status",
-    "due",
-    "warnings",
-)
-
-
-def record_to_wire(record: MemoryRecord) -> dict[str, object]:
-    """The record as the wire carries it: named fields, lists for tuples."""
-    out: dict[str, object] = {}
-    for name in WIRE_FIELDS:
-        value = getattr(record, name)
-        if name in ("links", "facets", "citations"):
-            value = [msgspec.structs.asdict(v) for v in value]
-        elif isinstance(value, tuple):
-            value = list(value)
-        out[name] = value
-    return out

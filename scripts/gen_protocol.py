@@ -4,14 +4,16 @@
 ``<!-- end generated: NAME -->``; ``--check`` writes nothing and exits 1 when the page differs
 (``tests/test_protocol_doc.py`` runs the same comparison). The blocks:
 
-- ``methods``: every method's params, from the msgspec Structs of ``headd.daemon.methods``
+- ``methods``: every method's params, from the msgspec Structs of ``headd.wire.methods``
   (names, types, bounds, defaults, required or not), and the ``filter`` object;
+- ``answers``: what every method answers, from ``headd.wire.answers.answer_types`` (the answer
+  Structs, each nested Struct once, a record's fields included);
 - ``errors``: every ``ERR_`` code of ``headd.errors`` and the JSON-RPC standard codes;
 - ``ops``: every overlay op of ``headd.ops`` with its fields;
 - ``headctl``: every command of the argparse tree, its arguments and options with their help;
 - ``headd``: the daemon's own options.
 
-What the code cannot say (framing, what each method answers, what an error means) is prose in
+What the code cannot say (framing, what an answer's values mean, what an error means) is prose in
 the page around the blocks.
 """
 
@@ -99,7 +101,7 @@ def struct_rows(cls: type) -> list[str]:
 
 
 def methods_block() -> str:
-    from headd.daemon.methods import METHODS, Filter
+    from headd.wire.methods import METHODS, Filter
 
     out = []
     for name, cls in METHODS.items():
@@ -112,6 +114,68 @@ def methods_block() -> str:
         out += ["| param | type | default |", "|---|---|---|", *struct_rows(cls), ""]
     out += ["#### The `filter` object\n", "| field | type | default |", "|---|---|---|"]
     out += [*struct_rows(Filter), ""]
+    return "\n".join(out)
+
+
+def answer_type_text(info: Any) -> str:
+    """An answer field's type: like ``type_text``, with Structs by name (each has its table)."""
+    if isinstance(info, mi.UnionType):
+        kinds = [t for t in info.types if not isinstance(t, mi.NoneType)]
+        text = " or ".join(answer_type_text(t) for t in kinds)
+        return text + " or null" if _nullable(info) else text
+    if isinstance(info, mi.StructType):
+        return f"`{info.cls.__name__}`"
+    if isinstance(info, mi.ListType | mi.VarTupleType):
+        return f"[{answer_type_text(info.item_type)}]"
+    if isinstance(info, mi.DictType):
+        return "object"
+    if isinstance(info, mi.AnyType):
+        return "any"
+    if isinstance(info, mi.LiteralType):
+        return " \\| ".join(f'`"{v}"`' for v in info.values)
+    return type_text(info)
+
+
+def _structs_in(info: Any) -> Iterator[type]:
+    """The Struct types ``info`` holds, outermost first."""
+    if isinstance(info, mi.StructType):
+        yield info.cls
+    elif isinstance(info, mi.UnionType):
+        for member in info.types:
+            yield from _structs_in(member)
+    elif isinstance(info, mi.ListType | mi.VarTupleType):
+        yield from _structs_in(info.item_type)
+
+
+def answers_block() -> str:
+    from headd.wire.answers import answer_types
+
+    rows = ["| method | answer |", "|---|---|"]
+    pending: list[type] = []
+    for name, answer in answer_types().items():
+        info = mi.type_info(answer)
+        if isinstance(info, mi.StructType):
+            rows.append(f"| `{name}` | `{answer.__name__}` |")
+            pending.append(answer)
+        else:
+            rows.append(f"| `{name}` | a report (an object its subsystem shapes; see above) |")
+    out = [*rows, ""]
+    seen: set[type] = set()
+    while pending:
+        cls = pending.pop(0)
+        if cls in seen:
+            continue
+        seen.add(cls)
+        info = mi.type_info(cls)
+        assert isinstance(info, mi.StructType)
+        out += [f"#### `{cls.__name__}`\n", "| field | type |", "|---|---|"]
+        for field in info.fields:
+            kind = answer_type_text(field.type)
+            if field.default is msgspec.UNSET:
+                kind += " (left out unless asked for)"
+            out.append(f"| `{field.encode_name}` | {kind} |")
+            pending += [c for c in _structs_in(field.type) if c not in seen]
+        out.append("")
     return "\n".join(out)
 
 
@@ -223,6 +287,7 @@ def headd_block() -> str:
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "methods": methods_block,
+    "answers": answers_block,
     "errors": errors_block,
     "ops": ops_block,
     "headctl": headctl_block,

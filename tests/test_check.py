@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pygit2
 import pytest
 from support.memory import memory_html
 
 from headd.memfile.check import main
 from headd.memfile.parse import parse_memory
-from headd.record import record_to_wire
+from headd.wire.answers import wire_record
 
 VALID = memory_html(article="<p><mark>Checks run before commits.</mark> <span>pasted</span></p>")
 INVALID = memory_html(article='<p class="x"><mark>a</mark><mark>b</mark></p>')
@@ -50,8 +51,8 @@ def test_json_reports_paths_relative_to_the_work_tree(
     results = json.loads(out)
     assert [r["path"] for r in results] == ["areas/ok.html", "archive/2025/projects/ws/old.html"]
     assert all(r["ok"] and r["violations"] == [] for r in results)
-    expected = record_to_wire(parse_memory("areas/ok.html", VALID))
-    assert results[0]["record"] == json.loads(json.dumps(expected))
+    expected = wire_record(parse_memory("areas/ok.html", VALID))
+    assert results[0]["record"] == json.loads(msgspec.json.encode(expected))
     assert results[0]["warnings"] == ["<span> outside a <figure>: use a semantic element instead"]
     archived = results[1]["record"]
     assert archived["archived"] is True and archived["origin_path"] == "projects/ws/old.html"

@@ -1,78 +1,34 @@
 """The sync and asyncio clients against the real daemon over a real socket.
 
-The daemon runs in this process on its own thread and event loop (``headd.daemon.main.run`` with
-an explicit stop event instead of signals), which keeps this module fast; the subprocess daemon
-is covered by test_daemon_e2e.py.
+The daemon runs in this process on its own thread and event loop (``support.inprocess``), which
+keeps this module fast; the subprocess daemon is covered by test_daemon_e2e.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 
+import msgspec
 import pytest
+from headd_client import calls
 from headd_client.async_client import AsyncClient
 from headd_client.sync_client import Client
+from msgspec import UNSET
 from support.daemon import short_socket_dir
+from support.inprocess import InProcessDaemon
 from support.stores import make_store
 
-from headd.daemon.config import build_parser, config_from
-from headd.daemon.main import run
-from headd.errors import DaemonUnavailable, InvalidParams, MethodNotFound, PathNotFound
+from headd.errors import (
+    DaemonUnavailable,
+    InvalidParams,
+    MethodNotFound,
+    PathNotFound,
+    ProtocolViolation,
+)
+from headd.wire.answers import SearchAnswer, StatusAnswer, WireRecord
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
-
-
-class InProcessDaemon:
-    def __init__(self, store: Path, socket_path: Path) -> None:
-        args = build_parser().parse_args(
-            [
-                "--store",
-                str(store),
-                "--socket",
-                str(socket_path),
-                "--embedder",
-                "off",
-            ]
-        )
-        self.config = config_from(args, {})
-        self.socket_path = socket_path
-        self.loop = asyncio.new_event_loop()
-        self.stop_event: asyncio.Event | None = None
-        self.result: int | None = None
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._main, daemon=True)
-
-    def _main(self) -> None:
-        asyncio.set_event_loop(self.loop)
-
-        async def go() -> int:
-            self.stop_event = asyncio.Event()
-            self.ready.set()
-            return await run(self.config, {}, self.stop_event)
-
-        self.result = self.loop.run_until_complete(go())
-        self.loop.close()
-
-    def start(self) -> InProcessDaemon:
-        self.thread.start()
-        self.ready.wait(10)
-        for _ in range(400):
-            try:
-                with Client(self.socket_path, timeout=5) as c:
-                    c.call("status")
-                return self
-            except DaemonUnavailable:
-                threading.Event().wait(0.025)
-        raise AssertionError("in-process daemon did not come up")
-
-    def stop(self) -> int | None:
-        assert self.stop_event is not None
-        self.loop.call_soon_threadsafe(self.stop_event.set)
-        self.thread.join(30)
-        return self.result
 
 
 @pytest.fixture(scope="module")
@@ -128,5 +84,52 @@ def test_async_client_without_a_daemon() -> None:
     async def main() -> None:
         with pytest.raises(DaemonUnavailable):
             await AsyncClient(short_socket_dir() / "none.sock").call("status")
+
+    asyncio.run(main())
+
+
+def test_typed_calls_answer_the_wire_types(daemon: InProcessDaemon) -> None:
+    """``client.search(...)`` and friends decode into ``headd.wire.answers``' Structs, and say
+    what ``call`` says (the same daemon, the same bytes, read twice)."""
+    with Client(daemon.socket_path) as c:
+        status = c.status()
+        assert isinstance(status, StatusAnswer) and status.records == 5
+        found = c.search("postgres", limit=1)
+        assert isinstance(found, SearchAnswer)
+        assert found.hits[0].path.endswith("system-of-record.html")
+        assert found.hits[0].record is UNSET, "a hit carries its record only when asked"
+        with_records = c.search("postgres", limit=1, records=True)
+        record = with_records.hits[0].record
+        assert isinstance(record, WireRecord) and record.path == found.hits[0].path
+        read = c.read(SHORT)
+        assert read.record is not None and read.record.path == SHORT
+        assert msgspec.json.decode(msgspec.json.encode(read)) == c.call("read", path=SHORT)
+        assert (
+            c.by_entity("tool:postgres").paths
+            == c.call("by_entity", entity="tool:postgres")["paths"]
+        )
+        assert c.advance().sha == status.sha
+        with pytest.raises(PathNotFound):
+            c.resolve("areas/nope.html")
+        opened = c.session_open()
+        assert c.session_list().sessions[0].session == opened.session
+        assert c.session_close(opened.session).closed
+
+
+def test_a_typed_call_sends_only_the_params_it_changes() -> None:
+    """The call a typed method sends is the one a hand-written ``call`` would."""
+    call = calls.search("q", limit=3)
+    assert (call.method, call.params) == ("search", {"query": "q", "limit": 3})
+    assert calls.session_commit("s", rebase="never").params == {"session": "s", "rebase": "never"}
+    with pytest.raises(ProtocolViolation):
+        call.decode({"sha": None})
+
+
+def test_the_async_client_runs_the_same_typed_calls(daemon: InProcessDaemon) -> None:
+    async def main() -> None:
+        async with AsyncClient(daemon.socket_path) as c:
+            found, read = await asyncio.gather(c.search("postgres", limit=1), c.read(SHORT))
+            assert found.hits[0].path.endswith("system-of-record.html")
+            assert read.record is not None and read.record.path == SHORT
 
     asyncio.run(main())

@@ -17,7 +17,6 @@ from typing import Any
 import pygit2
 import pytest
 from headd_client.sync_client import Client
-from headd_plane.snapshot_store import SnapshotStore
 from support.daemon import Daemon, short_socket_dir, wait_for
 from support.git import external_commit
 from support.git import git as run_git
@@ -36,6 +35,7 @@ from headd.daemon.coldstart import (
 )
 from headd.daemon.main import main
 from headd.daemon.plane_service import PlaneService
+from headd.daemon.snapshot_store import SnapshotStore
 from headd.head import snapshot as snap
 from headd.head.version import HeadVersion, advance_head, load_head
 

@@ -7,8 +7,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from headd_plane.snapshot_store import SnapshotStore
-
+from headd.daemon.snapshot_store import SnapshotStore
 from headd.daemon.snapshots import SnapshotWriter
 
 
@@ -116,13 +115,13 @@ def test_a_failed_write_is_kept_for_status_and_the_next_one_retries(tmp_path: Pa
         writer = SnapshotWriter(store, encode, interval=0.0)
         writer.schedule(FakeVersion(sha(1)))
         await writer.wait_idle()
-        assert writer.status()["last_error"] == "OSError"
+        assert writer.status().last_error == "OSError"
         encode.fail = False
         writer.schedule(FakeVersion(sha(2)))
         await writer.wait_idle()
         status = writer.status()
-        assert status["last_error"] is None and status["writes"] == 1
-        assert status["last_sha"] == sha(2) and status["last_bytes"] == 40
+        assert status.last_error is None and status.writes == 1
+        assert status.last_sha == sha(2) and status.last_bytes == 40
         writer.shutdown()
 
     asyncio.run(scenario())

@@ -14,8 +14,8 @@ import pytest
 from msgspec import Raw
 
 from headd.daemon.json_rpc import answer_line
-from headd.daemon.methods import Read, SessionApply, Status, decode_request
 from headd.errors import PathNotFound, SessionLocked
+from headd.wire.methods import Read, SessionApply, Status, decode_request
 
 calls: list[tuple[str, Any]] = []
 

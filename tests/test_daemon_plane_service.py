@@ -14,6 +14,7 @@ import asyncio
 import sqlite3
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from support.git import external_commit
@@ -21,6 +22,9 @@ from support.memory import memory_html
 from support.stores import make_store
 
 from headd.daemon.plane_service import PlaneService
+from headd.wire.methods import IndexRebuild
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def _service(tmp_path: Path) -> tuple[PlaneService, str]:
@@ -98,8 +102,8 @@ def test_a_failing_update_is_kept_not_fatal(tmp_path: Path) -> None:
         svc.schedule_update()
         await svc.wait_idle()
         assert svc.stats.last_error_code == "ERR_INDEX_STALE"
-        assert svc.status()["last_error_code"] == "ERR_INDEX_STALE"
-        report = await svc.index_rebuild(embed=False, force=False)
+        assert svc.status().last_error_code == "ERR_INDEX_STALE"
+        report = await svc.answer(IndexRebuild(), NOW)
         assert report["head_sha"] == sha
         svc.schedule_update()
         await svc.wait_idle()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,9 @@ from support.memory import memory_html
 from support.stores import make_store
 
 from headd.daemon.plane_service import PlaneService
+from headd.wire.methods import IndexUpdate
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 pytestmark = pytest.mark.skipif(os.uname().sysname != "Linux", reason="inotify is Linux's")
 
@@ -49,14 +53,14 @@ def test_the_daemon_plane_updates_from_the_watch(tmp_path: Path) -> None:
         plane = await svc.on_writer(lambda p: p)
         assert plane.indexer.git._watch is not None and plane.indexer.git._watch.active
         scans = _count_full_scans(plane)
-        await svc.index_update(embed=False)  # the first builds the index: no status
-        await svc.index_update(embed=False)  # the first status: a full scan
+        await svc.answer(IndexUpdate(embed=False), NOW)  # the first builds the index: no status
+        await svc.answer(IndexUpdate(embed=False), NOW)  # the first status: a full scan
         assert scans[0] == 1
         (store / edited).write_text(
             memory_html("Deploys run any day", "Deploys run any day now."), encoding="utf-8"
         )
         external_commit(store, {"areas/inbox/new.html": memory_html("A new one", "A new memory.")})
-        report = await svc.index_update(embed=False)
+        report = await svc.answer(IndexUpdate(embed=False), NOW)
         title = await svc.on_writer(
             lambda p: p.db.get("SELECT title FROM files WHERE path = ?", (edited,))[0]
         )

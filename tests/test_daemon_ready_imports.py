@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pygit2
 from headd_client.sync_client import Client
-from headd_plane.snapshot_store import SnapshotStore
 from support.daemon import Daemon, short_socket_dir
 from support.stores import make_store
 
+from headd.daemon.snapshot_store import SnapshotStore
 from headd.head import snapshot as snap
 from headd.head.version import load_head
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from headd_client.sync_client import Client
-from headd_plane.snapshot_store import SnapshotStore
 from support.daemon import Daemon, short_socket_dir, wait_for
 from support.git import external_commit
 from support.memory import memory_html
 from support.stores import make_store
+
+from headd.daemon.snapshot_store import SnapshotStore
 
 
 def status(socket_path: Path) -> dict:

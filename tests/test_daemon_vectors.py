@@ -37,20 +37,20 @@ def test_fill_persists_and_a_restart_embeds_nothing(tmp_path: Path) -> None:
     async def first() -> VectorService:
         svc = service(store, embedder)
         status = svc.status(view)
-        assert (status["space"], status["entries"], status["coverage"]) == (embedder.space, 0, 0.0)
+        assert (status.space, status.entries, status.coverage) == (embedder.space, 0, 0.0)
         assert not (await svc.for_search(view, "postgres", True)).ran, "no vectors yet: degraded"
         svc.schedule_fill(view)
         await svc.wait_idle()
         return svc
 
     svc = asyncio.run(first())
-    assert svc.status(view)["entries"] == 10 and svc.coverage(view) == 1.0  # articles, titles
+    assert svc.status(view).entries == 10 and svc.coverage(view) == 1.0  # articles, titles
     assert load_cache(index_path_of(store), VectorSpace.parse(embedder.space)).hashes()
     calls = embedder.calls
 
     async def restart() -> None:
         again = service(store, embedder)
-        assert again.status(view)["entries"] == 10
+        assert again.status(view).entries == 10
         again.schedule_fill(view)
         await again.wait_idle()
         assert embedder.calls == calls, "everything was reused from the saved cache"
@@ -85,7 +85,7 @@ def test_without_an_embedder_nothing_runs(tmp_path: Path) -> None:
     svc = VectorService(store, None, ThreadPoolExecutor(1))
     svc.load_blocking()
     status = svc.status(view)
-    assert (status["space"], status["entries"], status["coverage"]) == (None, 0, 0.0)
+    assert (status.space, status.entries, status.coverage) == (None, 0, 0.0)
     assert not asyncio.run(svc.for_search(view, "x", True)).ran
     assert not (store / ".memhtml").exists()
 

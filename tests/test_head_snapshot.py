@@ -20,12 +20,12 @@ from pathlib import Path
 import msgspec
 import pygit2
 import pytest
-from headd_plane.snapshot_store import SnapshotStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap
 from support.head_corpus import BROKEN_HTML, make_corpus, memory_for
 
+from headd.daemon.snapshot_store import SnapshotStore
 from headd.errors import IndexStale, StorageFailure
 from headd.head import snapshot as snap
 from headd.head.search import search_head

@@ -20,17 +20,18 @@ from pathlib import Path
 
 import pytest
 from headd_plane.db import PlaneDb, open_writer
-from headd_plane.sidecar import (
-    STATE_SIDECAR_PATH,
-    SidecarEntry,
-    export_sidecar,
-    merge_entries,
-    parse_sidecar,
-)
+from headd_plane.sidecar import export_sidecar
 from headd_plane.state import reinforce
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.data import DATA
+
+from headd.memfile.sidecar import (
+    STATE_SIDECAR_PATH,
+    SidecarEntry,
+    merge_entries,
+    parse_sidecar,
+)
 
 MEMHTML_FILE = DATA / "memhtml-state" / "access-0.15.1.jsonl"
 POSTGRES = "areas/inbox/postgres-is-the-system-of-record.html"

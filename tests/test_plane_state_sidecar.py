@@ -10,20 +10,19 @@ from pathlib import Path
 
 import pytest
 from headd_plane.db import PlaneDb, open_writer
-from headd_plane.sidecar import (
+from headd_plane.sidecar import entry_from_row, export_sidecar, import_sidecar
+from headd_plane.state import access_row, reinforce
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from headd.memfile.sidecar import (
     STATE_SIDECAR_PATH,
     SidecarEntry,
-    entry_from_row,
-    export_sidecar,
-    import_sidecar,
     js_number,
     parse_sidecar,
     render_sidecar,
     round4,
 )
-from headd_plane.state import access_row, reinforce
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 BASE = datetime(2026, 8, 1, tzinfo=UTC)
 

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from headd.daemon.methods import METHODS
+from headd.wire.methods import METHODS
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "protocol.md"
@@ -42,7 +42,7 @@ def test_a_changed_method_makes_the_page_disagree(monkeypatch: pytest.MonkeyPatc
     """The check bites: a new method (or a removed block) is a difference, not a pass."""
     import msgspec
 
-    from headd.daemon import methods
+    from headd.wire import methods
 
     class Frobnicate(msgspec.Struct, forbid_unknown_fields=True):
         how: str
@@ -63,6 +63,14 @@ def test_every_method_has_its_result_described_and_no_other() -> None:
         if row.startswith("| `"):
             described |= set(re.findall(r"`([a-z_.]+)`", row.split("|")[1]))
     assert described == set(METHODS)
+
+
+def test_every_method_has_an_answer_type_and_no_other() -> None:
+    """The answer tables are generated from this mapping, so a method missing from it would be
+    a method whose answer the page cannot describe."""
+    from headd.wire.answers import answer_types
+
+    assert list(answer_types()) == list(METHODS)
 
 
 def test_every_headctl_command_and_headd_option_is_on_the_page() -> None:

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from headd_plane.sidecar import STATE_SIDECAR_PATH, parse_sidecar
 from support.git import external_commit, git
 from support.memory import memory_html
 from support.stores import make_store
 
 from headd.head.version import load_head
+from headd.memfile.sidecar import STATE_SIDECAR_PATH, parse_sidecar
 from headd.remote import rescue, transport
 from headd.remote.replay import merge_sidecar_entries
 from headd.remote.sync import RemoteSync

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pygit2
 import pytest
@@ -43,7 +44,9 @@ def service(store: Path, embedder: object) -> VectorService:
 
 
 def fill(svc: VectorService, view: object, limit: int | None = None) -> dict[str, object]:
-    return asyncio.run(svc.fill_now(view, limit))
+    """The ``vectors.fill`` answer as the wire carries it."""
+    answer: dict[str, object] = msgspec.to_builtins(asyncio.run(svc.fill_now(view, limit)))
+    return answer
 
 
 def rows_in(store: Path) -> dict[str, int]:
@@ -189,7 +192,7 @@ def test_a_failing_embedder_leaves_search_answering_and_stores_nothing(store: Pa
 
         asyncio.run(run())
         expected = "ERR_MODEL_UNAVAILABLE" if mode == "raise" else "ERR_EMBED_MODEL_MISMATCH"
-        assert svc.fill_status()["last_error_code"] == expected
+        assert svc.fill_status().last_error_code == expected
         with pytest.raises((ModelUnavailable, EmbedModelMismatch)):
             fill(svc, view)
         assert len(svc.cache) == 0

@@ -19,7 +19,7 @@ from support.daemon import Daemon, connect, read_line, short_socket_dir
 from support.stores import make_store
 from support.wire import TYPED_ERRORS, any_params, params_are_wrong
 
-from headd.daemon.methods import METHODS
+from headd.wire.methods import METHODS
 from headd.wire.nesting import MAX_DEPTH
 
 STATUS = b'{"jsonrpc":"2.0","id":"behind","method":"status"}\n'

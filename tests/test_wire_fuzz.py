@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from support.wire import TYPED_ERRORS, any_params, params_are_wrong
 
 from headd.daemon.json_rpc import answer_line
-from headd.daemon.methods import METHODS, decode_request
 from headd.wire.framing import LineFramer, Oversized, frame
+from headd.wire.methods import METHODS, decode_request
 from headd.wire.nesting import MAX_DEPTH, nesting_depth, nests_deeper_than
 
 

@@ -10,9 +10,9 @@ import pytest
 from headd_plane.scope import FacetFilter
 from headd_plane.scope import scope_from_filter as plane_scope
 
-from headd.daemon import methods
 from headd.errors import InvalidParams
 from headd.head.scope import Scope as HeadScope
+from headd.wire import methods
 from headd.wire.filter import Filter
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,13 +13,19 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from headd.errors import DaemonUnavailable
 from headd_client.discovery import default_socket
 from headd_client.protocol import Answer, ClientProtocol, unwrap
 
+if TYPE_CHECKING:
+    from headd_client import calls
+    from headd_client.calls import Call, async_method
+
 READ_CHUNK = 256 * 1024
+
+T = TypeVar("T")
 
 
 class AsyncClient:
@@ -92,6 +98,43 @@ class AsyncClient:
     async def notify(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> None:
         await self.connect()
         await self._send(self._protocol.notification(method, {**(params or {}), **kw}))
+
+    async def run(self, call: Call[T]) -> T:
+        """Run one typed call (``headd_client.calls``) and decode its answer into its type."""
+        return call.decode(await self.call(call.method, call.params))
+
+    # The typed calls (``headd_client.calls``), one method each. Declared for the type checker
+    # and made on first use (``__getattr__``): their types cost ``headctl`` a tenth of its start.
+    if TYPE_CHECKING:
+        status = async_method(calls.status)
+        search = async_method(calls.search)
+        read = async_method(calls.read)
+        skipped = async_method(calls.skipped)
+        resolve = async_method(calls.resolve)
+        inbound = async_method(calls.inbound)
+        by_entity = async_method(calls.by_entity)
+        by_frame_key = async_method(calls.by_frame_key)
+        by_content_hash = async_method(calls.by_content_hash)
+        advance = async_method(calls.advance)
+        vectors_fill = async_method(calls.vectors_fill)
+        session_open = async_method(calls.session_open)
+        session_apply = async_method(calls.session_apply)
+        session_commit = async_method(calls.session_commit)
+        session_rebase = async_method(calls.session_rebase)
+        session_close = async_method(calls.session_close)
+        session_list = async_method(calls.session_list)
+
+    if not TYPE_CHECKING:  # the checker reads the declarations above, not this
+
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("_"):
+                raise AttributeError(name)
+            from headd_client import calls
+
+            if name not in calls.TYPED_CALLS:
+                raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+            method = calls.async_method(getattr(calls, name))
+            return method.__get__(self, type(self))
 
     async def _send(self, line: bytes) -> None:
         writer = self._writer

@@ -13,8 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from headd_plane import calls as plane_calls
-
 #: Methods ``headctl`` can answer without a daemon.
 LOCAL_METHODS = frozenset(
     {
@@ -63,35 +61,25 @@ def call_local(
     environ: Mapping[str, str],
     now: datetime | None = None,
 ) -> Any:
-    """Answer ``method`` on the store's plane here (the caller checked ``LOCAL_METHODS``)."""
+    """Answer ``method`` on the store's plane here (the caller checked ``LOCAL_METHODS``): its
+    params decoded into the wire's request as the daemon decodes them, then the plane's one
+    dispatcher (``headd_plane.answer``), with the plane's writer serving the reads too."""
+    import msgspec
+    from headd_plane.answer import Context, PlaneRequest, answer
     from headd_plane.plane import open_plane
 
-    at = now or datetime.now(UTC)
+    from headd.wire.methods import decode_request
+
+    if method not in LOCAL_METHODS:
+        raise ValueError(f"not a local plane method: {method}")
+    given = {name: value for name, value in params.items() if value is not None}
+    request = decode_request(method, msgspec.json.encode(given))
+    if not isinstance(request, PlaneRequest):
+        raise ValueError(f"not a plane method: {method}")
+    context = Context(store, now or datetime.now(UTC), trace_root_of(None, environ))
     exclude_plane_dir(store)
     plane = open_plane(store)
     try:
-        conn = plane.db.conn
-        if method == "index.rebuild":
-            return plane_calls.index_rebuild(
-                plane, bool(params.get("embed", False)), bool(params.get("force", False))
-            )
-        if method == "index.update":
-            return plane_calls.index_update(plane, bool(params.get("embed", False)))
-        if method == "index.status":
-            return plane_calls.index_status(plane)
-        if method == "state.export":
-            return plane_calls.state_export(conn, store)
-        if method == "state.import":
-            return plane_calls.state_import(conn, store)
-        if method == "traces.index":
-            root = trace_root_of(params.get("trace_root"), environ)
-            return plane_calls.traces_index(conn, root, at)
-        if method == "traces.search":
-            return plane_calls.traces_search(
-                conn, str(params.get("query", "")), int(params.get("limit", 10))
-            )
-        if method == "traces.show":
-            return plane_calls.traces_show(conn, str(params["session"]))
+        return answer(request, plane, context)
     finally:
         plane.close()
-    raise ValueError(f"not a local plane method: {method}")

@@ -25,8 +25,7 @@ import pygit2
 from headd.errors import HeaddError
 
 if TYPE_CHECKING:
-    from headd_plane.snapshot_store import SnapshotStore
-
+    from headd.daemon.snapshot_store import SnapshotStore
     from headd.head.version import HeadVersion
 
 log = logging.getLogger(__name__)

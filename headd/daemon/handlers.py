@@ -30,10 +30,38 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
+from headd_plane.answer import PlaneRequest
 from msgspec import Raw
 
 from headd.daemon.follow import RefFollower
-from headd.daemon.methods import (
+from headd.daemon.plane_service import PlaneService
+from headd.daemon.session_calls import SessionCalls
+from headd.daemon.snapshots import SnapshotWriter
+from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
+from headd.embed.factory import embedder_state
+from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
+from headd.head.indexes import IndexedView
+from headd.head.successors import resolve
+from headd.limits import bounded
+from headd.store.results import CommitResult
+from headd.wire.answers import (
+    AdvanceAnswer,
+    PathsAnswer,
+    ReadAnswer,
+    Report,
+    ResolveAnswer,
+    SearchAnswer,
+    SearchCoverage,
+    SkippedAnswer,
+    SkippedFile,
+    StatusAnswer,
+    VectorsFillAnswer,
+    VectorsStatus,
+    wire_record_or_none,
+)
+from headd.wire.answers import SearchHit as WireHit
+from headd.wire.filter import Filter
+from headd.wire.methods import (
     Advance,
     ByContentHash,
     ByEntity,
@@ -66,20 +94,10 @@ from headd.daemon.methods import (
     VectorsFill,
     decode_request,
 )
-from headd.daemon.plane_service import PlaneService
-from headd.daemon.session_calls import SessionCalls
-from headd.daemon.snapshots import SnapshotWriter
-from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
-from headd.embed.factory import embedder_state
-from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
-from headd.head.indexes import IndexedView
-from headd.head.successors import resolve
-from headd.limits import bounded
-from headd.record import record_to_wire
-from headd.store.results import CommitResult
-from headd.wire.filter import Filter
 
 if TYPE_CHECKING:
+    from headd_plane.recall import RankedPool
+
     from headd.daemon.remote_follower import RemoteFollower
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
@@ -147,10 +165,10 @@ class Service:
     def __post_init__(self) -> None:
         self._session_calls = SessionCalls(self.sessions, self.follower, self.plane, self.clock)
 
-    async def dispatch(self, method: str, params: Raw | None) -> Any:
+    async def dispatch(self, method: str, params: Raw | None) -> object:
         return await self.handle(decode_request(method, params))
 
-    async def handle(self, request: Request) -> Any:
+    async def handle(self, request: Request) -> object:
         match request:
             case Status(memory=accounting):
                 return await self.status(accounting)
@@ -158,32 +176,28 @@ class Service:
                 return await self.search(request)
             case Read(path=path, at=at, session=session):
                 view = await self.view(at, session)
-                record = view.record(path)
-                return {
-                    "sha": view.sha,
-                    "record": None if record is None else record_to_wire(record),
-                }
+                return ReadAnswer(view.sha, wire_record_or_none(view.record(path)))
             case Skipped(at=at):
                 version = await self.follower.at(at)
-                files = [{"path": s.path, "reason": s.reason} for s in version.skipped]
-                return {"sha": version.sha, "files": sorted(files, key=lambda f: f["path"])}
+                files = [SkippedFile(s.path, s.reason) for s in version.skipped]
+                return SkippedAnswer(version.sha, sorted(files, key=lambda f: f.path))
             case Resolve(path=path, at=at, session=session):
                 view = await self.view(at, session)
                 found = resolve(view, path)
-                return {"sha": view.sha, "path": found.path, "chain": list(found.chain)}
+                return ResolveAnswer(view.sha, found.path, list(found.chain))
             case Inbound(href=href, at=at, session=session):
                 view = await self.view(at, session)
-                return {"sha": view.sha, "paths": view.inbound(href)}
+                return PathsAnswer(view.sha, view.inbound(href))
             case ByEntity(entity=entity, at=at, session=session):
                 view = await self.view(at, session)
-                return {"sha": view.sha, "paths": view.by_entity(entity)}
+                return PathsAnswer(view.sha, view.by_entity(entity))
             case ByFrameKey(key=key, at=at, session=session):
                 view = await self.view(at, session)
-                return {"sha": view.sha, "paths": view.by_frame_key(key)}
+                return PathsAnswer(view.sha, view.by_frame_key(key))
             case ByContentHash(hash=content_hash, at=at, session=session):
                 view = await self.view(at, session)
                 held = view.by_content_hash(content_hash)
-                return {"sha": view.sha, "paths": [] if held is None else [held]}
+                return PathsAnswer(view.sha, [] if held is None else [held])
             case Advance(to=to):
                 return await self.advance(to)
             case Gate():
@@ -214,7 +228,7 @@ class Service:
                 return await self.vectors_fill(limit)
         raise MethodNotFound(f"no handler for {type(request).__name__}")
 
-    async def vectors_fill(self, limit: int | None) -> dict[str, Any]:
+    async def vectors_fill(self, limit: int | None) -> VectorsFillAnswer:
         """``vectors.fill``: embed, now, what the cache lacks for the followed version."""
         if self.vectors is None:
             raise ModelUnavailable("this daemon runs without an embedder", {"embedder": None})
@@ -248,41 +262,41 @@ class Service:
         status: dict[str, Any] = msgspec.to_builtins(self.remote.status())
         return status
 
-    async def status(self, accounting: bool = False) -> dict[str, Any]:
+    async def status(self, accounting: bool = False) -> StatusAnswer:
         view = await self.follower.current()
-        return {
-            "store": str(self.store),
-            "ref": self.follower.ref,
-            "sha": view.sha,
-            "records": view.size,
-            "skipped": len(view.skipped),
-            "load_source": self.follower.load_source,
-            "load_ms": round(self.follower.load_ms, 1),
-            "advances": self.follower.advances,
-            "last_advance_ms": None
+        return StatusAnswer(
+            store=str(self.store),
+            ref=self.follower.ref,
+            sha=view.sha,
+            records=view.size,
+            skipped=len(view.skipped),
+            load_source=self.follower.load_source,
+            load_ms=round(self.follower.load_ms, 1),
+            advances=self.follower.advances,
+            last_advance_ms=None
             if self.follower.last_advance_ms is None
             else round(self.follower.last_advance_ms, 1),
-            "last_advance_by": self.follower.last_advance_by,
-            "vectors": self.vectors.status(view)
+            last_advance_by=self.follower.last_advance_by,
+            vectors=self.vectors.status(view)
             if self.vectors is not None
-            else {"space": None, "entries": 0, "coverage": 0.0},
-            "vector_fill": self.vectors.fill_status() if self.vectors is not None else None,
-            "sessions": self._session_calls.count(),
-            "index_path": str(self._plane().index_path) if self.plane else None,
-            "state_path": str(self._plane().state_path) if self.plane else None,
-            "index": self.plane.status() if self.plane else None,
-            "snapshot": self.snapshots.status() if self.snapshots is not None else None,
-            "memory": self.memory(view) if accounting else self.process_memory(),
-            "socket": None if self.socket_path is None else str(self.socket_path),
-            "embedder": self.embedder,
-            "embedder_state": embedder_state(
+            else VectorsStatus(space=None, entries=0, coverage=0.0),
+            vector_fill=self.vectors.fill_status() if self.vectors is not None else None,
+            sessions=self._session_calls.count(),
+            index_path=str(self._plane().index_path) if self.plane else None,
+            state_path=str(self._plane().state_path) if self.plane else None,
+            index=self.plane.status() if self.plane else None,
+            snapshot=self.snapshots.status() if self.snapshots is not None else None,
+            memory=self.memory(view) if accounting else self.process_memory(),
+            socket=None if self.socket_path is None else str(self.socket_path),
+            embedder=self.embedder,
+            embedder_state=embedder_state(
                 None if self.vectors is None else self.vectors.embedder, self.embedder
             ),
-            "remote": self._remote_status(),
-            "uptime_s": round(self.monotonic() - self.started, 3),
-            "pid": os.getpid(),
-            "version": daemon_version(),
-        }
+            remote=self._remote_status(),
+            uptime_s=round(self.monotonic() - self.started, 3),
+            pid=os.getpid(),
+            version=daemon_version(),
+        )
 
     @staticmethod
     def process_memory() -> dict[str, Any]:
@@ -328,7 +342,7 @@ class Service:
             return self._default_scope
         return Scope.from_filter(filter_)
 
-    async def search(self, request: Search) -> dict[str, Any]:
+    async def search(self, request: Search) -> SearchAnswer | Report:
         if request.plane == "index":
             return await self.index_search(request)
         view = await self.view(request.at, request.session)
@@ -348,33 +362,26 @@ class Service:
 
             hits, covered = relevant_hits(view, request.query, hits, request.relevance_floor)
         took = (time.perf_counter() - start) * 1000.0
-        out_hits: list[dict[str, Any]] = [
-            {
-                "path": hit.path,
-                "score": hit.score,
-                "title": bounded(hit.title),
-                "claim": bounded(hit.claim),
-                "arms": list(hit.arms),
-            }
+        out_hits = [
+            WireHit(hit.path, hit.score, bounded(hit.title), bounded(hit.claim), list(hit.arms))
             for hit in hits
         ]
         if covered is not None:
             for out, share in zip(out_hits, covered, strict=True):
-                out["coverage"] = round(share, 4)
+                out.coverage = round(share, 4)
         if request.records:
-            for out, hit in zip(out_hits, hits, strict=True):
-                record = view.record(hit.path)
-                out["record"] = None if record is None else record_to_wire(record)
-        return {
-            "sha": view.sha,
-            "hits": out_hits,
-            "arms": ["lexical", "recency", "vector"] if arm.ran else ["lexical", "recency"],
-            "degraded": not arm.ran,
-            "vectors": {"coverage": round(arm.coverage, 4)},
-            "took_ms": round(took, 3),
-        }
+            for out in out_hits:
+                out.record = wire_record_or_none(view.record(out.path))
+        return SearchAnswer(
+            sha=view.sha,
+            hits=out_hits,
+            arms=["lexical", "recency", "vector"] if arm.ran else ["lexical", "recency"],
+            degraded=not arm.ran,
+            vectors=SearchCoverage(round(arm.coverage, 4)),
+            took_ms=round(took, 3),
+        )
 
-    async def recall_pool(self, query: str, filter_: Filter | None, now: str | None) -> Any:
+    async def recall_pool(self, query: str, filter_: Filter | None, now: str | None) -> RankedPool:
         """Recall's candidates as the head's search ranks them, over the head's vectors (so
         one fill serves search and recall; the plane folds them into its pack)."""
         from headd_plane.recall import RECALL_POOL, RankedPool
@@ -418,16 +425,13 @@ class Service:
         )
         return hits, arm
 
-    async def index_search(self, request: Search) -> dict[str, Any]:
+    async def index_search(self, request: Search) -> Report:
         """``plane: "index"``: the SQLite plane's four-arm retrieval (its arm names)."""
         if request.at is not None or request.session is not None:
             raise InvalidParams("the index plane answers at the indexed commit: no at or session")
         plane = self._plane()
         await self.follower.current()  # an advance schedules the index update
-        filter_ = None if request.filter is None else msgspec.structs.asdict(request.filter)
-        return await plane.search(
-            request.query, filter_, request.limit, self._now_epoch(request.now)
-        )
+        return await plane.answer(request, self._moment(request.now))
 
     # -- the SQLite plane --------------------------------------------------------------------
 
@@ -436,60 +440,39 @@ class Service:
             raise MethodNotFound("the SQLite plane is not available in this daemon")
         return self.plane
 
-    def _now_epoch(self, now: str | None) -> float:
+    def _moment(self, now: str | None) -> datetime:
+        """The request's ``now`` (UTC when it names no zone), or the clock's."""
         if now is None:
-            return self.clock().timestamp()
+            return self.clock()
         try:
             moment = datetime.fromisoformat(now)
         except ValueError:
             raise InvalidParams("now must be an ISO-8601 instant", {"field": "now"}) from None
         if moment.tzinfo is None:  # times on the wire are UTC (docs/protocol.md)
             moment = moment.replace(tzinfo=UTC)
-        return moment.timestamp()
+        return moment
 
-    async def plane_call(self, request: Request) -> Any:
+    async def plane_call(self, request: PlaneRequest) -> Report:
+        """A plane method, answered by the plane's one dispatcher (``headd_plane.answer``) at the
+        request's ``now`` or the clock's; recall folds the head's ranking of its query in."""
         plane = self._plane()
+        ranked = None
         match request:
-            case Recall(query=query, budget_chars=budget, filter=filter_, now=now):
+            case Recall(query=query, filter=filter_, now=now):
                 # Read-your-writes: the index is brought to the branch tip first (bounded).
                 await plane.catch_up((await self.view(None, None)).sha)
-                wire = None if filter_ is None else msgspec.structs.asdict(filter_)
                 ranked = await self.recall_pool(query, filter_, now)
-                return await plane.recall(query, wire, budget, self._now_epoch(now), ranked)
-            case Reinforce(paths=paths, signal=signal):
-                return await plane.reinforce(paths, signal, self.clock())
-            case IndexRebuild(embed=embed, force=force):
-                return await plane.index_rebuild(embed, force)
-            case IndexUpdate(embed=embed):
-                return await plane.index_update(embed)
-            case IndexStatus():
-                return await plane.index_status()
-            case StateExport():
-                return await plane.state_export()
-            case StateImport():
-                return await plane.state_import()
-            case TracesIndex(trace_root=root):
-                target = None if root is None else Path(root).expanduser()
-                return await plane.traces_index(target, self.clock())
-            case TracesSearch(query=query, limit=limit):
-                return await plane.traces_search(query, limit)
-            case TracesShow(session=session):
-                return await plane.traces_show(session)
-        raise MethodNotFound(f"no plane handler for {type(request).__name__}")
+                return await plane.answer(request, self._moment(now), ranked)
+        return await plane.answer(request, self.clock(), ranked)
 
     # -- advance and gate --------------------------------------------------------------------
 
-    async def advance(self, to: str | None) -> dict[str, Any]:
+    async def advance(self, to: str | None) -> AdvanceAnswer:
         if to is None:
             report = await self.follower.advance("advance")
         else:
             _, report = await self.follower.version_report(to)
-        return {
-            "sha": report.sha,
-            "from": report.from_sha,
-            "changed": report.changed,
-            "took_ms": round(report.took_ms, 3),
-        }
+        return AdvanceAnswer(report.sha, report.from_sha, report.changed, round(report.took_ms, 3))
 
     async def gate(self, request: Gate) -> HeadGateReport:
         from headd.head.gate import gate_heads

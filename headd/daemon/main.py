@@ -380,8 +380,7 @@ def make_snapshot_writer(config: Config) -> SnapshotWriter | None:
     """The background snapshot writer, unless ``--snapshot-interval`` is negative."""
     if config.snapshot_interval < 0:
         return None
-    from headd_plane.snapshot_store import SnapshotStore
-
+    from headd.daemon.snapshot_store import SnapshotStore
     from headd.daemon.snapshots import SnapshotWriter
     from headd.head.snapshot import encode_version
 

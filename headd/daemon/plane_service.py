@@ -27,13 +27,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from headd_plane import calls as plane_calls
+from headd_plane.answer import Context, PlaneRequest, Report, answer, is_read
 
 from headd.errors import HeaddError, ShuttingDown, StorageFailure
 from headd.memory_trim import release_free_memory
+from headd.wire.answers import IndexUpdates
+from headd.wire.methods import IndexRebuild
 
 if TYPE_CHECKING:
     from headd_plane.db import PlaneDb
     from headd_plane.plane import Plane
+    from headd_plane.recall import RankedPool
     from headd_plane.retrieval import Retrieval
 
     from headd.embed.port import DocumentEmbedder
@@ -313,72 +317,37 @@ class PlaneService:
         finally:
             release_free_memory()
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "updates": self.stats.runs,
-            "updating": self.updating,
-            "last_update_ms": None if self.stats.last_ms is None else round(self.stats.last_ms, 1),
-            "indexed_sha": self.stats.last_sha,
-            "last_error": self.stats.last_error,
-            "last_error_code": self.stats.last_error_code,
-        }
+    def status(self) -> IndexUpdates:
+        return IndexUpdates(
+            updates=self.stats.runs,
+            updating=self.updating,
+            last_update_ms=None if self.stats.last_ms is None else round(self.stats.last_ms, 1),
+            indexed_sha=self.stats.last_sha,
+            last_error=self.stats.last_error,
+            last_error_code=self.stats.last_error_code,
+        )
 
     # -- methods ----------------------------------------------------------------------------
 
-    async def index_rebuild(self, embed: bool, force: bool) -> dict[str, Any]:
-        return await self.on_writer(lambda p: self._rebuild(p, embed, force))
+    async def answer(
+        self, request: PlaneRequest, now: datetime, ranked: RankedPool | None = None
+    ) -> Report:
+        """Answer a plane method (``headd_plane.answer``): a read on a reader thread, a write on
+        the writer, by the one rule of ``is_read``."""
+        context = Context(self.store, now, self.trace_root, ranked)
+        if is_read(request):
+            return await self.on_reader(lambda r: answer(request, r, context))
+        return await self.on_writer(lambda p: self._write(request, p, context))
 
     @staticmethod
-    def _rebuild(plane: Plane, embed: bool, force: bool) -> dict[str, Any]:
-        """A rebuild, then the memory its bulk load held back to the system (as after an update)."""
+    def _write(request: PlaneRequest, plane: Plane, context: Context) -> Report:
+        """A write; after a rebuild, the memory its bulk load held is handed back to the system
+        (as after an update)."""
         try:
-            return plane_calls.index_rebuild(plane, embed, force)
+            return answer(request, plane, context)
         finally:
-            release_free_memory()
-
-    async def index_update(self, embed: bool) -> dict[str, Any]:
-        return await self.on_writer(lambda p: plane_calls.index_update(p, embed))
-
-    async def index_status(self) -> dict[str, Any]:
-        return await self.on_writer(plane_calls.index_status)
-
-    async def search(
-        self, query: str, filter_: Any, limit: int, now_epoch: float | None
-    ) -> dict[str, Any]:
-        return await self.on_reader(
-            lambda r: plane_calls.search(r, query, filter_, limit, now_epoch)
-        )
-
-    async def recall(
-        self,
-        query: str,
-        filter_: Any,
-        budget: int | None,
-        now_epoch: float | None,
-        ranked: Any = None,
-    ) -> dict[str, Any]:
-        return await self.on_reader(
-            lambda r: plane_calls.recall(r, query, filter_, budget, now_epoch, ranked)
-        )
-
-    async def reinforce(self, paths: list[str], signal: str, now: datetime) -> dict[str, Any]:
-        return await self.on_writer(lambda p: plane_calls.reinforce(p.db.conn, paths, signal, now))
-
-    async def state_export(self) -> dict[str, Any]:
-        return await self.on_writer(lambda p: plane_calls.state_export(p.db.conn, self.store))
-
-    async def state_import(self) -> dict[str, Any]:
-        return await self.on_writer(lambda p: plane_calls.state_import(p.db.conn, self.store))
-
-    async def traces_index(self, root: Path | None, now: datetime) -> dict[str, Any]:
-        target = root or self.trace_root
-        return await self.on_writer(lambda p: plane_calls.traces_index(p.db.conn, target, now))
-
-    async def traces_search(self, query: str, limit: int) -> dict[str, Any]:
-        return await self.on_reader(lambda r: plane_calls.traces_search(r.db.conn, query, limit))
-
-    async def traces_show(self, session: str) -> dict[str, Any]:
-        return await self.on_reader(lambda r: plane_calls.traces_show(r.db.conn, session))
+            if isinstance(request, IndexRebuild):
+                release_free_memory()
 
     async def record_wrote(self, links: plane_calls.WroteLinks) -> int:
         """Note a session commit's memories; a failure is logged, never the commit's failure

@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING, TypeVar
 from headd_plane.calls import WroteLinks
 
 from headd.daemon.follow import RefFollower
-from headd.daemon.methods import (
+from headd.daemon.plane_service import PlaneService
+from headd.errors import MethodNotFound
+from headd.head.indexes import IndexedView
+from headd.wire.methods import (
     SessionApply,
     SessionClose,
     SessionCommit,
@@ -28,9 +31,6 @@ from headd.daemon.methods import (
     SessionOpen,
     SessionRebase,
 )
-from headd.daemon.plane_service import PlaneService
-from headd.errors import MethodNotFound
-from headd.head.indexes import IndexedView
 
 if TYPE_CHECKING:
     from headd.store.commit import Provenance

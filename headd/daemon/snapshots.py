@@ -16,15 +16,15 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from headd_plane.snapshot_store import SnapshotStore
-
+    from headd.daemon.snapshot_store import SnapshotStore
     from headd.head.version import HeadVersion
 
 from headd.errors import HeaddError
 from headd.memory_trim import release_free_memory
+from headd.wire.answers import SnapshotStatus
 
 log = logging.getLogger(__name__)
 
@@ -160,12 +160,12 @@ class SnapshotWriter:
         except Exception as exc:  # never fatal: the next start loads from git
             log.warning("writing the head snapshot at stop failed: %s", exc)
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "writes": self.stats.writes,
-            "writing": self.writing,
-            "last_sha": self.stats.last_sha,
-            "last_ms": None if self.stats.last_ms is None else round(self.stats.last_ms, 1),
-            "last_bytes": self.stats.last_bytes,
-            "last_error": self.stats.last_error,
-        }
+    def status(self) -> SnapshotStatus:
+        return SnapshotStatus(
+            writes=self.stats.writes,
+            writing=self.writing,
+            last_sha=self.stats.last_sha,
+            last_ms=None if self.stats.last_ms is None else round(self.stats.last_ms, 1),
+            last_bytes=self.stats.last_bytes,
+            last_error=self.stats.last_error,
+        )

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from headd.errors import HeaddError, ModelUnavailable
 from headd.lazy_import import LazyModule
+from headd.wire.answers import VectorFillStatus, VectorsFillAnswer, VectorsStatus
 
 if TYPE_CHECKING:
     import numpy as np
@@ -243,27 +244,27 @@ class VectorService:
             return SearchVectors(None, None, coverage)
         return SearchVectors(self.matrix_for(view, cache), vector, coverage)
 
-    def status(self, view: IndexedView) -> dict[str, Any]:
+    def status(self, view: IndexedView) -> VectorsStatus:
         """``status.vectors`` (docs/protocol.md, ``status``)."""
-        return {
-            "space": self.space,
-            "entries": 0 if self.cache is None else len(self.cache),
-            "coverage": round(self.coverage(view), 4),
-        }
+        return VectorsStatus(
+            space=self.space,
+            entries=0 if self.cache is None else len(self.cache),
+            coverage=round(self.coverage(view), 4),
+        )
 
-    def fill_status(self) -> dict[str, Any]:
+    def fill_status(self) -> VectorFillStatus:
         """``status.vector_fill``: the background fill's progress."""
         p = self.progress
-        return {
-            "filling": p.filling,
-            "batches": p.batches,
-            "persisted": p.persisted,
-            "fill_remaining": p.remaining,
-            "fill_embedded": p.embedded,
-            "fill_rate_per_s": None if p.rate_per_s is None else round(p.rate_per_s, 1),
-            "last_error": p.last_error,
-            "last_error_code": p.last_error_code,
-        }
+        return VectorFillStatus(
+            filling=p.filling,
+            batches=p.batches,
+            persisted=p.persisted,
+            fill_remaining=p.remaining,
+            fill_embedded=p.embedded,
+            fill_rate_per_s=None if p.rate_per_s is None else round(p.rate_per_s, 1),
+            last_error=p.last_error,
+            last_error_code=p.last_error_code,
+        )
 
     # -- filling ----------------------------------------------------------------------------
 
@@ -293,7 +294,7 @@ class VectorService:
             self.cache = result.cache
         return result
 
-    async def fill_now(self, view: IndexedView, limit: int | None) -> dict[str, Any]:
+    async def fill_now(self, view: IndexedView, limit: int | None) -> VectorsFillAnswer:
         """``vectors.fill``: embed up to ``limit`` of what the cache lacks, now."""
         if self.embedder is None or self.cache is None:
             raise ModelUnavailable("this daemon runs without an embedder", {"embedder": None})
@@ -313,14 +314,14 @@ class VectorService:
             remaining = result.remaining
             if remaining == 0 or result.counts.embedded == 0 or self._stopping:
                 break
-        return {
-            "space": self.space,
-            "embedded": embedded,
-            "reused": reused or 0,
-            "empty": empty,
-            "remaining": remaining,
-            "coverage": round(self.coverage(view), 4),
-        }
+        return VectorsFillAnswer(
+            space=self.space,
+            embedded=embedded,
+            reused=reused or 0,
+            empty=empty,
+            remaining=remaining,
+            coverage=round(self.coverage(view), 4),
+        )
 
     def schedule_fill(self, view: IndexedView) -> None:
         """Fill for ``view`` soon; a fill already running picks up the newest view after it."""

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from pyrsistent import PMap, pmap
 
@@ -273,7 +273,7 @@ class IndexesBuilder:
         )
 
 
-def _apply_changes(base: PMap, changes: dict[str, object]) -> PMap:
+def _apply_changes(base: PMap[str, Any], changes: dict[str, object]) -> PMap[str, Any]:
     if not changes:
         return base
     if not base:

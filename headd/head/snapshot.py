@@ -421,7 +421,7 @@ _BUCKETS_SLOT: Final[Any] = vars(PMap)["_buckets"]
 _SIZE_SLOT: Final[Any] = vars(PMap)["_size"]
 
 
-class PendingMap(PMap):
+class PendingMap(PMap[Any, Any]):
     """A ``PMap`` built at first use, by the ``pmap(dict)`` a decode would have run at once.
 
     At 10,000 records a snapshot holds ~55,000 lexical buckets; making a ``Postings`` of each

@@ -171,7 +171,8 @@ _UNIT_CHUNK: Final = 4_096
 
 def _lengths(rows: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
     """Each float32 row's length, summed in float64."""
-    return np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))
+    lengths: npt.NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))
+    return lengths
 
 
 def _inverses(lengths: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -254,7 +255,8 @@ class VectorCache:
 
     def _unit(self, row: int) -> npt.NDArray[np.float32]:
         """Row ``row`` as a float32 vector of length 1 (or 0)."""
-        return self._matrix[row].astype(np.float32) * self._scale[row]
+        unit: npt.NDArray[np.float32] = self._matrix[row].astype(np.float32) * self._scale[row]
+        return unit
 
     def hashes(self) -> Iterable[str]:
         return self._rows.keys()
@@ -279,7 +281,10 @@ class VectorCache:
     def _scaled(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """``rows`` of the matrix as float32 vectors of length 1 (or 0)."""
         out = np.empty((rows.shape[0], self.space.dim), dtype=np.float32)
-        return np.multiply(self._matrix[rows], self._scale[rows][:, None], out=out)
+        scaled: npt.NDArray[np.float32] = np.multiply(
+            self._matrix[rows], self._scale[rows][:, None], out=out
+        )
+        return scaled
 
     def record_cosines(
         self, records: Sequence[MemoryRecord], query: npt.ArrayLike

@@ -181,7 +181,11 @@ def _blobs_under(
 
 
 def _tree_changes(
-    repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree, prefix: str, out: dict
+    repo: pygit2.Repository,
+    old: pygit2.Tree,
+    new: pygit2.Tree,
+    prefix: str,
+    out: dict[str, pygit2.Oid | None],
 ) -> None:
     """Every blob path that differs under two trees, with its blob at ``new`` (None: gone).
 

@@ -25,8 +25,8 @@ import msgspec
 import pygit2
 
 from headd.memfile.parse import check_memory
-from headd.record import record_to_wire
 from headd.symlinks import worktree_symlink
+from headd.wire.answers import wire_record
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -153,7 +153,7 @@ def check_files(files: list[str], root: str | None) -> list[dict[str, Any]]:
             {
                 "path": path,
                 "ok": result.ok,
-                "record": record_to_wire(result.record) if result.record is not None else None,
+                "record": wire_record(result.record) if result.record is not None else None,
                 "violations": list(result.violations),
                 "warnings": list(result.warnings),
             }

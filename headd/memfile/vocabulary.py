@@ -9,9 +9,7 @@ what a file may say.
 
 from __future__ import annotations
 
-from typing import Final
-
-from headd import record
+from typing import Final, Literal, get_args
 
 #: The prefix of every memhtml meta name and link rel token (hyphenated: a rel token cannot hold a
 #: colon, so both planes use the same form).
@@ -68,9 +66,27 @@ DATETIME_METAS: Final[tuple[str, ...]] = (
 )
 
 #: The ten memory types, the two statuses and the four task statuses (the record's field types).
-MEMORY_TYPES: Final[tuple[str, ...]] = record.MEMORY_TYPES
-MEMORY_STATUSES: Final[tuple[str, ...]] = record.MEMORY_STATUSES
-TASK_STATUSES: Final[tuple[str, ...]] = record.TASK_STATUSES
+#: As ``Literal`` types they are the record's field types too (``headd.record``): a snapshot
+#: decode hands every record the one string object of each value instead of a copy per record.
+MemoryType = Literal[
+    "episodic",
+    "semantic",
+    "procedural",
+    "agent_insight",
+    "user_preference",
+    "error_pattern",
+    "verdict",
+    "precedent",
+    "arc",
+    "task",
+]
+MemoryStatus = Literal["active", "archived"]
+TaskStatus = Literal["todo", "doing", "blocked", "done"]
+Para = Literal["projects", "areas", "resources", "archive"]
+
+MEMORY_TYPES: Final[tuple[str, ...]] = get_args(MemoryType)
+MEMORY_STATUSES: Final[tuple[str, ...]] = get_args(MemoryStatus)
+TASK_STATUSES: Final[tuple[str, ...]] = get_args(TaskStatus)
 
 #: Link rels by edge class. A rel belongs to exactly one class, so the class is derived, never
 #: carried beside the rel where the two could disagree.
@@ -208,4 +224,4 @@ EVENT_HANDLER_PREFIX: Final = "on"
 LANG_TOKEN_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9_+#.-]*"
 
 #: The four PARA buckets; a path's first segment names its bucket.
-PARA_BUCKETS: Final[tuple[str, ...]] = record.PARA_BUCKETS
+PARA_BUCKETS: Final[tuple[str, ...]] = get_args(Para)

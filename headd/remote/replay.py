@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import pygit2
-from headd_plane.sidecar import STATE_SIDECAR_PATH, merge_entries, parse_sidecar, render_sidecar
 
+from headd.memfile.sidecar import STATE_SIDECAR_PATH, merge_entries, parse_sidecar, render_sidecar
 from headd.ops import Put
 from headd.paths import para_of
 from headd.record import Link

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from headd.errors import IndexStale, SessionNotFound
+from headd.wire.filter import Filter
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,7 @@ def indexed_sha(conn: sqlite3.Connection) -> str | None:
     return str(row[0])
 
 
-def scope_of(filter_: Mapping[str, Any] | None) -> Any:
+def scope_of(filter_: Filter | Mapping[str, Any] | None) -> Any:
     from headd_plane.scope import scope_from_filter
 
     return scope_from_filter(filter_ or None)
@@ -94,7 +95,7 @@ def scope_of(filter_: Mapping[str, Any] | None) -> Any:
 def search(
     retrieval: Any,
     query: str,
-    filter_: Mapping[str, Any] | None,
+    filter_: Filter | Mapping[str, Any] | None,
     limit: int,
     now_epoch: float | None,
 ) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def search(
 def recall(
     retrieval: Any,
     query: str,
-    filter_: Mapping[str, Any] | None,
+    filter_: Filter | Mapping[str, Any] | None,
     budget_chars: int | None,
     now_epoch: float | None,
     ranked: Any = None,

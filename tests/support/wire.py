@@ -7,8 +7,8 @@ from typing import Any
 import msgspec
 from hypothesis import strategies as st
 
-from headd.daemon.methods import decode_request
 from headd.errors import InvalidParams
+from headd.wire.methods import decode_request
 
 #: Every code a bad line may be answered with; -32603 (the daemon's own failure) is not one.
 TYPED_ERRORS = frozenset({-32700, -32600, -32601, -32602, -32000})

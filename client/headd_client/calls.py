@@ -1,0 +1,270 @@
+"""Typed calls: one function per method, built from the wire's own request and answer types.
+
+``search("orders", limit=5)`` is a :class:`Call` holding the method name, the params of the
+``headd.wire.methods.Search`` Struct it built (so a wrong param fails here, before the socket) and
+the answer type ``SearchAnswer`` the result decodes into. Both clients run a call the same way
+(``Client.run``, ``AsyncClient.run``) and expose each function as a method of the same name
+(:func:`typed_method`), so ``client.search(query, limit=5)`` returns a ``SearchAnswer`` and
+``client.call("search", query=...)`` stays for scripts. Nothing here touches a socket.
+
+The session results live with the store (``headd.store.results``); importing that package loads
+git, so those answer types are imported inside their functions, on first use.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar
+
+import msgspec
+
+from headd.errors import ProtocolViolation
+from headd.ops import Op
+from headd.wire import methods
+from headd.wire.answers import (
+    AdvanceAnswer,
+    PathsAnswer,
+    ReadAnswer,
+    ResolveAnswer,
+    SearchAnswer,
+    SkippedAnswer,
+    StatusAnswer,
+    VectorsFillAnswer,
+)
+from headd.wire.filter import Filter
+
+if TYPE_CHECKING:
+    from headd.store.results import (
+        ApplyResult,
+        CloseResult,
+        CommitResult,
+        ListResult,
+        OpenResult,
+        RebaseResult,
+    )
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+_NAMES: dict[type, str] = {cls: name for name, cls in methods.METHODS.items()}
+
+
+class Call(Generic[T]):
+    """One method, its params as the wire carries them, and the type its answer decodes into."""
+
+    __slots__ = ("answer", "method", "params")
+
+    def __init__(self, request: msgspec.Struct, answer: type[T]) -> None:
+        self.method = _NAMES[type(request)]
+        #: Only the params that differ from their defaults, as a hand-written call sends them.
+        self.params: dict[str, Any] = {
+            name: msgspec.to_builtins(value)
+            for name, value in msgspec.structs.asdict(request).items()
+            if value != _default(type(request), name)
+        }
+        self.answer = answer
+
+    def decode(self, result: Any) -> T:
+        """``result`` (the answer's decoded JSON) as the call's answer type; an answer that is
+        not one is a ProtocolViolation, as an undecodable line is."""
+        try:
+            return msgspec.convert(result, self.answer)
+        except msgspec.ValidationError as exc:
+            raise ProtocolViolation(f"{self.method} answered another shape: {exc}") from None
+
+
+def _named_like(method: Callable[..., Any], build: Callable[..., Any]) -> Any:
+    """``method`` with ``build``'s name, docstring and signature (``self`` first), so ``help``
+    and ``inspect`` show a client's typed call as the function it runs."""
+    signature = inspect.signature(build)
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    method.__name__ = method.__qualname__ = build.__name__
+    method.__doc__ = build.__doc__
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_param, *signature.parameters.values()]
+    )
+    return method
+
+
+def sync_method(build: Callable[P, Call[T]]) -> Callable[Concatenate[Any, P], T]:
+    """``build`` as a method of a client whose ``run`` answers at once (``Client``)."""
+
+    def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        answer: T = self.run(build(*args, **kwargs))
+        return answer
+
+    return _named_like(method, build)
+
+
+def async_method(build: Callable[P, Call[T]]) -> Callable[Concatenate[Any, P], Awaitable[T]]:
+    """``build`` as a method of a client whose ``run`` is a coroutine (``AsyncClient``)."""
+
+    async def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        answer: T = await self.run(build(*args, **kwargs))
+        return answer
+
+    return _named_like(method, build)
+
+
+#: The typed calls every client offers as methods of the same name.
+TYPED_CALLS = (
+    "status",
+    "search",
+    "read",
+    "skipped",
+    "resolve",
+    "inbound",
+    "by_entity",
+    "by_frame_key",
+    "by_content_hash",
+    "advance",
+    "vectors_fill",
+    "session_open",
+    "session_apply",
+    "session_commit",
+    "session_rebase",
+    "session_close",
+    "session_list",
+)
+
+
+def _default(cls: type[msgspec.Struct], name: str) -> Any:
+    for field in msgspec.structs.fields(cls):
+        if field.name == name:
+            return field.default
+    raise KeyError(name)
+
+
+# -- the head's reads ----------------------------------------------------------------------
+
+
+def status(*, memory: bool = False) -> Call[StatusAnswer]:
+    return Call(methods.Status(memory=memory), StatusAnswer)
+
+
+def search(
+    query: str,
+    *,
+    limit: int = 10,
+    at: str | None = None,
+    session: str | None = None,
+    now: str | None = None,
+    filter: Filter | None = None,
+    vectors: bool = True,
+    records: bool = False,
+    mode: Literal["hybrid", "seed-exact"] = "hybrid",
+    relevance_floor: float | None = None,
+) -> Call[SearchAnswer]:
+    """The head's search (the SQLite plane's, ``plane="index"``, answers another shape: use
+    ``call``)."""
+    request = methods.Search(
+        query=query,
+        limit=limit,
+        at=at,
+        session=session,
+        now=now,
+        filter=filter,
+        vectors=vectors,
+        records=records,
+        mode=mode,
+        relevance_floor=relevance_floor,
+    )
+    return Call(request, SearchAnswer)
+
+
+def read(path: str, *, at: str | None = None, session: str | None = None) -> Call[ReadAnswer]:
+    return Call(methods.Read(path=path, at=at, session=session), ReadAnswer)
+
+
+def skipped(*, at: str | None = None) -> Call[SkippedAnswer]:
+    return Call(methods.Skipped(at=at), SkippedAnswer)
+
+
+def resolve(path: str, *, at: str | None = None, session: str | None = None) -> Call[ResolveAnswer]:
+    return Call(methods.Resolve(path=path, at=at, session=session), ResolveAnswer)
+
+
+def inbound(href: str, *, at: str | None = None, session: str | None = None) -> Call[PathsAnswer]:
+    return Call(methods.Inbound(href=href, at=at, session=session), PathsAnswer)
+
+
+def by_entity(
+    entity: str, *, at: str | None = None, session: str | None = None
+) -> Call[PathsAnswer]:
+    return Call(methods.ByEntity(entity=entity, at=at, session=session), PathsAnswer)
+
+
+def by_frame_key(
+    key: str, *, at: str | None = None, session: str | None = None
+) -> Call[PathsAnswer]:
+    return Call(methods.ByFrameKey(key=key, at=at, session=session), PathsAnswer)
+
+
+def by_content_hash(
+    content_hash: str, *, at: str | None = None, session: str | None = None
+) -> Call[PathsAnswer]:
+    return Call(methods.ByContentHash(hash=content_hash, at=at, session=session), PathsAnswer)
+
+
+def advance(*, to: str | None = None) -> Call[AdvanceAnswer]:
+    return Call(methods.Advance(to=to), AdvanceAnswer)
+
+
+def vectors_fill(*, limit: int | None = None) -> Call[VectorsFillAnswer]:
+    return Call(methods.VectorsFill(limit=limit), VectorsFillAnswer)
+
+
+# -- sessions ------------------------------------------------------------------------------
+
+
+def session_open(*, id: str | None = None, base: str | None = None) -> Call[OpenResult]:
+    from headd.store.results import OpenResult
+
+    return Call(methods.SessionOpen(id=id, base=base), OpenResult)
+
+
+def session_apply(session: str, ops: list[Op]) -> Call[ApplyResult]:
+    from headd.store.results import ApplyResult
+
+    return Call(methods.SessionApply(session=session, ops=ops), ApplyResult)
+
+
+def session_commit(
+    session: str,
+    *,
+    message: str | None = None,
+    session_id: str | None = None,
+    prompt_id: str | None = None,
+    turn: str | None = None,
+    rebase: Literal["auto", "never"] = "auto",
+) -> Call[CommitResult]:
+    from headd.store.results import CommitResult
+
+    request = methods.SessionCommit(
+        session=session,
+        message=message,
+        session_id=session_id,
+        prompt_id=prompt_id,
+        turn=turn,
+        rebase=rebase,
+    )
+    return Call(request, CommitResult)
+
+
+def session_rebase(session: str, *, onto: str | None = None) -> Call[RebaseResult]:
+    from headd.store.results import RebaseResult
+
+    return Call(methods.SessionRebase(session=session, onto=onto), RebaseResult)
+
+
+def session_close(session: str) -> Call[CloseResult]:
+    from headd.store.results import CloseResult
+
+    return Call(methods.SessionClose(session=session), CloseResult)
+
+
+def session_list() -> Call[ListResult]:
+    from headd.store.results import ListResult
+
+    return Call(methods.SessionList(), ListResult)

@@ -1,0 +1,300 @@
+"""What each method answers, as msgspec Structs: the other half of ``headd.wire.methods``.
+
+The daemon's handlers return these values and ``json_rpc`` encodes them as they are; a client
+decodes a result into the same type (``headd_client.protocol.decode_result``), so both ends read
+one description of the wire, and ``docs/protocol.md``'s answer tables are generated from it
+(``scripts/gen_protocol.py``) instead of written beside it where they drifted. Field order is the
+order the answers always had, so the bytes on the wire are the ones the dict literals made; an
+optional part that an answer leaves out is ``UNSET``, never ``null``.
+
+Where a layer already answers with a Struct, that Struct is the answer: the store's session
+results (``headd.store.results``), the head gate's report (``headd.head.gate``). The SQLite
+plane's reports and the parts of ``status`` that describe other subsystems (the embedder, the
+remote, the memory accounting) stay mappings here: their shapes belong to those subsystems.
+Decoding ignores fields it does not know, so a newer daemon's answer still reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from headd.memfile.vocabulary import MemoryStatus, MemoryType, Para, TaskStatus
+from headd.record import Citation, Facet, Link, MemoryRecord
+
+
+class WireRecord(msgspec.Struct, kw_only=True):
+    """A memory record as the wire carries it: the record's public fields, its body as text.
+
+    ``claim`` is the ``<mark>`` text; entities are ``type:name``; a link's ``rel`` is the bare
+    name with underscores (``laterally_related``) and its ``href`` as the file writes it;
+    ``archived`` follows the path; an absent value is null and an absent list empty.
+    """
+
+    path: str
+    blob_sha: str
+    content_hash: str
+    memory_type: MemoryType
+    status: MemoryStatus
+    title: str
+    claim: str
+    body_text: str
+    tags: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    facets: tuple[Facet, ...] = ()
+    citations: tuple[Citation, ...] = ()
+    event_at: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    archived: bool = False
+    archived_at: str | None = None
+    superseded_by: str | None = None
+    frame_key: str | None = None
+    workspace: str | None = None
+    para: Para | None = None
+    origin_path: str | None = None
+    importance: int = 5
+    confidence: float = 1.0
+    author: str = "agent"
+    session_id: str | None = None
+    prompt_id: str | None = None
+    turn_uuid: str | None = None
+    task_status: TaskStatus | None = None
+    due: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+#: The names of a record's wire fields, in order.
+WIRE_RECORD_FIELDS: tuple[str, ...] = WireRecord.__struct_fields__
+
+
+def wire_record(record: MemoryRecord) -> WireRecord:
+    """``record`` as the wire carries it (one attribute read per field; the body inflated)."""
+    return WireRecord(**{name: getattr(record, name) for name in WIRE_RECORD_FIELDS})
+
+
+def wire_record_or_none(record: MemoryRecord | None) -> WireRecord | None:
+    return None if record is None else wire_record(record)
+
+
+# -- the head's reads ----------------------------------------------------------------------
+
+
+class ReadAnswer(msgspec.Struct):
+    """``read``: ``record`` is null when no parsed memory is at the path."""
+
+    sha: str | None
+    record: WireRecord | None
+
+
+class SkippedFile(msgspec.Struct):
+    path: str
+    reason: str
+
+
+class SkippedAnswer(msgspec.Struct):
+    """``skipped``: the files the head could not parse, by path."""
+
+    sha: str | None
+    files: list[SkippedFile]
+
+
+class ResolveAnswer(msgspec.Struct):
+    """``resolve``: archive moves and ``supersedes`` links followed forward to the live memory."""
+
+    sha: str | None
+    path: str
+    chain: list[str]
+
+
+class PathsAnswer(msgspec.Struct):
+    """``inbound``/``by_entity``/``by_frame_key``/``by_content_hash``: the paths, sorted."""
+
+    sha: str | None
+    paths: list[str]
+
+
+class SearchHit(msgspec.Struct):
+    """One hit; ``arms`` are those of ``lexical``, ``vector``, ``recency`` that ranked it, and
+    ``record`` is there only when the request asked for ``records``."""
+
+    path: str
+    score: float
+    title: str
+    claim: str
+    arms: list[str]
+    record: WireRecord | None | UnsetType = UNSET
+    #: The share of the query the hit covers, there only when the request set ``relevance_floor``.
+    coverage: float | UnsetType = UNSET
+
+
+class SearchCoverage(msgspec.Struct):
+    coverage: float
+
+
+class SearchAnswer(msgspec.Struct):
+    """``search`` over the head; ``degraded`` is true when the vector arm did not run."""
+
+    sha: str | None
+    hits: list[SearchHit]
+    arms: list[str]
+    degraded: bool
+    vectors: SearchCoverage
+    took_ms: float
+
+
+class AdvanceAnswer(msgspec.Struct):
+    """``advance``: the version followed now, the one before it, and how many paths changed."""
+
+    sha: str | None
+    from_: str | None = msgspec.field(name="from")
+    changed: int = 0
+    took_ms: float = 0.0
+
+
+# -- status --------------------------------------------------------------------------------
+
+
+class VectorsStatus(msgspec.Struct):
+    space: str | None
+    entries: int
+    coverage: float
+
+
+class VectorFillStatus(msgspec.Struct):
+    """The background fill's progress."""
+
+    filling: bool
+    batches: int
+    persisted: int
+    fill_remaining: int | None
+    fill_embedded: int
+    fill_rate_per_s: float | None
+    last_error: str | None
+    last_error_code: str | None
+
+
+class SnapshotStatus(msgspec.Struct):
+    """The head snapshot writer: how many it wrote and the last one."""
+
+    writes: int
+    writing: bool
+    last_sha: str | None
+    last_ms: float | None
+    last_bytes: int | None
+    last_error: str | None
+
+
+class IndexUpdates(msgspec.Struct):
+    """The SQLite plane's background updates."""
+
+    updates: int
+    updating: bool
+    last_update_ms: float | None
+    indexed_sha: str | None
+    last_error: str | None
+    last_error_code: str | None
+
+
+class StatusAnswer(msgspec.Struct):
+    """``status``; ``load_source`` is ``git``, ``snapshot`` or ``snapshot+advance``.
+
+    ``memory`` is the process's resident and peak bytes, or with ``memory: true`` the whole
+    accounting; ``embedder_state.state`` is ``off``, ``idle``, ``loading``, ``converting``,
+    ``ready`` or ``failed``.
+    """
+
+    store: str
+    ref: str
+    sha: str | None
+    records: int
+    skipped: int
+    load_source: str
+    load_ms: float
+    advances: int
+    last_advance_ms: float | None
+    last_advance_by: str | None
+    vectors: VectorsStatus
+    vector_fill: VectorFillStatus | None
+    sessions: int
+    index_path: str | None
+    state_path: str | None
+    index: IndexUpdates | None
+    snapshot: SnapshotStatus | None
+    memory: dict[str, Any]
+    socket: str | None
+    embedder: str
+    embedder_state: dict[str, Any]
+    remote: dict[str, Any] | None
+    uptime_s: float
+    pid: int
+    version: str
+
+
+class VectorsFillAnswer(msgspec.Struct):
+    """``vectors.fill``: what this call embedded, and what the cache still lacks."""
+
+    space: str | None
+    embedded: int
+    reused: int
+    empty: int
+    remaining: int
+    coverage: float
+
+
+#: A report whose shape its own subsystem owns (the SQLite plane, the remote follower).
+Report = dict[str, Any]
+
+
+def answer_types() -> dict[str, Any]:
+    """Each method's answer type, by method name (``docs/protocol.md``'s answer tables).
+
+    A function, not a constant: the gate's report lives with the gate (``headd.head.gate``), whose
+    import brings the head's search along, which the wire's importers (every client) never need.
+    """
+    from headd.head.gate import HeadGateReport
+    from headd.store.results import (
+        ApplyResult,
+        CloseResult,
+        CommitResult,
+        ListResult,
+        OpenResult,
+        RebaseResult,
+    )
+
+    return {
+        "status": StatusAnswer,
+        "search": SearchAnswer,
+        "read": ReadAnswer,
+        "skipped": SkippedAnswer,
+        "resolve": ResolveAnswer,
+        "inbound": PathsAnswer,
+        "by_entity": PathsAnswer,
+        "by_frame_key": PathsAnswer,
+        "by_content_hash": PathsAnswer,
+        "advance": AdvanceAnswer,
+        "gate": HeadGateReport,
+        "session.open": OpenResult,
+        "session.apply": ApplyResult,
+        "session.commit": CommitResult,
+        "session.rebase": RebaseResult,
+        "session.close": CloseResult,
+        "session.list": ListResult,
+        "recall": Report,
+        "reinforce": Report,
+        "index.rebuild": Report,
+        "index.update": Report,
+        "index.status": Report,
+        "state.export": Report,
+        "state.import": Report,
+        "traces.index": Report,
+        "traces.search": Report,
+        "traces.show": Report,
+        "vectors.fill": VectorsFillAnswer,
+        "sync": Report,
+    }
