@@ -20,10 +20,13 @@ from typing import Any
 import pygit2
 import pytest
 from headd_client.headctl import build_parser
+from headd_client.sync_client import Client
 from support.daemon import PYTHON, Daemon, headctl, short_socket_dir, wait_for
 from support.data import REPO
 from support.memory import memory_html
 from support.stores import BASE_FILES, make_store
+
+from headd.errors import InvalidRequest
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
 #: The tree ``memhtml init`` (0.15.1) commits, measured on that tool: ``headctl init`` lays out
@@ -128,7 +131,13 @@ def test_version_of_both_commands() -> None:
         (["search", "x", "--type", "bogus"], "invalid choice: 'bogus'"),
         (["session"], "headctl session needs a subcommand: open, apply, commit"),
         (["index"], "headctl index needs a subcommand: rebuild, update, status"),
-        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["frobnicate"], "no command 'frobnicate'; see headctl --help"),
+        (["statsu"], "no command 'statsu'; did you mean status?"),
+        (["session", "comit"], "no command 'comit'; did you mean commit?"),
+        (["search", "   "], "the query is empty"),
+        (["recall", ""], "the query is empty"),
+        (["search", "\udcff\udcfe"], "an argument is not UTF-8 text"),
+        (["read", "areas/\udcff.html"], "an argument is not UTF-8 text"),
         (["search"], "the following arguments are required: QUERY"),
         (["read", "a", "--limit", "3"], "unrecognized arguments: --limit 3"),
     ],
@@ -139,6 +148,17 @@ def test_usage_errors_are_one_err_usage_line_without_internal_names(
     done = sh.run(*argv)
     assert done.returncode == 2 and done.stdout == ""
     assert named in one_failure_line(done, "ERR_USAGE")
+
+
+def test_a_request_over_the_line_limit_is_refused_as_such_and_the_daemon_stays(
+    sh: Shell,
+) -> None:
+    """The daemon would close the connection on a line past its limit; the client refuses it
+    first, naming the limit, instead of reporting a dead daemon."""
+    with Client(sh.socket_path, timeout=30) as client:
+        with pytest.raises(InvalidRequest, match="over the 8388608-byte line limit"):
+            client.call("search", {"query": "x" * (9 * 1024 * 1024)})
+        assert client.call("status")["sha"]
 
 
 def test_with_json_a_failure_prints_a_json_error_too(sh: Shell) -> None:

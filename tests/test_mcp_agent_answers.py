@@ -250,3 +250,19 @@ def test_an_archive_reason_is_kept_whole(served: tuple[Path, Daemon]) -> None:
             assert reason in " ".join(message.split()), message
 
     anyio.run(go)
+
+
+def test_an_empty_or_blank_query_is_a_usage_error(served: tuple[Path, Daemon]) -> None:
+    """A blank query has no answer to give: the tool says which argument to fix instead of
+    answering nothing (search) or an arbitrary pack (recall)."""
+    store, daemon = served
+
+    async def go() -> None:
+        async with bridge(store, daemon.socket_path) as client:
+            for tool in ("memory_search", "memory_recall"):
+                for query in ("", "   \n"):
+                    text = error_text(await client.call_tool(tool, {"query": query}))
+                    assert text.startswith("ERR_INVALID_PARAMS: "), text
+                    assert "`query` is empty" in text
+
+    anyio.run(go)

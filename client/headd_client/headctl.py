@@ -260,6 +260,15 @@ def _run_check(argv: list[str], idx: int, stdout: TextIO, stderr: TextIO) -> int
         return int(check_main(rest) or 0)
 
 
+def _is_utf8(arg: str) -> bool:
+    """Whether an argument decoded from UTF-8 bytes (Python keeps other bytes as surrogates)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _parse(argv: list[str], stdout: TextIO) -> argparse.Namespace:
     """Parse, with ``--help`` and ``--version`` printed on ``stdout`` (SystemExit(0) follows)."""
     with contextlib.redirect_stdout(stdout):
@@ -280,6 +289,11 @@ def run(
     if idx is not None and argv[idx] == "check":
         return _run_check(argv, idx, stdout, stderr)
     as_json = "--json" in argv
+    undecodable = next((arg for arg in argv if not _is_utf8(arg)), None)
+    if undecodable is not None:
+        shown = undecodable.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        message = f"an argument is not UTF-8 text: {shown!r}"
+        return Failure(USAGE_CODE, message, EXIT_USAGE).report(as_json, stdout, stderr)
     try:
         args = _parse(argv, stdout)
     except UsageError as exc:

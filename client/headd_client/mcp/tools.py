@@ -86,6 +86,9 @@ def check_arguments_against(arguments: Mapping[str, Any], schema: Mapping[str, A
     problems = [
         f"missing required argument `{k}`" for k in schema.get("required", ()) if k not in arguments
     ]
+    query = arguments.get("query")
+    if "query" in props and isinstance(query, str) and not query.strip():
+        problems.append("argument `query` is empty; give the words to search for")
     for key, value in arguments.items():
         if key not in props:
             if schema.get("additionalProperties") is False:
