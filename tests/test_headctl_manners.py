@@ -329,6 +329,30 @@ def test_check_of_a_directory_recurses(sh: Shell) -> None:
     assert done.returncode == 2 and done.stderr.startswith("ERR_USAGE: ")
 
 
+def test_check_as_the_readme_runs_it_finds_the_stores_files(tmp_path: Path) -> None:
+    """From the checkout (no ``areas/`` there), ``check areas/`` checks the store's, with
+    ``--store`` before or after the command; a missing path is not found; a fresh store from
+    ``headctl init`` checks clean (its README.html is no memory)."""
+    store = tmp_path / "fresh"
+    assert headctl("init", str(store)).returncode == 0
+    (store / "areas" / "inbox").mkdir(parents=True, exist_ok=True)
+    (store / "areas/inbox/short.html").write_text(memory_html(), encoding="utf-8")
+    assert not (REPO / "areas").exists()
+    for argv in (
+        ("--store", str(store), "--json", "check", "areas/"),
+        ("--json", "check", "areas/", "--store", str(store)),
+        ("--json", "check", f"--store={store}", "areas/"),
+    ):
+        done = headctl(*argv)
+        assert done.returncode == 0, done.stderr
+        assert [r["path"] for r in json.loads(done.stdout)] == ["areas/inbox/short.html"]
+    done = headctl("check", str(store))
+    assert done.returncode == 0 and done.stdout == "ok\tareas/inbox/short.html\n", done.stdout
+    done = headctl("check", "areas/inbox/none.html", "--store", str(store))
+    assert done.returncode == 1 and done.stdout == "not found\tareas/inbox/none.html\n"
+    assert one_failure_line(done, "ERR_PATH_NOT_FOUND") == "1 of 1 path(s) not found"
+
+
 # -- no store, no daemon ------------------------------------------------------------------
 
 

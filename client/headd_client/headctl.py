@@ -249,13 +249,38 @@ def _command_index(argv: Sequence[str]) -> int | None:
     return None
 
 
-def _run_check(argv: list[str], idx: int, stdout: TextIO, stderr: TextIO) -> int:
-    """``headctl check``: the parser's own command line, with the global ``--json`` passed on."""
+def _run_check(
+    argv: list[str], idx: int, environ: Mapping[str, str], stdout: TextIO, stderr: TextIO
+) -> int:
+    """``headctl check``: the parser's own command line, with the global ``--json`` passed on
+    and the global options taken out wherever they stand. A relative path that is not there
+    from the working directory but is in the store (``--store``, else the default store) is
+    the store's, so ``headctl check areas/`` checks the store's areas from anywhere."""
     from headd.memfile.check import main as check_main
 
-    rest = argv[idx + 1 :]
-    if "--json" in argv[:idx] and "--json" not in rest:
-        rest = ["--json", *rest]
+    store_flag, rest, i = None, [], 0
+    words = argv[:idx] + argv[idx + 1 :]
+    while i < len(words):
+        word = words[i]
+        if word in _VALUED_OPTIONS and i + 1 < len(words):
+            store_flag = words[i + 1] if word == "--store" else store_flag
+            i += 2
+            continue
+        if word.startswith("--store="):
+            store_flag = word.split("=", 1)[1]
+        elif word != "--verbose" and not word.startswith(("--socket=", "--timeout=")):
+            rest.append(word)
+        i += 1
+    store = client_store(store_flag, environ)
+    rest = [
+        str(store / word)
+        if not word.startswith("-")
+        and not os.path.isabs(word)
+        and not os.path.lexists(word)
+        and os.path.lexists(store / word)
+        else word
+        for word in rest
+    ]
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         return int(check_main(rest) or 0)
 
@@ -287,7 +312,7 @@ def run(
     argv = list(argv)
     idx = _command_index(argv)
     if idx is not None and argv[idx] == "check":
-        return _run_check(argv, idx, stdout, stderr)
+        return _run_check(argv, idx, environ, stdout, stderr)
     as_json = "--json" in argv
     undecodable = next((arg for arg in argv if not _is_utf8(arg)), None)
     if undecodable is not None:
