@@ -37,6 +37,7 @@ import msgspec
 from headd.errors import (
     DaemonUnavailable,
     DiscriminationFailed,
+    GitFailure,
     HeaddError,
     InvalidMemory,
     InvalidParams,
@@ -204,6 +205,11 @@ def answer_failure(
             f"(at {str(result.get('sha'))[:12]})",
             details={"path": (params or {}).get("path"), "sha": result.get("sha")},
         )
+    round_ = result.get("round") if method == "sync" else None
+    if isinstance(round_, Mapping) and round_.get("action") == "failed":
+        error = (result.get("remote") or {}).get("last_error") or {}
+        reason = f"{error.get('kind')}: {error.get('message')}" if error else "see headctl status"
+        return Failure(GitFailure.code, f"the round with the remote failed ({_one_line(reason)})")
     violations = result.get("violations") or []
     kinds = ", ".join(sorted({str(v.get("kind")) for v in violations if isinstance(v, Mapping)}))
     if method == "session.apply" and violations:

@@ -39,7 +39,7 @@ from headd.daemon.session_calls import SessionCalls
 from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
 from headd.embed.factory import embedder_state
-from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
+from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
 from headd.limits import bounded
@@ -252,6 +252,8 @@ class Service:
             raise InvalidParams("this daemon follows no remote (start it with --remote NAME)")
         if resolve is not None:
             resolved = await self.remote.resolve(resolve)
+            if not resolved:
+                raise PathNotFound(f"no open conflict {resolve}", {"conflict": resolve})
             return {"resolved": msgspec.to_builtins(resolved), "remote": self._remote_status()}
         report = await self.remote.round_now()
         return {"round": msgspec.to_builtins(report), "remote": self._remote_status()}
