@@ -256,6 +256,15 @@ def test_status_is_a_dozen_lines_and_verbose_shows_the_rest(sh: Shell) -> None:
     assert "uptime_s" in verbose and "embedder_state:" in verbose
 
 
+def test_the_gates_verbose_table_counts_inversions_as_its_summary_does(sh: Shell) -> None:
+    done = sh.run("gate", "HEAD", "HEAD", "--verbose")
+    assert done.returncode == 0, done.stderr
+    summary, *table = done.stdout.splitlines()
+    assert summary.endswith("inversions 0 -> 0")
+    rows = dict(line.split(None, 1) for line in table if len(line.split(None, 1)) == 2)
+    assert rows["inversions_before"] == "0" and rows["inversions"] == "0"
+
+
 def test_read_shows_the_record_not_a_dump(sh: Shell) -> None:
     out = sh.ok("read", SHORT)
     assert re.search(r"^title +User prefers short answers$", out, re.M)
