@@ -80,6 +80,10 @@ log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
 
+#: How long a session nobody closes stays open once it holds nothing unlanded (a day: an agent's
+#: working session, with a night's pause, fits). docs/design/mcp.md gives the rule.
+SESSION_IDLE_S = 24 * 3600.0
+
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
@@ -581,6 +585,30 @@ class SessionManager:
                 self._busy.pop(session, None)
             self._uncompacted.discard(session)
             return CloseResult(session=session, closed=True, dropped_ops=len(state.ops))
+
+    def expire_idle(self, idle_s: float = SESSION_IDLE_S) -> tuple[str, ...]:
+        """Close every session idle for ``idle_s`` seconds that holds nothing unlanded (no ops
+        waiting for a commit, no commit intent); returns their ids. A session with ops waiting
+        stays until it is committed or closed: expiry never drops what an agent wrote."""
+        cutoff = self.clock().timestamp() - idle_s
+        with self._registry:
+            idle = [
+                state.session
+                for state in self._states.values()
+                if not state.ops
+                and state.pending is None
+                and datetime.fromisoformat(state.updated_at).timestamp() < cutoff
+            ]
+        expired = []
+        for session in idle:
+            try:
+                self.close(session)
+            except (SessionLocked, SessionNotFound):  # in use, or closed meanwhile
+                continue
+            expired.append(session)
+        if expired:
+            log.info("closed %d session(s) idle for %.0f s", len(expired), idle_s)
+        return tuple(expired)
 
     def list(self) -> ListResult:
         with self._registry:
