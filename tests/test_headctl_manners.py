@@ -451,6 +451,8 @@ def test_auto_without_the_embed_extra_says_vectors_are_off_and_why(
         )
         state = json.loads(done.stdout)["embedder_state"]
         assert state["state"] == "off" and state["reason"] == "the embed extra is not installed"
+        # The hint fits this install: an editable one from the checkout, not a second headd.
+        assert f"-m pip install -e '{REPO}[embed]'" in daemon.log()
     finally:
         assert daemon.stop() == 0, daemon.log()
     lines = [line for line in daemon.log().splitlines() if "vectors off" in line]
