@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 
 import headd_client
 from headd_client import calls
@@ -56,15 +57,14 @@ def test_the_package_exports_exactly_its_public_names() -> None:
     for name in headd_client.__all__:
         member = getattr(headd_client, name)
         assert member.__name__ == name
-    public = {n for n in vars(headd_client) if not n.startswith("_")} - {"annotations"}
-    assert public - {"TYPE_CHECKING", "Any"} <= EXPORTED | {
-        "discovery",
-        "protocol",
-        "sync_client",
-        "errors",
-        "calls",
-        "async_client",
-    }
+    # Submodules become attributes of the package once anything imports them (headctl, mcp…),
+    # so they are left out: the lock is on the names the package itself defines.
+    public = {
+        n
+        for n, v in vars(headd_client).items()
+        if not n.startswith("_") and not isinstance(v, types.ModuleType)
+    } - {"annotations", "TYPE_CHECKING", "Any"}
+    assert public <= EXPORTED
 
 
 def test_the_typed_calls_are_the_locked_list() -> None:
