@@ -307,7 +307,6 @@ class Tools:
         hits = found.get("hits") or []
         records = [h.get("record") for h in hits]
         out_hits = []
-        archived = []
         for hit, record in zip(hits, records, strict=True):
             record = record or {}
             superseded_by = record.get("superseded_by")
@@ -328,21 +327,43 @@ class Tools:
                     "arms": list(hit.get("arms") or ()),
                 }
             )
-            if record.get("archived"):
-                archived.append({"path": hit["path"], "superseded_by": superseded_by or None})
         entity = args.get("entity")
+        scope_empty = not out_hits and _scope_narrows(args)
+        archived: list[dict[str, Any]] = []
+        matches = 0
+        if scope_empty and not args.get("as_of"):
+            matches, archived = self._archived_in_scope(args, sha, limit)
         return {
             "hits": out_hits,
             "degraded": bool(found.get("degraded")),
             "vector_coverage": float((found.get("vectors") or {}).get("coverage", 0.0)),
             "arms": list(found.get("arms") or ()),
             "entity_scope": entity,
-            "scope_empty": entity is not None and not out_hits,
-            "archived_matches": len(archived),
+            "scope_empty": scope_empty,
+            "archived_matches": matches,
             "archived": archived,
             "sha": sha,
             "took_ms": found.get("took_ms"),
         }
+
+    def _archived_in_scope(
+        self, args: Mapping[str, Any], sha: str, limit: int
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """memhtml's pointer when a narrowing scope emptied a search: how many archived memories
+        the same scope admits (whatever the query), and the first ``limit`` by path with their
+        successors, so the agent knows a retry with ``include_archived`` finds something."""
+        paths = [p for p in self._tip_paths(sha) if p.startswith("archive/")]
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(paths), READ_CHUNK):
+            chunk = paths[start : start + READ_CHUNK]
+            for path, record in zip(chunk, self._records(chunk, sha), strict=True):
+                if record is not None and _in_search_scope(record, args):
+                    successor = record.get("superseded_by")
+                    found.append(
+                        {"path": path, "superseded_by": _strip(successor) if successor else None}
+                    )
+        found.sort(key=lambda entry: str(entry["path"]))
+        return len(found), found[:limit]
 
     def memory_read(self, args: Mapping[str, Any]) -> dict[str, Any]:
         path = _strip(args["path"])
@@ -1004,6 +1025,37 @@ def _event_at(path: str, html: str) -> str | None:
         return parse_memory(path, html).event_at
     except Exception:  # an unparsable file is refused by the daemon's own check
         return None
+
+
+def _scope_narrows(args: Mapping[str, Any]) -> bool:
+    """Whether a search's scope can empty it (memhtml's ``scopeNarrows``): a type, workspace,
+    tag, entity or facet was asked for."""
+    return bool(
+        args.get("memory_types")
+        or args.get("workspace")
+        or any(str(tag).strip() for tag in args.get("tags") or ())
+        or args.get("entity")
+        or any("=" in str(facet) for facet in args.get("facets") or ())
+    )
+
+
+def _in_search_scope(record: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
+    """Whether a record is in a search's scope, the query aside (memhtml's scope: any of the
+    types, the workspace, any of the tags, the entity, the facets)."""
+    types = args.get("memory_types")
+    if types and record.get("memory_type") not in types:
+        return False
+    if not types and record.get("memory_type") == "task":
+        return False
+    if args.get("workspace") and record.get("workspace") != args["workspace"]:
+        return False
+    tags = [t for t in args.get("tags") or () if str(t).strip()]
+    if tags and not set(tags) & set(record.get("tags") or ()):
+        return False
+    if args.get("entity") and args["entity"] not in (record.get("entities") or ()):
+        return False
+    facets = list(args.get("facets") or ())
+    return not facets or _facets_match(record, facets)
 
 
 def _facets_match(record: Mapping[str, Any], wanted: Sequence[str]) -> bool:
