@@ -22,6 +22,20 @@ from support.stores import make_store
 POOL = "resources/database/connection-pool-size-is-forty.html"
 
 
+async def correct_pool(client: Any) -> dict[str, Any]:
+    """``memory_correct`` of the pool memory into "Connection limit is sixty"; its answer."""
+    answer = await client.call_tool(
+        "memory_correct",
+        {
+            "target_path": POOL,
+            "title": "Connection limit is sixty",
+            "body": "The database connection limit is sixty per pod.",
+            "reason": "raised",
+        },
+    )
+    return dict(structured(answer))
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Path, Daemon]]:
     """A store made by ``make_store`` and a daemon serving it (hash embedder), stopped after."""
@@ -40,17 +54,7 @@ def test_include_archived_search_finds_the_archived_version(served: tuple[Path, 
 
     async def go() -> None:
         async with bridge(store, daemon.socket_path) as client:
-            corrected = structured(
-                await client.call_tool(
-                    "memory_correct",
-                    {
-                        "target_path": POOL,
-                        "title": "Connection limit is sixty",
-                        "body": "The database connection limit is sixty per pod.",
-                        "reason": "raised",
-                    },
-                )
-            )
+            corrected = await correct_pool(client)
             moved = corrected["archived"][0]
             query = {"query": "connection pool size forty"}
             plain = structured(await client.call_tool("memory_search", query))
@@ -312,17 +316,7 @@ def test_archived_search_and_recall_agree_with_memhtml(served: tuple[Path, Daemo
 
     async def go() -> None:
         async with bridge(store, daemon.socket_path) as client:
-            corrected = structured(
-                await client.call_tool(
-                    "memory_correct",
-                    {
-                        "target_path": POOL,
-                        "title": "Connection limit is sixty",
-                        "body": "The database connection limit is sixty per pod.",
-                        "reason": "raised",
-                    },
-                )
-            )
+            corrected = await correct_pool(client)
             year = corrected["archived"][0].split("/")[1]
             assert corrected["path"] == "areas/inbox/connection-limit-is-sixty.html"
             await client.call_tool(
