@@ -279,6 +279,11 @@ def test_applying_a_missing_file_is_one_line(sh: Shell, tmp_path: Path) -> None:
     done = sh.run("session", "apply", session, str(tmp_path / "missing.jsonl"))
     assert done.returncode == 2
     assert "missing.jsonl" in one_failure_line(done, "ERR_USAGE")
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"op": "write", "title": "Caf\xe9"}\n')
+    done = sh.run("session", "apply", session, str(latin))
+    assert done.returncode == 2
+    assert "are not UTF-8 text" in one_failure_line(done, "ERR_USAGE")
     sh.ok("session", "close", session)
 
 
