@@ -80,6 +80,7 @@ MODULES: tuple[BenchModule, ...] = (
     BenchModule("writer_bench"),
     BenchModule("concurrency_bench", ("--n", "500", "--runs", "1"), (), needs=SCIFACT),
     BenchModule("remote_bench", ("--samples", "3", "--burst", "20", "--pushes", "3"), ()),
+    BenchModule("sleep_bench", ("--sizes", "1000"), ()),
 )
 
 

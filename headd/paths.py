@@ -16,7 +16,8 @@ ask these functions, so none of them can disagree about what a path means:
   and every op (``headd.wire.methods`` applies it to each path a request carries), checked on
   the normalised form: no control character (``\\n``, ``\\r``, NUL, DEL and the rest of C0), no
   backslash, no component over ``MAX_COMPONENT_BYTES`` and no path over ``MAX_PATH_BYTES`` (the
-  limits of Linux file systems: ``NAME_MAX`` and ``PATH_MAX``), no ``..`` component, and a first
+  limits of Linux file systems: ``NAME_MAX`` and ``PATH_MAX``), no ``..`` component, no
+  component a file system takes for ``.git`` (``headd.git_names``), and a first
   component that is one of the four buckets. Softer rules (a ``.html`` suffix, ``.`` or empty
   segments, reserved names) stay with the session's validation, which reports them as
   violations of the op as memhtml does.
@@ -28,6 +29,7 @@ import functools
 import re
 from typing import Final
 
+from headd.git_names import is_git_name
 from headd.memfile.vocabulary import PARA_BUCKETS
 
 #: The ``para`` a record outside all four buckets carries.
@@ -112,6 +114,8 @@ def path_problem(path: str) -> str | None:
             return f"a path component may not be longer than {MAX_COMPONENT_BYTES} bytes"
     if ".." in components:
         return "a path may not hold a `..` component"
+    if any(is_git_name(c) for c in components):
+        return "a path may not hold a component a file system takes for `.git`"
     if len(components) < 2 or components[0] not in PARA_BUCKETS:
         return "a path must sit under projects/, areas/, resources/ or archive/"
     return None

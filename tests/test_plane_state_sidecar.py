@@ -110,8 +110,40 @@ def test_parse_counts_every_unusable_line_and_keeps_the_rest() -> None:
     )
     parsed = parse_sidecar(damaged)
     assert parsed.skipped == 8
+    assert [(r.line, r.path) for r in parsed.refused][-2:] == [(11, "neg.html"), (12, None)]
     assert [e.path for e in parsed.entries] == ["areas/b.html", "areas/a.html"]
     assert parsed.entries[0].outcomeScore == 0.3
+
+
+@pytest.mark.parametrize(
+    "count",
+    ["123456789012345678901234567890", "9223372036854775808", "1e300", "1" + "0" * 400],
+)
+def test_an_out_of_range_count_refuses_its_row_by_line_and_the_import_keeps_the_rest(
+    tmp_path: Path, plane: PlaneDb, count: str
+) -> None:
+    """A count beyond SQLite's 64 bits would fail the whole import with an OverflowError (the
+    daemon answering -32603); that row is refused by its line and path, and the rest land."""
+    store = tmp_path / "store"
+    (store / STATE_SIDECAR_PATH).parent.mkdir(parents=True)
+    (store / STATE_SIDECAR_PATH).write_text(
+        '{"path":"ok.html","accessCount":3,"reinforcementCount":0,"outcomeScore":0,'
+        '"lastAccessedAt":null,"lastReinforcedAt":null,"updatedAt":"2026-09-01T00:00:00Z"}\n'
+        f'{{"path":"huge.html","accessCount":{count},"reinforcementCount":0,"outcomeScore":0,'
+        '"lastAccessedAt":null,"lastReinforcedAt":null,"updatedAt":"2026-09-01T00:00:00Z"}\n'
+    )
+    report = import_sidecar(plane.conn, store)
+    assert (report["rows"], report["restored"], report["skipped"]) == (1, 1, 1)
+    assert report["refused"] == [
+        {
+            "line": 2,
+            "path": "huge.html",
+            "reason": "accessCount is out of range (above 9223372036854775807)",
+        }
+    ]
+    row = access_row(plane.conn, "ok.html")
+    assert row is not None and row["access_count"] == 3
+    assert access_row(plane.conn, "huge.html") is None
 
 
 def test_missing_fields_take_defaults() -> None:
@@ -147,6 +179,7 @@ def test_export_import_export_round_trips_byte_for_byte(tmp_path: Path, plane: P
             "restored": 18,
             "skipped": 0,
             "has_state": True,
+            "refused": [],
         }
         other = tmp_path / "store2"
         export_sidecar(fresh.conn, other)

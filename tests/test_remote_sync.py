@@ -19,26 +19,13 @@ import pygit2
 import pytest
 from support.git import external_commit, git
 from support.memory import memory_html
+from support.remote import fsck, sync_of
 from support.stores import make_store
 
 from headd.head.version import load_head
 from headd.memfile.sidecar import STATE_SIDECAR_PATH, parse_sidecar
 from headd.remote import rescue, transport
 from headd.remote.replay import merge_sidecar_entries
-from headd.remote.sync import RemoteSync
-from headd.store.ports import with_overlay
-from headd.store.versions import GitVersions
-
-
-def sync_of(store: Path) -> RemoteSync:
-    return RemoteSync(
-        store,
-        "origin",
-        "refs/heads/main",
-        versions=GitVersions(store),
-        overlay=with_overlay,
-        backoff=0.01,
-    )
 
 
 @pytest.fixture(params=["path", "file-url"])
@@ -82,13 +69,6 @@ def tree_paths(store: Path, ref: str = "main") -> set[str]:
 def assert_linear(store: Path, ref: str = "main") -> None:
     for line in git(store, "rev-list", "--parents", ref).splitlines():
         assert len(line.split()) <= 2, f"a merge commit: {line}"
-
-
-def fsck(repo: Path) -> None:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "fsck", "--strict"], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_behind_moves_the_branch_and_the_checkout_forward(hub: tuple[Path, Path, Path]) -> None:

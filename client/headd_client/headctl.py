@@ -212,6 +212,8 @@ def answer_failure(
         return Failure(GitFailure.code, f"the round with the remote failed ({_one_line(reason)})")
     violations = result.get("violations") or []
     kinds = ", ".join(sorted({str(v.get("kind")) for v in violations if isinstance(v, Mapping)}))
+    if method == "sleep.merge" and not result.get("merged", False):
+        return Failure(DiscriminationFailed.code, f"sleep merge refused: {result.get('reason')}")
     if method == "session.apply" and violations:
         return Failure(InvalidMemory.code, f"apply refused, nothing appended ({kinds})")
     if method == "session.commit":
@@ -378,7 +380,7 @@ def _call_and_show(
     if method == "gate" and not result.get("passed", False):
         failure = Failure(DiscriminationFailed.code, failure_line)
     if args.json:
-        if failure is None or method in ("gate", "session.apply", "session.commit"):
+        if failure is None or method in ("gate", "session.apply", "session.commit", "sleep.merge"):
             ctx.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
             if failure is not None:
                 return failure.report(False, ctx.stdout, ctx.stderr)

@@ -810,6 +810,11 @@ def _contributed_commands() -> None:
     from headd_client.agent_cli import register as register_agent_commands
 
     PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
+    from headd_client.headctl_sleep import GROUP_HELP
+    from headd_client.headctl_sleep import commands as sleep_commands
+
+    for command in sleep_commands(Command):
+        register(command, GROUP_HELP)
 
 
 def _all_commands() -> list[Command]:

@@ -131,6 +131,30 @@ def embedder_line(result: Mapping[str, Any]) -> str:
     return " ".join(parts[:1]) + (": " + " ".join(parts[1:]) if len(parts) > 1 else "")
 
 
+def remote_rows(remote: Any) -> list[list[str]]:
+    """``status.remote`` as rows: where the branch stands, and the last round's failure (kind,
+    message, and for a refused remote commit which commit and path), so a wedged follower never
+    looks healthy."""
+    if not isinstance(remote, Mapping):
+        return []
+    rows = [
+        [
+            "remote",
+            f"{remote.get('upstream', NONE)}: ahead {remote.get('ahead', 0)}, "
+            f"behind {remote.get('behind', 0)}, last fetch {remote.get('last_fetch_at') or NONE}",
+        ]
+    ]
+    error = remote.get("last_error")
+    if isinstance(error, Mapping):
+        text = f"{error.get('kind')}: {error.get('message')}"
+        if error.get("commit"):
+            text += f" (commit {_short(error.get('commit'))}, path {error.get('path')!r})"
+        rows.append(["remote error", text + f" at {error.get('at')}"])
+    if remote.get("conflicts"):
+        rows.append(["conflicts", f"{len(remote['conflicts'])} open (headctl sync --resolve)"])
+    return rows
+
+
 def status(result: Any, args: argparse.Namespace, out: TextIO) -> None:
     if not isinstance(result, Mapping):
         mapping(result, args, out)
@@ -179,6 +203,7 @@ def status(result: Any, args: argparse.Namespace, out: TextIO) -> None:
         )
     if fill.get("last_error"):
         rows.append(["fill error", f"{fill.get('last_error_code')}: {fill.get('last_error')}"])
+    rows += remote_rows(result.get("remote"))
     table(rows, out)
     _verbose(result, args, out)
 

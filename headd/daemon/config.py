@@ -5,7 +5,8 @@ Flags win over the environment, which wins over the defaults: the store is ``--s
 ``<store>/.memhtml/head.sock``; the embedder ``--embedder``, else ``$HEADD_EMBEDDER``, else
 ``auto``; the transcripts ``--trace-root``, else ``$MEMHTML_TRACE_ROOT``, else ``~/.claude``.
 The remote to follow is ``--remote``, else ``$HEADD_REMOTE``, else none; it is fetched every
-``--fetch-interval`` seconds (30 by default). The log level is ``--log-level``, else
+``--fetch-interval`` seconds (30 by default), and each git fetch or push is killed after
+``--remote-timeout`` seconds (60 by default). The log level is ``--log-level``, else
 ``$HEADD_LOG_LEVEL``, else INFO. Parsing imports nothing of the daemon itself, so a usage error
 answers at once (exit 2).
 """
@@ -24,6 +25,8 @@ from headd.wire.framing import DEFAULT_LINE_LIMIT
 FOLLOW_INTERVAL_S = 0.02
 DEFAULT_SNAPSHOT_INTERVAL_S = 30.0
 DEFAULT_FETCH_INTERVAL_S = 30.0
+#: ``headd.remote.transport.DEFAULT_TIMEOUT``, repeated so parsing imports nothing of the daemon.
+DEFAULT_REMOTE_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class Config:
     remote: str | None = None
     #: Seconds between two fetches of that remote.
     fetch_interval: float = DEFAULT_FETCH_INTERVAL_S
+    #: Seconds one git fetch or push may take before it is killed with what it started.
+    remote_timeout: float = DEFAULT_REMOTE_TIMEOUT_S
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"seconds between two fetches of the remote (default {DEFAULT_FETCH_INTERVAL_S:g})",
     )
     parser.add_argument(
+        "--remote-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds one git fetch or push may take before it is killed "
+        f"(default {DEFAULT_REMOTE_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
         "--log-level",
         metavar="LEVEL",
         help=f"{', '.join(LOG_LEVELS)} (default $HEADD_LOG_LEVEL, else INFO)",
@@ -128,4 +140,7 @@ def config_from(args: argparse.Namespace, environ: MutableMapping[str, str]) -> 
         fetch_interval=args.fetch_interval
         if args.fetch_interval is not None
         else DEFAULT_FETCH_INTERVAL_S,
+        remote_timeout=args.remote_timeout
+        if args.remote_timeout is not None and args.remote_timeout > 0
+        else DEFAULT_REMOTE_TIMEOUT_S,
     )

@@ -36,6 +36,7 @@ from msgspec import Raw
 from headd.daemon.follow import RefFollower
 from headd.daemon.plane_service import PlaneService
 from headd.daemon.session_calls import SessionCalls
+from headd.daemon.sleep_calls import SleepCalls
 from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
 from headd.embed.factory import embedder_state
@@ -84,6 +85,12 @@ from headd.wire.methods import (
     SessionOpen,
     SessionRebase,
     Skipped,
+    SleepMerge,
+    SleepPlan,
+    SleepResume,
+    SleepReview,
+    SleepRun,
+    SleepStatus,
     StateExport,
     StateImport,
     Status,
@@ -161,9 +168,13 @@ class Service:
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-gate")
     )
     _session_calls: SessionCalls = field(init=False)
+    _sleep_calls: SleepCalls = field(init=False)
 
     def __post_init__(self) -> None:
         self._session_calls = SessionCalls(self.sessions, self.follower, self.plane, self.clock)
+        self._sleep_calls = SleepCalls(
+            self.store, self.follower, self.sessions, self.clock, self.plane, self.vectors
+        )
 
     async def dispatch(self, method: str, params: Raw | None) -> object:
         return await self.handle(decode_request(method, params))
@@ -226,6 +237,13 @@ class Service:
                 return await self.sync(target)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
+            case SleepStatus():
+                return self._sleep_calls.status()
+            case SleepPlan() | SleepRun() | SleepReview() | SleepMerge() | SleepResume():
+                result = await self._sleep_calls.call(request)
+                if self.remote is not None and getattr(result, "merged", False):
+                    self.remote.poke()
+                return result
         raise MethodNotFound(f"no handler for {type(request).__name__}")
 
     async def vectors_fill(self, limit: int | None) -> VectorsFillAnswer:
@@ -295,6 +313,7 @@ class Service:
                 None if self.vectors is None else self.vectors.embedder, self.embedder
             ),
             remote=self._remote_status(),
+            last_sleep=self._sleep_calls.last_sleep(),
             uptime_s=round(self.monotonic() - self.started, 3),
             pid=os.getpid(),
             version=daemon_version(),
@@ -500,6 +519,7 @@ class Service:
 
     def shutdown(self) -> None:
         self._session_calls.shutdown()
+        self._sleep_calls.shutdown()
         self._compute.shutdown(wait=True)
         if self.plane is not None:
             self.plane.shutdown()

@@ -374,6 +374,7 @@ def make_remote_follower(config: Config, ref: str, sessions: SessionManager) -> 
         versions=sessions.versions,
         overlay=sessions.overlay,
         lock=sessions.exclusive,
+        timeout=config.remote_timeout,
     )
     return RemoteFollower(sync, config.fetch_interval)
 

@@ -6,6 +6,11 @@ Shortly after each session commit (``poke``) the tip is pushed as it is, without
 (a whole round only when the remote moved): the commit answers first, and the push follows
 within about a second, so no commit ever waits on the network. Pokes that arrive while a round is
 running are folded into one more round after it.
+
+``sync`` waits for its round at most ``SYNC_WAIT`` seconds and then answers ``running`` (the
+round goes on, and ``status.remote`` shows how it ended): a remote that hangs until the git
+deadline never holds a client for a minute. At close the git a round waits on is killed with
+everything it started (its process group), so a stop never waits on the network.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between a session commit and the round that pushes it: commits in a burst share one.
 PUSH_DELAY = 0.2
+#: Seconds ``sync`` waits for its round before answering that it is still running.
+SYNC_WAIT = 10.0
 
 
 class RemoteFollower:
@@ -40,9 +47,14 @@ class RemoteFollower:
         """A local commit landed: push it soon."""
         self._wake.set()
 
-    async def round_now(self) -> RoundReport:
-        """One round, now (``sync``): waits for a round already running, then runs its own."""
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self.sync.round)
+    async def round_now(self, wait: float = SYNC_WAIT) -> RoundReport:
+        """One round, now (``sync``): waits for a round already running, then runs its own;
+        answers ``running`` when the round has not ended within ``wait`` seconds."""
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self.sync.round)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), wait)
+        except TimeoutError:
+            return RoundReport(action="running", local=None, remote=None, attempts=0)
 
     async def resolve(self, path_or_id: str) -> tuple[Conflict, ...]:
         """Mark a conflict resolved (after any round under way)."""
@@ -79,5 +91,7 @@ class RemoteFollower:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
-        # A round cut short is safe to abandon: its rescue refs make the next one replay it.
+        # A round cut short is safe to abandon: its rescue refs make the next one replay it. Its
+        # git dies now, with what it started, so the round's thread ends within moments.
+        self.sync.close()
         self._executor.shutdown(wait=False, cancel_futures=True)

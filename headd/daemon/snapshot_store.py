@@ -13,6 +13,13 @@ snapshot of an ancestor of the tip, which is the newest one written unless the r
 a store that keeps two pays twice the disk for that rare case (it costs one git load). Nothing
 here interprets the bytes.
 
+A snapshot is trusted only when this daemon wrote it: each file ends in a keyed digest
+(BLAKE2b, ``MAC_BYTES``) of its commit's sha and its bytes, under a random key that lives in the
+store's git directory (``<git dir>/headd/snapshot.key``, mode 0600), which no checkout writes and
+no push carries. A file that was pushed, copied from another store, renamed to another commit or
+written by older code fails the check, and the cold start loads from git instead: the work tree
+is written from what others push, so its bytes alone are never evidence of anything.
+
 The cold start reads a snapshot through :meth:`SnapshotStore.mapped` (a read-only memory map):
 reading the whole file into a ``bytes`` and freeing it costs more CPU than mapping the page cache,
 and the decoder copies out everything it keeps, so the mapping is closed right after the decode.
@@ -21,6 +28,8 @@ and the decoder copies out everything it keeps, so the mapping is closed right a
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import logging
 import mmap
 import os
@@ -39,6 +48,62 @@ SNAPSHOT_DIR: Final = Path(".memhtml") / "headd" / "snapshots"
 SUFFIX: Final = ".snap"
 DEFAULT_KEEP: Final = 1
 _SHA: Final = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+#: Bytes of the keyed digest every file ends in.
+MAC_BYTES: Final = 32
+KEY_BYTES: Final = 32
+_NOT_OURS: Final = (
+    "a head snapshot whose keyed checksum does not match (damaged, or not written by this daemon)"
+)
+
+
+def _git_dir(store: Path) -> Path | None:
+    """The store's own git directory (``.git``, or where a ``.git`` file points), if any."""
+    dot = store / ".git"
+    if dot.is_dir() and not dot.is_symlink():
+        return dot
+    try:
+        text = dot.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.startswith("gitdir: "):
+        target = Path(text[len("gitdir: ") :].strip())
+        return target if target.is_absolute() else store / target
+    return None
+
+
+def key_path_of(store: Path) -> Path:
+    """Where the snapshot key lives: the git directory, which no checkout writes; a store that
+    is no repository (a test's bare directory) keeps it beside the snapshots."""
+    git_dir = _git_dir(store)
+    return (git_dir / "headd" if git_dir else snapshot_dir_of(store).parent) / "snapshot.key"
+
+
+def _load_key(path: Path, *, create: bool) -> bytes | None:
+    """The key at ``path``; made (random, 0600) when ``create`` and there is none yet."""
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        if not create:
+            return None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return path.read_bytes()
+        key = os.urandom(KEY_BYTES)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(key)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return key
+    return key if len(key) == KEY_BYTES else None
+
+
+def _mac(key: bytes, sha: str, data: bytes | memoryview) -> bytes:
+    digest = hashlib.blake2b(key=key, digest_size=MAC_BYTES)
+    digest.update(sha.encode("ascii"))
+    digest.update(data)
+    return digest.digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +126,18 @@ class SnapshotStore:
     def __init__(self, store: Path, *, keep: int = DEFAULT_KEEP) -> None:
         self.directory = snapshot_dir_of(store)
         self.keep = max(1, keep)
+        self.key_path = key_path_of(store)
+
+    def _payload(self, sha: str, whole: memoryview) -> memoryview:
+        """``whole`` without its digest; StorageFailure when the digest is not this store's."""
+        key = _load_key(self.key_path, create=False)
+        if key is None or len(whole) < MAC_BYTES:
+            raise StorageFailure(_NOT_OURS, {"sha": sha})
+        payload = whole[: len(whole) - MAC_BYTES]
+        if not hmac.compare_digest(_mac(key, sha, payload), bytes(whole[len(payload) :])):
+            payload.release()
+            raise StorageFailure(_NOT_OURS, {"sha": sha})
+        return payload
 
     def path_of(self, sha: str) -> Path:
         if not _SHA.match(sha):
@@ -94,13 +171,16 @@ class SnapshotStore:
         return self.path_of(sha).is_file()
 
     def read(self, sha: str) -> bytes | None:
-        """The snapshot of ``sha``, or None when there is none. StorageFailure when unreadable."""
+        """The snapshot of ``sha``, or None when there is none. StorageFailure when unreadable
+        or not written by this store's daemon."""
         try:
-            return self.path_of(sha).read_bytes()
+            whole = self.path_of(sha).read_bytes()
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StorageFailure("cannot read a head snapshot", {"sha": sha}) from exc
+        with memoryview(whole) as view, self._payload(sha, view) as payload:
+            return bytes(payload)
 
     @contextlib.contextmanager
     def mapped(self, sha: str) -> Iterator[memoryview | None]:
@@ -124,11 +204,10 @@ class SnapshotStore:
         except (OSError, ValueError) as exc:
             raise StorageFailure("cannot map a head snapshot", {"sha": sha}) from exc
         if mapping is None:
-            yield memoryview(b"")
-            return
+            raise StorageFailure(_NOT_OURS, {"sha": sha})
         try:
-            with memoryview(mapping) as view:
-                yield view
+            with memoryview(mapping) as view, self._payload(sha, view) as payload:
+                yield payload
         finally:
             mapping.close()
 
@@ -139,8 +218,11 @@ class SnapshotStore:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX, dir=self.directory)
             try:
+                key = _load_key(self.key_path, create=True)
+                assert key is not None
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
+                    fh.write(_mac(key, sha, data))
                     fh.flush()
                     os.fsync(fh.fileno())
                 os.replace(temporary, target)

@@ -37,9 +37,19 @@ class SidecarEntry(msgspec.Struct, frozen=True):
     updatedAt: str  # noqa: N815
 
 
+class RefusedRow(msgspec.Struct, frozen=True):
+    """A line of the sidecar that was not imported: its number (from 1), its path when it
+    names one, and why."""
+
+    line: int
+    path: str | None
+    reason: str
+
+
 class ParsedSidecar(msgspec.Struct, frozen=True):
     entries: tuple[SidecarEntry, ...]
     skipped: int
+    refused: tuple[RefusedRow, ...] = ()
 
 
 def _js_round(value: float) -> float:
@@ -132,48 +142,61 @@ def _string_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def parse_sidecar(contents: str) -> ParsedSidecar:
-    """Read entries back, counting (not failing on) every line that is not a usable row.
+#: The largest count ``state.access`` holds (SQLite's INTEGER is 64-bit signed).
+MAX_COUNT = 2**63 - 1
 
-    A line is skipped when it is not JSON, not an object, has no non-empty string ``path``, or
-    carries a negative or fractional count (which ``state.access`` would refuse, failing every
-    other row of the import with it). Missing fields take memhtml's defaults.
+
+def _row_problem(parsed: Any) -> tuple[str | None, str | None]:
+    """(the row's path if it names one, why the row cannot be imported or None)."""
+    if not isinstance(parsed, dict):
+        return None, "not a JSON object"
+    path = parsed.get("path")
+    if not isinstance(path, str) or path == "":
+        return None, "no non-empty string path"
+    for key in ("accessCount", "reinforcementCount"):
+        count = _number_or(parsed.get(key), 0)
+        if count > MAX_COUNT:  # first: a float() of a 400-digit count would overflow
+            return path, f"{key} is out of range (above {MAX_COUNT})"
+        if count < 0 or not float(count).is_integer():
+            return path, f"{key} is negative or fractional"
+    return path, None
+
+
+def parse_sidecar(contents: str) -> ParsedSidecar:
+    """Read entries back, refusing (not failing on) every line that is not a usable row.
+
+    A line is refused, with its number and the reason, when it is not JSON, not an object, has
+    no non-empty string ``path``, or carries a negative, fractional or out-of-range count (which
+    ``state.access`` would refuse, failing every other row of the import with it). Missing fields
+    take memhtml's defaults. The rest are kept.
     """
     entries: list[SidecarEntry] = []
-    skipped = 0
-    for line in contents.split("\n"):
+    refused: list[RefusedRow] = []
+    for number, line in enumerate(contents.split("\n"), 1):
         if line.strip() == "":
             continue
         try:
             parsed = json.loads(line, parse_constant=_reject_constant)
-        except ValueError:
-            skipped += 1
+        except (ValueError, RecursionError):
+            refused.append(RefusedRow(number, None, "not JSON"))
             continue
-        if not isinstance(parsed, dict):
-            skipped += 1
-            continue
-        path = parsed.get("path")
-        if not isinstance(path, str) or path == "":
-            skipped += 1
-            continue
-        access = _number_or(parsed.get("accessCount"), 0)
-        reinforcement = _number_or(parsed.get("reinforcementCount"), 0)
-        if any(c < 0 or not float(c).is_integer() for c in (access, reinforcement)):
-            skipped += 1
+        path, problem = _row_problem(parsed)
+        if problem is not None or path is None:
+            refused.append(RefusedRow(number, path, problem or "no path"))
             continue
         score = round4(float(_number_or(parsed.get("outcomeScore"), 0)))
         entries.append(
             SidecarEntry(
                 path=path,
-                accessCount=int(access),
-                reinforcementCount=int(reinforcement),
+                accessCount=int(_number_or(parsed.get("accessCount"), 0)),
+                reinforcementCount=int(_number_or(parsed.get("reinforcementCount"), 0)),
                 outcomeScore=max(-1.0, min(1.0, score)),
                 lastAccessedAt=_string_or_none(parsed.get("lastAccessedAt")),
                 lastReinforcedAt=_string_or_none(parsed.get("lastReinforcedAt")),
                 updatedAt=parsed["updatedAt"] if isinstance(parsed.get("updatedAt"), str) else "",
             )
         )
-    return ParsedSidecar(entries=tuple(entries), skipped=skipped)
+    return ParsedSidecar(entries=tuple(entries), skipped=len(refused), refused=tuple(refused))
 
 
 _INSTANT = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z")

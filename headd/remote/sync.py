@@ -33,22 +33,28 @@ from typing import Literal
 import msgspec
 import pygit2
 
+from headd.errors import HeaddError
 from headd.remote import rescue, transport
 from headd.remote.replay import replay_commit
 from headd.remote.transport import RemoteFailure
+from headd.remote.tree_check import TreeJudge
 from headd.store import git_io
 from headd.store.ports import Overlay, VersionSource
 
 log = logging.getLogger(__name__)
 
-Action = Literal["up-to-date", "fast-forward", "pushed", "replayed", "failed"]
+Action = Literal["up-to-date", "fast-forward", "pushed", "replayed", "failed", "running"]
 
 
 class RemoteError(msgspec.Struct, frozen=True):
+    """Why the last round failed; ``commit`` and ``path`` name a refused remote tree's culprit."""
+
     kind: str
     message: str
     transient: bool
     at: str
+    commit: str | None = None
+    path: str | None = None
 
 
 class RemoteStatus(msgspec.Struct, frozen=True):
@@ -77,6 +83,23 @@ class RoundReport(msgspec.Struct, frozen=True):
     deduped: int = 0
     new_conflicts: tuple[str, ...] = ()
     error: RemoteError | None = None
+
+
+def _as_failure(exc: Exception) -> RemoteFailure:
+    """Any exception of a round as a failure with a kind a person understands: a work-tree or
+    git failure after the fetch is ``checkout``, anything else ``internal`` (a bug: logged with
+    its traceback once)."""
+    if isinstance(exc, HeaddError):
+        kind: transport.FailureKind = (
+            "checkout" if exc.code in ("ERR_GIT", "ERR_STORAGE") else "internal"
+        )
+        failure = RemoteFailure(kind, exc.message, path=exc.details.get("path"))
+    elif isinstance(exc, OSError | pygit2.GitError):
+        failure = RemoteFailure("checkout", f"{type(exc).__name__}: {exc}")
+    else:
+        failure = RemoteFailure("internal", f"{type(exc).__name__}: {exc}")
+    failure.__cause__ = exc
+    return failure
 
 
 def _iso(moment: datetime) -> str:
@@ -141,6 +164,11 @@ class RemoteSync:
         self.last_fetch_at: str | None = None
         self.last_push_at: str | None = None
         self.last_error: RemoteError | None = None
+        #: The last failure logged, so a failure repeated every round is logged once.
+        self._logged: tuple[str, str, str | None, str | None] | None = None
+        self._judge = TreeJudge()
+        #: The git commands of the round under way, killed as process groups by ``close``.
+        self.running = transport.Running()
         self._url = transport.remote_url(store, remote)
 
     @property
@@ -168,17 +196,20 @@ class RemoteSync:
                         log.info("push refused, the remote moved; retrying in %.2f s", delay)
                         time.sleep(delay)
                         continue
-                    error = self._fail(failure)
-                    repo = self.repo()
-                    return RoundReport(
-                        action="failed",
-                        local=git_io.resolve_ref(repo, self.ref),
-                        remote=git_io.resolve_ref(
-                            repo, transport.tracking_ref(self.remote, self.branch)
-                        ),
-                        attempts=attempt,
-                        error=error,
-                    )
+                    return self._failed(failure, attempt)
+                except Exception as exc:  # every failed round is visible, whatever failed
+                    return self._failed(_as_failure(exc), attempt)
+
+    def _failed(self, failure: RemoteFailure, attempt: int) -> RoundReport:
+        error = self._fail(failure)
+        repo = self.repo()
+        return RoundReport(
+            action="failed",
+            local=git_io.resolve_ref(repo, self.ref),
+            remote=git_io.resolve_ref(repo, transport.tracking_ref(self.remote, self.branch)),
+            attempts=attempt,
+            error=error,
+        )
 
     def push_local(self) -> RoundReport:
         """After a local commit: push the tip as it is, without a fetch first; fall back to a
@@ -194,7 +225,9 @@ class RemoteSync:
                     )
                 if git_io.is_ancestor(repo, upstream, local):
                     try:
-                        transport.push(self.store, self.remote, local, self.branch, self.timeout)
+                        transport.push(
+                            self.store, self.remote, local, self.branch, self.timeout, self.running
+                        )
                     except RemoteFailure as failure:
                         if failure.kind != "non-fast-forward":
                             error = self._fail(failure)
@@ -207,7 +240,7 @@ class RemoteSync:
                             )
                     else:
                         self.last_push_at = _iso(self.clock())
-                        self.last_error = None
+                        self._succeeded()
                         return RoundReport(action="pushed", local=local, remote=local, attempts=1)
         return self.round()
 
@@ -217,24 +250,61 @@ class RemoteSync:
             message=failure.message,
             transient=failure.transient,
             at=_iso(self.clock()),
+            commit=failure.commit,
+            path=failure.path,
         )
         self.last_error = error
+        key = (error.kind, error.message, error.commit, error.path)
+        if key == self._logged:
+            return error  # logged when it first happened; status still shows it
+        self._logged = key
         if failure.transient:
             log.warning("remote %s unreachable (%s): %s", self.remote, failure.kind, failure)
+        elif failure.kind == "internal":
+            log.error("remote %s: a round failed", self.remote, exc_info=failure.__cause__)
         else:
             log.error("remote %s refused (%s): %s", self.remote, failure.kind, failure)
         return error
 
+    def _succeeded(self) -> None:
+        self.last_error = None
+        if self._logged is not None:
+            log.info("remote %s: rounds succeed again", self.remote)
+        self._logged = None
+
+    def _check_tree(self, remote_tip: str | None) -> None:
+        """Refuse a remote tip whose tree git would not check out, before anything moves."""
+        if remote_tip is None:
+            return
+        repo = self.repo()
+        local = git_io.resolve_ref(repo, self.ref)
+        if local is not None and git_io.is_ancestor(repo, remote_tip, local):
+            return  # nothing of it is new here: our own tip already holds it
+        problem = self._judge.problem(repo, remote_tip)
+        if problem is not None:
+            raise RemoteFailure(
+                "refused-tree",
+                f"the remote's commit {remote_tip[:12]} is refused: {problem.path!r} is "
+                f"{problem.reason}; nothing of it was checked out, and the remote must change",
+                commit=remote_tip,
+                path=problem.path,
+            )
+
     def _attempt(self, attempt: int) -> RoundReport:
-        remote_tip = transport.fetch(self.store, self.remote, self.branch, self.timeout)
+        remote_tip = transport.fetch(
+            self.store, self.remote, self.branch, self.timeout, self.running
+        )
         self.last_fetch_at = _iso(self.clock())
+        self._check_tree(remote_tip)
         with self._lock():
             plan = self._plan(remote_tip)
         if plan.push is not None and plan.push != remote_tip:
-            transport.push(self.store, self.remote, plan.push, self.branch, self.timeout)
+            transport.push(
+                self.store, self.remote, plan.push, self.branch, self.timeout, self.running
+            )
             self.last_push_at = _iso(self.clock())
         rescue.drop(self.repo(), plan.drops)
-        self.last_error = None
+        self._succeeded()
         if plan.local is not None:
             self.conflict_book.settle(self.repo(), plan.local)
         return RoundReport(
@@ -322,10 +392,15 @@ class RemoteSync:
         local = git_io.resolve_ref(repo, self.ref)
         upstream = git_io.resolve_ref(repo, transport.tracking_ref(self.remote, self.branch))
         ahead = behind = 0
-        if local is not None and upstream is not None:
-            ahead, behind = repo.ahead_behind(local, upstream)
-        elif local is not None:
-            ahead = sum(1 for _ in repo.walk(local))
+        try:
+            if local is not None and upstream is not None:
+                ahead, behind = repo.ahead_behind(local, upstream)
+            elif local is not None:
+                ahead = sum(1 for _ in repo.walk(local))
+        except pygit2.GitError:
+            # A ref that names no commit (moved by hand, or by git outside headd): status still
+            # answers, and last_error says what the round found.
+            ahead = behind = 0
         return RemoteStatus(
             name=self.remote,
             url=self._url,
@@ -338,6 +413,10 @@ class RemoteSync:
             conflicts=tuple(self.conflict_book.open(repo)),
             rescues=len(rescue.rescues(repo)),
         )
+
+    def close(self) -> None:
+        """End the git a round is waiting on, with everything it started; start no other."""
+        self.running.kill_all()
 
     def resolve(self, path_or_id: str) -> tuple[rescue.Conflict, ...]:
         with self._round_lock:

@@ -8,9 +8,10 @@ order the answers always had, so the bytes on the wire are the ones the dict lit
 optional part that an answer leaves out is ``UNSET``, never ``null``.
 
 Where a layer already answers with a Struct, that Struct is the answer: the store's session
-results (``headd.store.results``), the head gate's report (``headd.head.gate``). The SQLite
-plane's reports and the parts of ``status`` that describe other subsystems (the embedder, the
-remote, the memory accounting) stay mappings here: their shapes belong to those subsystems.
+results (``headd.store.results``), the head gate's report (``headd.head.gate``), a sleep
+merge's report with both gates' (``headd.sleep.merge_report``). The SQLite plane's reports and the parts
+of ``status`` that describe other subsystems (the embedder, the remote, the memory accounting)
+stay mappings here: their shapes belong to those subsystems.
 Decoding ignores fields it does not know, so a newer daemon's answer still reads.
 """
 
@@ -231,6 +232,7 @@ class StatusAnswer(msgspec.Struct):
     embedder: str
     embedder_state: dict[str, Any]
     remote: dict[str, Any] | None
+    last_sleep: SleepStatusAnswer | None
     uptime_s: float
     pid: int
     version: str
@@ -247,6 +249,106 @@ class VectorsFillAnswer(msgspec.Struct):
     coverage: float
 
 
+# -- sleep ---------------------------------------------------------------------------------
+
+
+class PhaseReport(msgspec.Struct, frozen=True):
+    """One phase of a run: ``ok``, ``failed`` or ``skipped`` (with its reason), its commit and
+    counts, as its ``Memhtml-Phase`` and ``Memhtml-Counts`` trailers say."""
+
+    phase: str
+    ordinal: int
+    status: str
+    commit: str | None = None
+    counts: dict[str, int] = msgspec.field(default_factory=dict)
+    reason: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+
+
+class TouchReport(msgspec.Struct, frozen=True):
+    """A memory a phase touched: ``kind`` is moved, folded, archived, repointed or stamped;
+    ``to`` where it went, ``into`` the memory it folded into."""
+
+    path: str
+    kind: str
+    phase: str
+    to: str | None = None
+    into: str | None = None
+
+
+class RunReport(msgspec.Struct, frozen=True):
+    """``sleep.run`` and ``sleep.resume`` (memhtml's ``sleep.report``); ``status`` is ``review``
+    or ``dry-run``."""
+
+    run_id: str
+    branch: str
+    base: str
+    head: str
+    status: str
+    dry_run: bool
+    phases: list[PhaseReport]
+    touches: list[TouchReport]
+    started_at: str | None = None
+    ended_at: str | None = None
+
+
+class ReviewCommit(msgspec.Struct, frozen=True):
+    sha: str
+    phase: str
+    subject: str
+    counts: dict[str, int]
+
+
+class ReviewFile(msgspec.Struct, frozen=True):
+    path: str
+    kind: str
+    to: str | None = None
+
+
+class DiffStat(msgspec.Struct, frozen=True):
+    files: int
+    insertions: int
+    deletions: int
+
+
+class SleepReviewAnswer(msgspec.Struct, frozen=True):
+    """``sleep.review``: per-phase counts, the commits, a diff stat, each touched memory
+    classified, and the raw diff when asked for."""
+
+    run_id: str
+    base: str
+    head: str
+    merged: bool
+    phases: dict[str, dict[str, int]]
+    commits: list[ReviewCommit]
+    stat: DiffStat
+    files: list[ReviewFile]
+    diff: str | None = None
+
+
+class SleepStatusAnswer(msgspec.Struct, frozen=True):
+    """``sleep.status`` (and ``status.last_sleep``): the latest run, read from its branch;
+    ``status`` is ``merged`` or ``review``, ``started_at`` when its first phase committed."""
+
+    run_id: str | None
+    runs: list[str]
+    base: str | None = None
+    head: str | None = None
+    merged: bool = False
+    status: str | None = None
+    started_at: str | None = None
+    phases: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
+
+
+class SleepPlanAnswer(msgspec.Struct, frozen=True):
+    """``sleep.plan``: would a run change anything, and what each phase would do."""
+
+    sha: str
+    would_change: bool
+    phases: dict[str, dict[str, int]]
+
+
 #: A report whose shape its own subsystem owns (the SQLite plane, the remote follower).
 Report = dict[str, Any]
 
@@ -258,6 +360,7 @@ def answer_types() -> dict[str, Any]:
     import brings the head's search along, which the wire's importers (every client) never need.
     """
     from headd.head.gate import HeadGateReport
+    from headd.sleep.merge_report import MergeReport
     from headd.store.results import (
         ApplyResult,
         CloseResult,
@@ -297,4 +400,10 @@ def answer_types() -> dict[str, Any]:
         "traces.show": Report,
         "vectors.fill": VectorsFillAnswer,
         "sync": Report,
+        "sleep.plan": SleepPlanAnswer,
+        "sleep.run": RunReport,
+        "sleep.review": SleepReviewAnswer,
+        "sleep.merge": MergeReport,
+        "sleep.resume": RunReport,
+        "sleep.status": SleepStatusAnswer,
     }

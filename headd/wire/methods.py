@@ -211,6 +211,43 @@ class Sync(_Params):
     resolve: str | None = None
 
 
+# -- sleep -----------------------------------------------------------------------------------
+
+#: A run's phases: a subset of headd.sleep.catalog.PHASES (an unknown name is refused there).
+Phases = Annotated[list[str], msgspec.Meta(max_length=64)]
+
+
+class SleepPlan(_Params):
+    date: str | None = None
+    phases: Phases | None = None
+
+
+class SleepRun(_Params):
+    date: str | None = None
+    phases: Phases | None = None
+    dry_run: bool = False
+
+
+class SleepReview(_Params):
+    run: str
+    #: Also the run's raw diff against its base (memhtml's ``--diff``).
+    diff: bool = False
+
+
+class SleepMerge(_Params):
+    run: str
+    skip_gate: bool = False
+
+
+class SleepResume(_Params):
+    run: str
+    date: str | None = None
+
+
+class SleepStatus(_Params):
+    pass
+
+
 Request = (
     Status
     | Search
@@ -241,6 +278,12 @@ Request = (
     | TracesShow
     | VectorsFill
     | Sync
+    | SleepPlan
+    | SleepRun
+    | SleepReview
+    | SleepMerge
+    | SleepResume
+    | SleepStatus
 )
 
 METHODS: dict[str, type[_Params]] = {
@@ -273,6 +316,12 @@ METHODS: dict[str, type[_Params]] = {
     "traces.show": TracesShow,
     "vectors.fill": VectorsFill,
     "sync": Sync,
+    "sleep.plan": SleepPlan,
+    "sleep.run": SleepRun,
+    "sleep.review": SleepReview,
+    "sleep.merge": SleepMerge,
+    "sleep.resume": SleepResume,
+    "sleep.status": SleepStatus,
 }
 
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}

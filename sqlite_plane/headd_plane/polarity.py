@@ -8,12 +8,11 @@ rank stands in for relevance); an out-of-order twin gets half the lowest agreein
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from headd.head.negation import negation_divergent
 from headd.lazy_import import LazyModule
 
 if TYPE_CHECKING:
@@ -27,70 +26,7 @@ TWIN_COSINE = 0.9
 POLARITY_DEMOTION = 0.5
 POLARITY_TEXT_CHARS = 2000
 
-NEGATION_MARKERS = frozenset(
-    [
-        "not",
-        "no",
-        "never",
-        "none",
-        "cannot",
-        "without",
-        "neither",
-        "nor",
-        "avoid",
-        "disallow",
-        "disallowed",
-        "forbidden",
-        "unsafe",
-        "invalid",
-        "false",
-        "fail",
-        "fails",
-        "failed",
-        "deny",
-        "denied",
-        "reject",
-        "rejected",
-    ]
-)
-CONTRACTIONS = (
-    ("isn't", "is not"),
-    ("aren't", "are not"),
-    ("wasn't", "was not"),
-    ("weren't", "were not"),
-    ("don't", "do not"),
-    ("doesn't", "does not"),
-    ("didn't", "did not"),
-    ("won't", "will not"),
-    ("can't", "can not"),
-    ("cannot", "can not"),
-    ("couldn't", "could not"),
-    ("shouldn't", "should not"),
-    ("wouldn't", "would not"),
-    ("mustn't", "must not"),
-    ("haven't", "have not"),
-    ("hasn't", "has not"),
-    ("hadn't", "had not"),
-    ("n't", " not"),
-)
-_WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*")
-
 R = TypeVar("R")
-
-
-def _tokens(text: str) -> list[str]:
-    out = unicodedata.normalize("NFC", text).lower()
-    for pattern, replacement in CONTRACTIONS:
-        out = out.replace(pattern, replacement)
-    return _WORD.findall(out)
-
-
-def negated(text: str) -> bool:
-    return any(token in NEGATION_MARKERS for token in _tokens(text))
-
-
-def negation_divergent(a: str, b: str) -> bool:
-    return negated(a) != negated(b)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,10 @@ moves between machines and to or from memhtml itself. Two properties matter:
   row updated last) and keeps every row only the file holds, so exporting never drops a bump.
   Instants are written in memhtml's form, whole seconds and ``Z`` (``2026-12-01T22:19:29Z``);
   headd's millisecond stamps are cut to the second.
-- **Forgiving import.** A line that does not parse is counted and skipped, never fatal, so a file
-  truncated by an interrupted write still restores every row it holds. Rows merge into a live
+- **Forgiving import.** A line that does not parse, or holds a count ``state.access`` cannot
+  (negative, fractional, beyond 64 bits), is refused by its line number and reason and skipped,
+  never fatal, so a file truncated by an interrupted write, or one a collaborator pushed with a
+  bad row, still restores every other row it holds. Rows merge into a live
   plane by taking the larger of each monotone counter and the later of each stamp, so an import
   never loses a bump that happened after the export.
 
@@ -30,6 +32,8 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypedDict
+
+import msgspec
 
 from headd.errors import StorageFailure
 from headd.memfile.sidecar import (
@@ -56,6 +60,8 @@ class ImportReport(TypedDict):
     restored: int
     skipped: int
     has_state: bool
+    #: Each line not imported: ``{line, path, reason}``.
+    refused: list[dict[str, Any]]
 
 
 def entry_from_row(row: Sequence[Any]) -> SidecarEntry:
@@ -173,6 +179,7 @@ def import_sidecar(conn: sqlite3.Connection, store_root: Path) -> ImportReport:
             "restored": 0,
             "skipped": 0,
             "has_state": state,
+            "refused": [],
         }
     parsed = parse_sidecar(raw.decode("utf-8", errors="replace"))
     restored = import_entries(conn, parsed.entries) if state else 0
@@ -182,4 +189,5 @@ def import_sidecar(conn: sqlite3.Connection, store_root: Path) -> ImportReport:
         "restored": restored,
         "skipped": parsed.skipped,
         "has_state": state,
+        "refused": [msgspec.to_builtins(row) for row in parsed.refused],
     }

@@ -637,13 +637,16 @@ class Tools:
             "embedder_up": embedder not in (None, "off"),
             "vector_coverage": float(vectors.get("coverage") or 0.0),
             "vector_coverage_floor": 0.95,
-            "last_sleep": None,
+            "last_sleep": _last_sleep(status.get("last_sleep")),
             "ref": status.get("ref"),
             "records": status.get("records"),
             "skipped": status.get("skipped"),
             "daemon_pid": status.get("pid"),
             # ahead/behind, last error and open conflicts (paths, refs) of the followed remote
             "remote": status.get("remote"),
+            # Why the followed remote's last round failed (a refused tip, an unreachable host),
+            # so an agent sees that the memory no longer follows: status.remote.last_error.
+            "remote_error": (status.get("remote") or {}).get("last_error"),
         }
 
     def _dirty(self) -> bool:
@@ -1122,3 +1125,10 @@ def _batch_answer(results: list[dict[str, Any]], sha: str | None) -> dict[str, A
         "commit_sha": sha,
         "near_duplicates_degraded": True,
     }
+
+
+def _last_sleep(latest: Any) -> dict[str, Any] | None:
+    """The daemon's ``status.last_sleep`` in memhtml's ``memory_status`` shape."""
+    if not isinstance(latest, Mapping) or not latest.get("run_id"):
+        return None
+    return {key: latest.get(key) for key in ("run_id", "status", "started_at")}
