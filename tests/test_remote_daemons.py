@@ -225,9 +225,9 @@ def test_a_same_path_conflict_keeps_both_and_status_lists_it(
     assert "Friday" in git(b.store, "show", f"{conflict['ref']}:areas/inbox/window.html")
     summary = b.headctl("status")
     assert summary.returncode == 0
-    [remote] = [line for line in summary.stdout.splitlines() if line.startswith("remote ")]
-    assert "ahead 0, behind 0" in remote and "1 open conflicts" in remote
-    assert f"{conflict['id']} areas/inbox/window.html" in remote
+    rows = {line.split(None, 1)[0]: line for line in summary.stdout.splitlines()}
+    assert "ahead 0, behind 0" in rows["remote"]
+    assert f"1 open: {conflict['id']} areas/inbox/window.html" in rows["conflicts"]
     nothing = b.headctl("sync", "--resolve", "no-such-conflict")
     assert nothing.returncode == 1
     assert nothing.stderr.startswith("ERR_PATH_NOT_FOUND: no open conflict no-such-conflict")
@@ -250,7 +250,7 @@ def test_an_unreachable_remote_never_blocks_and_catches_up(sides: tuple[Path, Si
     failed = a.headctl("sync")
     assert failed.returncode == 1 and failed.stderr.count("\n") == 1
     assert failed.stderr.startswith("ERR_GIT: the round with the remote failed")
-    assert "last error" in a.headctl("status").stdout
+    assert "remote error" in a.headctl("status").stdout
     away.rename(hub)
     assert wait_until(lambda: hub_tip(hub) == sha, 30)
     assert wait_until(lambda: a.call("status")["remote"]["last_error"] is None, 30)

@@ -150,8 +150,10 @@ def remote_rows(remote: Any) -> list[list[str]]:
         if error.get("commit"):
             text += f" (commit {_short(error.get('commit'))}, path {error.get('path')!r})"
         rows.append(["remote error", text + f" at {error.get('at')}"])
-    if remote.get("conflicts"):
-        rows.append(["conflicts", f"{len(remote['conflicts'])} open (headctl sync --resolve)"])
+    conflicts = [c for c in remote.get("conflicts") or () if isinstance(c, Mapping)]
+    if conflicts:
+        named = ", ".join(f"{c.get('id')} {c.get('path')}" for c in conflicts)
+        rows.append(["conflicts", f"{len(conflicts)} open: {named} (headctl sync --resolve ID)"])
     return rows
 
 
@@ -195,32 +197,11 @@ def status(result: Any, args: argparse.Namespace, out: TextIO) -> None:
             f"up {_duration(result.get('uptime_s'))}",
         ],
     ]
-    remote = result.get("remote")
-    if isinstance(remote, Mapping):
-        rows.insert(
-            rows.index(["sessions", f"{result.get('sessions', 0)} open"]),
-            ["remote", remote_line(remote)],
-        )
     if fill.get("last_error"):
         rows.append(["fill error", f"{fill.get('last_error_code')}: {fill.get('last_error')}"])
     rows += remote_rows(result.get("remote"))
     table(rows, out)
     _verbose(result, args, out)
-
-
-def remote_line(remote: Mapping[str, Any]) -> str:
-    """Where the branch stands against its upstream, the last error and the open conflicts, on
-    one line: what a person checks first when two machines share a store."""
-    line = f"{remote.get('upstream', NONE)}: ahead {remote.get('ahead', 0)}, "
-    line += f"behind {remote.get('behind', 0)}"
-    error = remote.get("last_error")
-    if isinstance(error, Mapping):
-        line += f"; last error {error.get('kind')}: {' '.join(str(error.get('message')).split())}"
-    conflicts = [c for c in remote.get("conflicts") or () if isinstance(c, Mapping)]
-    if conflicts:
-        named = ", ".join(f"{c.get('id')} {c.get('path')}" for c in conflicts)
-        line += f"; {len(conflicts)} open conflicts ({named}): headctl sync --resolve ID"
-    return line
 
 
 # -- search and recall --------------------------------------------------------------------
