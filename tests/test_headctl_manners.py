@@ -117,6 +117,17 @@ def test_every_option_and_argument_has_help_text() -> None:
     assert missing == []
 
 
+def test_every_command_has_its_one_line_description_in_help() -> None:
+    done = headctl("--help")
+    listed = {
+        line.split(None, 1)[0]: line.split(None, 1)[1:]
+        for line in done.stdout.splitlines()
+        if line.startswith("    ") and not line.startswith("     ")
+    }
+    for command in ("mcp", "integrations", "hook", "check", "init", "sync"):
+        assert listed.get(command), (command, done.stdout)
+
+
 def test_version_of_both_commands() -> None:
     for module, name in (("headd_client.headctl", "headctl"), ("headd.daemon.main", "headd")):
         done = subprocess.run(
