@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -26,7 +29,10 @@ pytestmark = pytest.mark.slow
 WINDOW = "areas/inbox/window-opens-on-monday.html"
 
 
-def test_the_next_answer_names_the_conflict_that_displaced_a_write(tmp_path: Path) -> None:
+@contextmanager
+def sides(tmp_path: Path) -> Iterator[tuple[Daemon, Daemon]]:
+    """Two daemons on two clones of one bare hub (A fetching every half second, B only after
+    its own commits), with A's memory at WINDOW already on the hub; stopped after."""
     seed = tmp_path / "seed"
     make_store(seed)
     hub = tmp_path / "hub.git"
@@ -45,6 +51,26 @@ def test_the_next_answer_names_the_conflict_that_displaced_a_write(tmp_path: Pat
         while git(hub, "rev-parse", "main") != git(tmp_path / "a", "rev-parse", "main"):
             assert time.monotonic() < deadline, "A's commit never reached the hub"
             time.sleep(0.1)
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
+
+
+async def first_told(client: Any, key: str) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """``memory_status`` until its answer carries ``key`` (the round runs at once after the
+    commit; bounded wait): what it told, and that status."""
+    status: dict[str, Any] = {}
+    for _ in range(150):
+        status = structured(await client.call_tool("memory_status", {}))
+        if status.get(key):
+            break
+        await anyio.sleep(0.2)
+    return list(status.get(key) or []), status
+
+
+def test_the_next_answer_names_the_conflict_that_displaced_a_write(tmp_path: Path) -> None:
+    with sides(tmp_path) as (a, b):
 
         async def go() -> None:
             async with bridge(tmp_path / "b", b.socket_path) as client:
@@ -60,14 +86,7 @@ def test_the_next_answer_names_the_conflict_that_displaced_a_write(tmp_path: Pat
                     )
                 )
                 assert wrote["path"] == WINDOW and wrote["commit_sha"]
-                told: list[dict[str, str]] = []
-                status: dict = {}  # type: ignore[type-arg]
-                for _ in range(150):  # the round runs at once after the commit (bounded wait)
-                    status = structured(await client.call_tool("memory_status", {}))
-                    told = status.get("displaced") or []
-                    if told:
-                        break
-                    await anyio.sleep(0.2)
+                told, status = await first_told(client, "displaced")
                 [conflict] = told
                 assert conflict["path"] == WINDOW and conflict["ours"] == wrote["commit_sha"]
                 assert conflict["ref"].startswith("refs/headd/conflicts/")
@@ -78,6 +97,30 @@ def test_the_next_answer_names_the_conflict_that_displaced_a_write(tmp_path: Pat
 
         anyio.run(go)
         assert "Friday" in git(tmp_path / "b", "show", f"refs/headd/conflicts/1:{WINDOW}")
-    finally:
-        a.stop()
-        b.stop()
+
+
+def test_a_replayed_write_is_told_with_the_sha_on_the_branch(tmp_path: Path) -> None:
+    """B writes a path A left alone while A's commit is on the hub: B's round replays B's
+    commit onto A's, so the sha B's agent was given is not on the branch; the next answer
+    names the one that is."""
+    with sides(tmp_path) as (a, b):
+
+        async def go() -> None:
+            async with bridge(tmp_path / "b", b.socket_path) as client:
+                wrote = structured(
+                    await client.call_tool(
+                        "memory_write",
+                        {
+                            "title": "Freeze starts on Friday",
+                            "memory_type": "semantic",
+                            "body": "The release freeze starts on Friday.",
+                        },
+                    )
+                )
+                told, _ = await first_told(client, "replayed")
+                [replay] = told
+                assert replay["ours"] == wrote["commit_sha"]
+                assert replay["on_branch"] == git(tmp_path / "b", "rev-parse", "main")
+                assert replay["on_branch"] != wrote["commit_sha"]
+
+        anyio.run(go)

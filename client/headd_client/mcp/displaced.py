@@ -6,13 +6,17 @@ writer was told ``committed``. The writer is the one who can act on it, and the 
 told by the daemon on its own, so the bridge watches the commits it made: while any is younger
 than :data:`WATCH_S`, each tool answer asks the daemon's ``status`` for the remote's open
 conflicts, and the first answer after one of ours appears carries it (``displaced``, and a line
-in the text) once.
+in the text) once. A commit of ours the round replayed onto the remote's tip (the other machine
+wrote elsewhere) is on the branch under a new sha; the first answer after that names it
+(``replayed``: ours and the one on the branch).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 #: How long after a write the bridge keeps asking whether it was displaced: a conflict appears
@@ -20,6 +24,9 @@ from typing import Any
 WATCH_S = 600.0
 #: The most commits watched at once (the oldest are dropped first).
 WATCH_MAX = 64
+#: How many commits back from the tip a replay of ours is looked for.
+REPLAY_SCAN = 200
+_REPLAYED = re.compile(r"^Headd-Replayed-From: ([0-9a-f]{40})$", re.M)
 
 
 class DisplacedWatch:
@@ -44,6 +51,28 @@ class DisplacedWatch:
             del self._written[sha]
         return bool(self._written)
 
+    def replayed(self, store: Path, tip: str | None) -> list[dict[str, str]]:
+        """Commits of ours that a remote round replayed onto the remote's tip (a new sha on the
+        branch, carrying ``Headd-Replayed-From: <ours>``), not yet told: the sha an agent was
+        given is no longer the one on the branch."""
+        if tip is None or not self.watching():
+            return []
+        import pygit2
+
+        found = []
+        try:
+            repo = pygit2.Repository(str(store))
+            for count, commit in enumerate(repo.walk(tip)):
+                if count >= REPLAY_SCAN:
+                    break
+                for ours in _REPLAYED.findall(commit.message):
+                    if ours in self._written and f"replayed:{ours}" not in self._told:
+                        self._told.add(f"replayed:{ours}")
+                        found.append({"ours": ours, "on_branch": str(commit.id)})
+        except (pygit2.GitError, KeyError, ValueError):
+            return []
+        return found
+
     def displaced(self, status: dict[str, Any]) -> list[dict[str, Any]]:
         """The open conflicts in ``status`` (the daemon's) holding a commit of ours, not yet
         told; a daemon that follows no remote can displace nothing, so watching stops."""
@@ -60,6 +89,26 @@ class DisplacedWatch:
         return found
 
 
+def _noted(result: dict[str, Any], lines: list[str], key: str, value: Any) -> dict[str, Any]:
+    """``result`` (a ``tools/call`` result) with ``lines`` added to its text and ``key`` to its
+    structured content."""
+    out = dict(result)
+    out["content"] = [*result.get("content", ()), *({"type": "text", "text": t} for t in lines)]
+    if isinstance(result.get("structuredContent"), dict):
+        out["structuredContent"] = {**result["structuredContent"], key: value}
+    return out
+
+
+def with_replayed(result: dict[str, Any], replays: list[dict[str, str]]) -> dict[str, Any]:
+    """``result`` telling which of this session's commits are on the branch under a new sha."""
+    lines = [
+        f"NOTE: commit {r['ours'][:12]} of this session was replayed onto the remote's tip; "
+        f"it is on the branch as {r['on_branch'][:12]}"
+        for r in replays
+    ]
+    return _noted(result, lines, "replayed", replays)
+
+
 def with_notice(result: dict[str, Any], conflicts: list[dict[str, Any]]) -> dict[str, Any]:
     """``result`` (a ``tools/call`` result) telling of ``conflicts``: a ``displaced`` field in
     its structured content and one line per conflict in its text."""
@@ -69,11 +118,7 @@ def with_notice(result: dict[str, Any], conflicts: list[dict[str, Any]]) -> dict
         f" (merge it, then `headctl sync --resolve {c.get('id')}`)"
         for c in conflicts
     ]
-    out = dict(result)
-    out["content"] = [*result.get("content", ()), *({"type": "text", "text": t} for t in lines)]
-    if isinstance(result.get("structuredContent"), dict):
-        shown = [
-            {k: c.get(k) for k in ("id", "path", "ref", "ours", "theirs", "at")} for c in conflicts
-        ]
-        out["structuredContent"] = {**result["structuredContent"], "displaced": shown}
-    return out
+    shown = [
+        {k: c.get(k) for k in ("id", "path", "ref", "ours", "theirs", "at")} for c in conflicts
+    ]
+    return _noted(result, lines, "displaced", shown)

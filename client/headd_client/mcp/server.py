@@ -18,7 +18,11 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from headd_client.mcp.displaced import DisplacedWatch, with_notice
+from headd_client.mcp.displaced import (
+    DisplacedWatch,
+    with_notice,
+    with_replayed,
+)
 from headd_client.mcp.protocol import McpSession, parse_error
 from headd_client.mcp.resources import read_resource, resource_templates
 from headd_client.mcp.spawn import DaemonLink
@@ -40,6 +44,7 @@ class BridgeHandlers:
     def __init__(self, link: DaemonLink, store: Path) -> None:
         self.link = link
         self.tools = Tools(link, store)
+        self.store = store
         self.watch = DisplacedWatch()
 
     def list_tools(self) -> list[dict[str, Any]]:
@@ -54,6 +59,8 @@ class BridgeHandlers:
             status = self.link.call("status")
         except Exception:  # the answer itself stands; the next call asks again
             return result
+        replays = self.watch.replayed(self.store, status.get("sha"))
+        result = with_replayed(result, replays) if replays else result
         displaced = self.watch.displaced(status)
         return with_notice(result, displaced) if displaced else result
 
