@@ -133,6 +133,7 @@ NOT_IN_THE_RUNNER = {
     "exec_bench",
     "footprint_bench",
     "history_bench",
+    "hook_relevance_bench",
     "load_bench",
     "mcp_bench",
     "quality_bench",

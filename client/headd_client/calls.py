@@ -155,6 +155,7 @@ def search(
     records: bool = False,
     mode: Literal["hybrid", "seed-exact"] = "hybrid",
     explain: bool = False,
+    relevance_floor: float | None = None,
 ) -> Call[SearchAnswer]:
     """The head's search (the SQLite plane's, ``plane="index"``, answers another shape: use
     ``call``)."""
@@ -169,6 +170,7 @@ def search(
         records=records,
         mode=mode,
         explain=explain,
+        relevance_floor=relevance_floor,
     )
     return Call(request, SearchAnswer)
 

@@ -11,7 +11,9 @@ anywhere on the line; ``scripts/gen_protocol.py`` documents the whole tree from 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +32,23 @@ class UsageError(Exception):
     """A command line that does not parse; exit 2."""
 
 
+#: argparse's line for a word that names no subcommand (its metavar is the ``{a,b,...}`` list).
+_INVALID_CHOICE = re.compile(
+    r"^argument \{[^}]*\}: invalid choice: '(.*)' \(choose from (.*)\)$", re.DOTALL
+)
+_CHOICE = re.compile(r"'([^']*)'")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting, so we own the one-line form."""
 
     def error(self, message: str) -> NoReturn:
+        choice = _INVALID_CHOICE.search(message)
+        if choice is not None:  # a mistyped command: one short line, with the nearest one
+            word, commands = choice.group(1), _CHOICE.findall(choice.group(2))
+            near = difflib.get_close_matches(word, commands, n=1)
+            hint = f"; did you mean {near[0]}?" if near else f"; see {self.prog} --help"
+            raise UsageError(f"{self.prog}: no command {word!r}{hint}")
         required = "the following arguments are required: {"
         if message.startswith(required):  # a group without its subcommand
             choices = message[len(required) :].split("}")[0].replace(",", ", ")
@@ -332,6 +347,14 @@ def _scope_flags(p: argparse.ArgumentParser) -> None:
 _SCOPE_FIELDS = ("types", "workspace", "tags", "entity", "facets", "include_archived", "as_of")
 
 
+def _query_text(words: Sequence[str] | None) -> str:
+    """The query the words make, refused when blank: an empty search has no answer to give."""
+    query = _joined(words)
+    if not query.strip():
+        raise UsageError("the query is empty; give the words to search for")
+    return query
+
+
 def _filter(args: argparse.Namespace) -> dict[str, Any] | None:
     """The wire's ``filter`` from the scope flags a command has; None when none is given."""
     scope = {k: getattr(args, k, None) for k in _SCOPE_FIELDS}
@@ -371,7 +394,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
 
 
 def _search(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
-    params: Params = {"query": _joined(args.query), "limit": args.limit, "now": args.now}
+    params: Params = {"query": _query_text(args.query), "limit": args.limit, "now": args.now}
     params.update(_view(args), filter=_filter(args), plane=args.plane, mode=args.mode)
     return "search", params
 
@@ -391,7 +414,7 @@ def _recall_args(p: argparse.ArgumentParser) -> None:
 
 def _recall(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
     return "recall", {
-        "query": _joined(args.query),
+        "query": _query_text(args.query),
         "budget_chars": args.budget_chars,
         "filter": _filter(args),
     }

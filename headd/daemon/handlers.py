@@ -43,6 +43,7 @@ from headd.embed.factory import embedder_state
 from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
+from headd.limits import bounded
 from headd.record import PARA_BUCKETS
 from headd.store.results import CommitResult
 from headd.wire.answers import (
@@ -431,6 +432,8 @@ class Service:
             raise InvalidParams("this daemon follows no remote (start it with --remote NAME)")
         if resolve is not None:
             resolved = await self.remote.resolve(resolve)
+            if not resolved:
+                raise PathNotFound(f"no open conflict {resolve}", {"conflict": resolve})
             return {"resolved": msgspec.to_builtins(resolved), "remote": self._remote_status()}
         report = await self.remote.round_now()
         return {"round": msgspec.to_builtins(report), "remote": self._remote_status()}
@@ -538,13 +541,22 @@ class Service:
             mode=request.mode,
             explain=why,
         )
+        covered: list[float] | None = None
+        if request.relevance_floor is not None:
+            from headd.head.relevance import relevant_hits
+
+            hits, covered = relevant_hits(view, request.query, hits, request.relevance_floor)
         took = (time.perf_counter() - start) * 1000.0
         out_hits = [
-            WireHit(hit.path, hit.score, hit.title, hit.claim, list(hit.arms)) for hit in hits
+            WireHit(hit.path, hit.score, bounded(hit.title), bounded(hit.claim), list(hit.arms))
+            for hit in hits
         ]
         if why is not None:
             for out in out_hits:
                 out.why = why.get(out.path, {})
+        if covered is not None:
+            for out, share in zip(out_hits, covered, strict=True):
+                out.coverage = round(share, 4)
         if request.records:
             for out in out_hits:
                 out.record = wire_record_or_none(view.record(out.path))
@@ -637,7 +649,8 @@ class Service:
         ranked = None
         match request:
             case Recall(query=query, filter=filter_, now=now):
-                await self.follower.current()
+                # Read-your-writes: the index is brought to the branch tip first (bounded).
+                await plane.catch_up((await self.view(None, None)).sha)
                 ranked = await self.recall_pool(query, filter_, now)
                 return await plane.answer(request, self._moment(now), ranked)
         return await plane.answer(request, self.clock(), ranked)

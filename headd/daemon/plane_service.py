@@ -58,6 +58,10 @@ UPDATE_QUIET_S = 0.15
 #: ... and no later than this after it was first asked for, so a steady stream of commits still
 #: sees index.db follow.
 UPDATE_MAX_WAIT_S = 1.0
+#: How long a recall waits for the index to reach the branch tip before it answers from the index
+#: as it is (folding in the head's ranking at the tip): recall reads its own writes, and a
+#: slow first build on a large store still answers within this bound.
+CATCH_UP_S = 3.0
 
 
 class UpdateStopped(ShuttingDown):
@@ -279,6 +283,32 @@ class PlaneService:
                 self.stats.last_ms,
             )
 
+    async def catch_up(self, tip: str | None, bound: float = CATCH_UP_S) -> bool:
+        """Bring the index to ``tip`` now, without the background update's quiet wait, unless it
+        is there already; True when it is there within ``bound`` seconds. The update runs on the
+        writer thread and finishes even when the bound passes (the next call finds it done)."""
+        done = self.submit(lambda plane: self._catch_up(plane, tip))
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), bound)
+        except TimeoutError:
+            return False
+
+    def _catch_up(self, plane: Plane, tip: str | None) -> bool:
+        if tip is None:  # an unborn branch: nothing to index
+            return True
+        if self.stats.last_sha == tip or _indexed_sha(plane) == tip:
+            return True
+        started = time.perf_counter()
+        try:
+            report = self._background_update(plane)
+        except (HeaddError, StorageFailure) as exc:
+            log.warning("index catch-up failed: %s: %s", exc.code, exc.message)
+            return False
+        self.stats.runs += 1
+        self.stats.last_ms = (time.perf_counter() - started) * 1000.0
+        self.stats.last_sha = report.head_sha
+        return self.stats.last_sha == tip
+
     def _background_update(self, plane: Plane) -> IndexUpdateAnswer:
         """``update``, embedding new chunks only when the index already carries vectors (a
         store opted in with ``index.rebuild {embed: true}``): a first full embed would hold the
@@ -353,6 +383,14 @@ class PlaneService:
         if self._plane is not None:
             plane_calls.unwatch_work_tree(self._plane)
             self._plane.close()
+
+
+def _indexed_sha(plane: Plane) -> str | None:
+    """The commit ``index.db`` reflects, None when it reflects none yet."""
+    try:
+        return plane_calls.indexed_sha(plane.db.conn)
+    except HeaddError:
+        return None
 
 
 def _holds_vectors(plane: Plane) -> bool:

@@ -81,6 +81,11 @@ class Scope:
             as_of=parsed.as_of,
         )
 
+    @property
+    def reaches_archived(self) -> bool:
+        """True when this scope can admit an archived record, so a search must rank them too."""
+        return self.include_archived or self.as_of is not None
+
     def __call__(self, record: MemoryRecord) -> bool:
         return self.admit(record)
 

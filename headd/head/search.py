@@ -10,7 +10,10 @@ it by name:
 - Inside an arm: score descending, then path ascending; the cut follows that order even inside a
   run of equal scores; equal scores share the first rank of their run (1, 1, 3).
 - ``admit`` narrows what each arm ranks before its cap; BM25's statistics stay those of every
-  active record.
+  active record. A scope that reaches archived records (``admit.reaches_archived``) ranks over
+  the version's index of every record instead (:attr:`Indexes.with_archived`), so an archived
+  record is scored by the lexical arm beside the active ones; the vector arm holds active
+  records only.
 - Fusion: ``weight / (rank + 60)`` per arm, lexical share first, then vector.
 - Recency only breaks exact ties: fused score descending, then newest first by event time (else
   update time; clamped to ``now`` when ``now`` sorts earlier), then path ascending. Strings compare
@@ -297,6 +300,8 @@ def search_head(
     if mode not in SEARCH_MODES:
         raise ValueError(f"unknown search mode {mode!r}")
     indexes = indexes_of(view)
+    if _reaches_archived(admit):
+        indexes = indexes.with_archived
     seed = mode == SEED_EXACT
     with_vectors = vectors is not None and query_vector is not None
     lexical_cap = LEXICAL_ARM_LIMIT if seed else max(LEXICAL_ARM_LIMIT, limit)
@@ -375,6 +380,12 @@ def _parts(
             elif best > floor and cosine > floor:
                 parts[path]["vector"] = (1.0 - LEXICAL_SHARE) / (best - floor) * (cosine - floor)
     return parts
+
+
+def _reaches_archived(admit: Admit | None) -> bool:
+    """Whether ``admit`` (a scope or its bound ``admit``) can admit an archived record."""
+    owner = getattr(admit, "__self__", admit)
+    return bool(getattr(owner, "reaches_archived", False))
 
 
 def lexical_query_of(query: str) -> str:

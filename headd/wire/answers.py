@@ -136,6 +136,8 @@ class SearchHit(msgspec.Struct):
     record: WireRecord | None | UnsetType = UNSET
     #: With ``explain``: the score split by arm (``lexical``, ``vector``), summing to ``score``.
     why: dict[str, float] | UnsetType = UNSET
+    #: The share of the query the hit covers, there only when the request set ``relevance_floor``.
+    coverage: float | UnsetType = UNSET
 
 
 class SearchCoverage(msgspec.Struct):

@@ -67,6 +67,10 @@ class Search(_Params):
     mode: Literal["hybrid", "seed-exact"] = "hybrid"
     #: Each hit also carries ``why``: its score split by the arms that found it.
     explain: bool = False
+    #: Keep only hits covering at least this share of the query (``headd.head.relevance``), each
+    #: carrying its ``coverage``; a query of fewer than two content words then has no hit. What
+    #: the prompt hook asks with, since a search's own scores are relative.
+    relevance_floor: float | None = None
 
 
 class Read(_Params):

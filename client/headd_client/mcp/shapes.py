@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from headd.limits import MAX_CLAIM_CHARS, bounded
 from headd_client.mcp.failures import ToolFailure
 
 SNIPPET_CHARS = 280
@@ -46,6 +47,9 @@ def check_arguments_against(arguments: Mapping[str, Any], schema: Mapping[str, A
     problems = [
         f"missing required argument `{k}`" for k in schema.get("required", ()) if k not in arguments
     ]
+    query = arguments.get("query")
+    if "query" in props and isinstance(query, str) and not query.strip():
+        problems.append("argument `query` is empty; give the words to search for")
     for key, value in arguments.items():
         if key not in props:
             if schema.get("additionalProperties") is False:
@@ -123,14 +127,15 @@ def read_result(record: Mapping[str, Any], sha: str) -> dict[str, Any]:
         "path": record["path"],
         "title": record.get("title") or "",
         "body": record.get("body_text") or "",
-        "gist": record.get("claim") or "",
+        "gist": bounded(record.get("claim") or "", MAX_CLAIM_CHARS),
         "memory_type": record.get("memory_type") or "",
         "meta": record_meta(record),
         "links": [{"rel": link["rel"], "href": link["href"]} for link in record.get("links") or ()],
         "archived": bool(record.get("archived")),
         "warnings": list(record.get("warnings") or ()),
         "sha": sha,
-        "record": dict(record),
+        # the record's other fields: its text is the body and gist above, once
+        "record": {k: v for k, v in record.items() if k not in ("body_text", "claim")},
     }
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from headd.errors import DaemonUnavailable
 from headd_client.protocol import Answer, unwrap
+from headd_client.store_check import store_problem
 from headd_client.sync_client import Client
 
 if TYPE_CHECKING:
@@ -128,6 +129,9 @@ class DaemonLink:
                     f"no daemon answers on {self.socket_path} and --no-spawn is set",
                     {"socket": str(self.socket_path)},
                 ) from None
+            problem = store_problem(self.store)
+            if problem is not None:  # start nothing and create nothing at a path that is no store
+                raise DaemonUnavailable(problem, {"store": str(self.store)}) from None
             self.spawned = spawn_daemon(self.store, self.socket_path, self.environ)
             client = wait_for_socket(self.socket_path, self.spawned)
             client.timeout = self.timeout

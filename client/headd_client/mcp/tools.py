@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 
 from headd.errors import DaemonUnavailable
+from headd.limits import MAX_CLAIM_CHARS, bounded
 from headd.wire.answers import SleepStatusAnswer
 from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX, ListRequest, NeighborsRequest
 from headd_client import calls
@@ -153,7 +154,6 @@ class Tools(WriteTools):
         hits = found.get("hits") or []
         records = [h.get("record") for h in hits]
         out_hits = []
-        archived = []
         for hit, record in zip(hits, records, strict=True):
             record = record or {}
             superseded_by = record.get("superseded_by")
@@ -163,7 +163,7 @@ class Tools(WriteTools):
                 {
                     "path": hit["path"],
                     "title": hit.get("title") or record.get("title") or "",
-                    "gist": hit.get("claim") or record.get("claim") or "",
+                    "gist": bounded(hit.get("claim") or record.get("claim") or ""),
                     "memory_type": record.get("memory_type") or "",
                     "score": hit["score"],
                     "confidence": confidence_of(record),
@@ -174,21 +174,60 @@ class Tools(WriteTools):
                     "arms": list(hit.get("arms") or ()),
                 }
             )
-            if record.get("archived"):
-                archived.append({"path": hit["path"], "superseded_by": superseded_by or None})
         entity = args.get("entity")
+        scope_empty = not out_hits and _scope_narrows(args)
+        archived: list[dict[str, Any]] = []
+        matches = 0
+        if scope_empty and not args.get("as_of"):
+            matches, archived = self._archived_in_scope(args, sha, limit)
         return {
             "hits": out_hits,
             "degraded": bool(found.get("degraded")),
             "vector_coverage": float((found.get("vectors") or {}).get("coverage", 0.0)),
             "arms": list(found.get("arms") or ()),
             "entity_scope": entity,
-            "scope_empty": entity is not None and not out_hits,
-            "archived_matches": len(archived),
+            "scope_empty": scope_empty,
+            "archived_matches": matches,
             "archived": archived,
             "sha": sha,
             "took_ms": found.get("took_ms"),
         }
+
+    def _archived_in_scope(
+        self, args: Mapping[str, Any], sha: str, limit: int
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """memhtml's pointer when a narrowing scope emptied a search: how many archived memories
+        the same scope admits (whatever the query), and the first ``limit`` by path with their
+        successors, so the agent knows a retry with ``include_archived`` finds something."""
+        types = list(args.get("memory_types") or ()) or None
+        tags = [str(t) for t in args.get("tags") or () if str(t).strip()] or None
+        facets = [str(f) for f in args.get("facets") or () if "=" in str(f)] or None
+        request: ListRequest | None = ListRequest(
+            types=types,
+            workspace=args.get("workspace") or None,
+            tags=tags,
+            entity=args.get("entity") or None,
+            facets=facets,
+            para="archive",
+            include_archived=True,
+            limit=LIST_MAX,
+            at=sha,
+        )
+        paths: list[str] = []
+        while request is not None:
+            page = self.link.run(calls.listing(request))
+            # memhtml's search leaves tasks out unless a type names them
+            paths += [row.path for row in page.files if types or row.memory_type != "task"]
+            cursor = page.next_cursor
+            request = None if cursor is None else msgspec.structs.replace(request, cursor=cursor)
+        found: list[dict[str, Any]] = []
+        for path in paths[:limit]:
+            record, _ = self._read(path, sha)
+            successor = None if record is None else record.get("superseded_by")
+            found.append(
+                {"path": path, "superseded_by": strip_path(successor) if successor else None}
+            )
+        return len(paths), found
 
     def memory_read(self, args: Mapping[str, Any]) -> dict[str, Any]:
         path = strip_path(args["path"])
@@ -213,14 +252,18 @@ class Tools(WriteTools):
                 {
                     "path": e.get("path", ""),
                     "title": e.get("title", ""),
-                    "gist": e.get("gist", e.get("claim", "")),
+                    "gist": bounded(e.get("gist", e.get("claim", ""))),
                     "body": e.get("body", ""),
                 }
                 for e in (fold or {}).get("disclosed", [])
             ]
 
         lateral = [
-            {"path": e.get("path", ""), "title": e.get("title", ""), "gist": e.get("gist", "")}
+            {
+                "path": e.get("path", ""),
+                "title": e.get("title", ""),
+                "gist": bounded(e.get("gist", "")),
+            }
             for e in pack.get("index_lines") or ()
         ]
         return {
@@ -301,6 +344,8 @@ class Tools(WriteTools):
     def memory_list(self, args: Mapping[str, Any]) -> dict[str, Any]:
         answer = self.link.run(calls.listing(list_request(args)))
         files = [{key: getattr(row, key) for key in LIST_FIELDS} for row in answer.files]
+        for row in files:
+            row["gist"] = bounded(row["gist"] or "", MAX_CLAIM_CHARS)
         return {"files": files, "next_cursor": answer.next_cursor, "sha": answer.sha}
 
     def memory_status(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -315,7 +360,8 @@ class Tools(WriteTools):
             "counts_by_type": counted.counts_by_type,
             "archived_count": counted.archived_count,
             "edges": counted.edges,
-            "index_fresh": True,
+            # the SQLite index (recall's) reflects the tip; recall itself catches it up first
+            "index_fresh": status.index is not None and status.index.indexed_sha == counted.sha,
             "embedder_up": status.embedder not in (None, "off"),
             "vector_coverage": status.vectors.coverage,
             "vector_coverage_floor": counted.vector_coverage_floor,
@@ -324,6 +370,8 @@ class Tools(WriteTools):
             "records": status.records,
             "skipped": status.skipped,
             "daemon_pid": status.pid,
+            # ahead/behind, last error and open conflicts (paths, refs) of the followed remote
+            "remote": status.remote,
             # Why the followed remote's last round failed (a refused tip, an unreachable host),
             # so an agent sees that the memory no longer follows: status.remote.last_error.
             "remote_error": (status.remote or {}).get("last_error"),
@@ -426,3 +474,15 @@ def _last_sleep(latest: SleepStatusAnswer | None) -> dict[str, Any] | None:
     if latest is None or not latest.run_id:
         return None
     return {"run_id": latest.run_id, "status": latest.status, "started_at": latest.started_at}
+
+
+def _scope_narrows(args: Mapping[str, Any]) -> bool:
+    """Whether a search's scope can empty it (memhtml's ``scopeNarrows``): a type, workspace,
+    tag, entity or facet was asked for."""
+    return bool(
+        args.get("memory_types")
+        or args.get("workspace")
+        or any(str(tag).strip() for tag in args.get("tags") or ())
+        or args.get("entity")
+        or any("=" in str(facet) for facet in args.get("facets") or ())
+    )

@@ -234,7 +234,7 @@ class WriteTools:
         record = self._live(target)
         old_html = self._blob(record)
         now = self._now()
-        moved_to = archive_path(target, now.year)
+        moved_to = archive_path(target, now.year, lambda p: self._read(p)[0] is not None)
         body, markup = body_or_markup(args)
         with WriteSession(self.link) as session:
             seen = self._taken_in(session)
