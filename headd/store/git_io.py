@@ -483,6 +483,21 @@ def ensure_excluded(repo: pygit2.Repository, pattern: str) -> None:
 # -- a store by its path (for callers that hold no repository: headctl's no-daemon commands) ----
 
 
+def recent_messages(store: Path, tip: str, limit: int) -> list[tuple[str, str]]:
+    """(sha, message) of the newest ``limit`` commits reachable from ``tip``, newest first;
+    empty when the store or the commit cannot be read (a reader's question, never an error)."""
+    out: list[tuple[str, str]] = []
+    try:
+        repo = pygit2.Repository(str(store))
+        for count, commit in enumerate(repo.walk(tip)):
+            if count >= limit:
+                break
+            out.append((str(commit.id), commit.message))
+    except (pygit2.GitError, KeyError, ValueError):
+        return []
+    return out
+
+
 def has_no_commit(store: Path) -> bool:
     """Whether ``store`` is a git repository whose branch has no commit yet (false for a path
     that is no repository)."""

@@ -57,20 +57,14 @@ class DisplacedWatch:
         given is no longer the one on the branch."""
         if tip is None or not self.watching():
             return []
-        import pygit2
+        from headd.store.git_io import recent_messages
 
         found = []
-        try:
-            repo = pygit2.Repository(str(store))
-            for count, commit in enumerate(repo.walk(tip)):
-                if count >= REPLAY_SCAN:
-                    break
-                for ours in _REPLAYED.findall(commit.message):
-                    if ours in self._written and f"replayed:{ours}" not in self._told:
-                        self._told.add(f"replayed:{ours}")
-                        found.append({"ours": ours, "on_branch": str(commit.id)})
-        except (pygit2.GitError, KeyError, ValueError):
-            return []
+        for sha, message in recent_messages(store, tip, REPLAY_SCAN):
+            for ours in _REPLAYED.findall(message):
+                if ours in self._written and f"replayed:{ours}" not in self._told:
+                    self._told.add(f"replayed:{ours}")
+                    found.append({"ours": ours, "on_branch": sha})
         return found
 
     def displaced(self, status: dict[str, Any]) -> list[dict[str, Any]]:
