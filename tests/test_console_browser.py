@@ -386,3 +386,28 @@ def test_a_real_sleep_run_is_reviewed_by_phase_and_merged(page: Any, console: Ru
     assert page.locator("article#run-2026-12-05").count() == 0
     last = page.locator("section.last-sleep").inner_text()
     assert "sleep/2026-12-05" in last and "merged" in last and "awaiting" not in last
+
+
+def test_a_replayed_merge_leaves_the_list(page: Any, console: Running) -> None:
+    """A run merged after main moved lands as a replay, so its branch's tip is not on main; the
+    page asks ``sleep.review`` and leaves it out all the same."""
+    inbox = "areas/inbox/obsidian-is-volcanic-glass.html"
+    sha = external_commit(
+        console.store,
+        {inbox: memory_html("Obsidian", "Obsidian is volcanic glass.", tags=("geology",))},
+    )
+    with Client(console.daemon.socket_path, timeout=120) as client:
+        assert wait_for(lambda: client.call("status")["sha"] == sha, 20, 0.1)
+        report = client.call("sleep.run", {"date": "2026-12-06"})
+        assert report["head"] != report["base"], report
+        moved = external_commit(
+            console.store,
+            {"resources/notes/tea-is-brewed.html": memory_html("Tea", "Tea is brewed hot.")},
+        )
+        assert wait_for(lambda: client.call("status")["sha"] == moved, 20, 0.1)
+        merged = client.call("sleep.merge", {"run": report["run_id"]})
+    assert merged["merged"] and merged["replayed"], merged
+    page.goto(console.origin + "/review")
+    assert page.locator("article#run-2026-12-06").count() == 0
+    last = page.locator("section.last-sleep").inner_text()
+    assert "sleep/2026-12-06" in last and "merged" in last
