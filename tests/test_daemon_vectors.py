@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pygit2
 from headd_plane.head_vectors import load_cache
 from headd_plane.plane import index_path_of
@@ -116,3 +120,50 @@ def test_index_db_keeps_the_embedders_float32_values(tmp_path: Path) -> None:
     assert set(stored) == set(texts)
     for key, text in texts.items():
         assert stored[key] == embedder.embed([text])[0].astype("<f4").tobytes()
+
+
+class HeldEmbedder(HashingEmbedder):
+    """The hashing embedder, but a query's embedding waits for ``release`` (a slow model call)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.entered = threading.Event()
+        self.hold = False
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if self.hold:
+            self.entered.set()
+            assert self.release.wait(timeout=30)
+        return super().embed(texts)
+
+
+def test_an_embedding_in_flight_blocks_neither_lexical_nor_repeated_queries(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    sha = make_store(store)
+    view = load_head(pygit2.Repository(str(store)), sha)
+    embedder = HeldEmbedder()
+    svc = service(store, embedder)
+
+    async def run() -> None:
+        # one worker thread for the loop's hops: a held model call occupies it whole
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(1))
+        svc.schedule_fill(view)
+        await svc.wait_idle()
+        seen = await svc.for_search(view, "postgres orders", True)
+        assert seen.ran
+        embedder.hold = True
+        held = asyncio.ensure_future(svc.for_search(view, "a query new to the daemon", True))
+        while not embedder.entered.is_set():
+            await asyncio.sleep(0.001)
+        lexical = await asyncio.wait_for(svc.for_search(view, "anything", False), 2)
+        assert not lexical.ran and lexical.coverage == 1.0
+        again = await asyncio.wait_for(svc.for_search(view, "postgres orders", True), 2)
+        assert again.ran and np.array_equal(again.query_vector, seen.query_vector)
+        assert not held.done()
+        embedder.release.set()
+        assert (await held).ran
+
+    asyncio.run(run())

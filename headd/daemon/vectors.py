@@ -231,12 +231,17 @@ class VectorService:
         coverage = self.coverage(view)
         if not wanted or coverage < MIN_COVERAGE:
             return SearchVectors(None, None, coverage)
-        loop = asyncio.get_running_loop()
-        try:
-            vector = await loop.run_in_executor(None, self._queries.vector_for, query)
-        except Exception as exc:  # a model failure degrades the search, never fails it
-            log.warning("query embed failed: %s", exc)
-            return SearchVectors(None, None, coverage)
+        # A query seen before answers on the loop; only a new one hops to a worker thread, where
+        # the model runs without the GIL, so the loop keeps serving (lexical searches included).
+        vector = self._queries.peek(query)
+        if vector is None:
+            try:
+                vector = await asyncio.get_running_loop().run_in_executor(
+                    None, self._queries.vector_for, query
+                )
+            except Exception as exc:  # a model failure degrades the search, never fails it
+                log.warning("query embed failed: %s", exc)
+                return SearchVectors(None, None, coverage)
         cache = self.cache
         dim = cache.space.dim
         if getattr(vector, "ndim", 0) != 1 or vector.shape[0] != dim:
