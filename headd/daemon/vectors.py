@@ -231,7 +231,7 @@ class VectorService:
         coverage = self.coverage(view)
         if not wanted or coverage < MIN_COVERAGE:
             return SearchVectors(None, None, coverage)
-        # A query seen before answers on the loop; only a new one hops to a worker thread, where
+        # A query seen before answers on the loop; only an unseen one hops to a worker thread, where
         # the model runs without the GIL, so the loop keeps serving (lexical searches included).
         vector = self._queries.peek(query)
         if vector is None:
