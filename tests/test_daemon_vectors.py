@@ -22,6 +22,7 @@ from support.stores import make_store
 
 from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder
+from headd.head.indexes import IndexedView
 from headd.head.vectors import VectorSpace, title_text_of, vector_keys_of, vector_text_of
 from headd.head.version import load_head
 
@@ -138,14 +139,32 @@ class HeldEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-def test_an_embedding_in_flight_blocks_neither_lexical_nor_repeated_queries(
-    tmp_path: Path,
-) -> None:
+def held_service(tmp_path: Path) -> tuple[IndexedView, HeldEmbedder, VectorService]:
+    """A store's version, a held embedder and a service over both (not filled yet)."""
     store = tmp_path / "store"
     sha = make_store(store)
     view = load_head(pygit2.Repository(str(store)), sha)
     embedder = HeldEmbedder()
-    svc = service(store, embedder)
+    return view, embedder, service(store, embedder)
+
+
+async def filled_then_held(view: IndexedView, embedder: HeldEmbedder, svc: VectorService) -> int:
+    """Fill the vectors, then hold every later model call; the calls made so far."""
+    svc.schedule_fill(view)
+    await svc.wait_idle()
+    embedder.hold = True
+    return embedder.calls
+
+
+async def until_entered(embedder: HeldEmbedder) -> None:
+    while not embedder.entered.is_set():
+        await asyncio.sleep(0.001)
+
+
+def test_an_embedding_in_flight_blocks_neither_lexical_nor_repeated_queries(
+    tmp_path: Path,
+) -> None:
+    view, embedder, svc = held_service(tmp_path)
 
     async def run() -> None:
         # one worker thread for the loop's hops: a held model call occupies it whole
@@ -156,8 +175,7 @@ def test_an_embedding_in_flight_blocks_neither_lexical_nor_repeated_queries(
         assert seen.ran
         embedder.hold = True
         held = asyncio.ensure_future(svc.for_search(view, "a query new to the daemon", True))
-        while not embedder.entered.is_set():
-            await asyncio.sleep(0.001)
+        await until_entered(embedder)
         lexical = await asyncio.wait_for(svc.for_search(view, "anything", False), 2)
         assert not lexical.ran and lexical.coverage == 1.0
         again = await asyncio.wait_for(svc.for_search(view, "postgres orders", True), 2)
@@ -165,5 +183,24 @@ def test_an_embedding_in_flight_blocks_neither_lexical_nor_repeated_queries(
         assert not held.done()
         embedder.release.set()
         assert (await held).ran
+
+    asyncio.run(run())
+
+
+def test_a_query_asked_again_while_it_embeds_waits_for_the_same_model_call(
+    tmp_path: Path,
+) -> None:
+    view, embedder, svc = held_service(tmp_path)
+
+    async def run() -> None:
+        calls = await filled_then_held(view, embedder, svc)
+        first = asyncio.ensure_future(svc.for_search(view, "postgres orders", True))
+        await until_entered(embedder)
+        second = asyncio.ensure_future(svc.for_search(view, "postgres orders", True))
+        await asyncio.sleep(0.05)
+        embedder.release.set()
+        a, b = await first, await second
+        assert a.ran and b.ran and np.array_equal(a.query_vector, b.query_vector)
+        assert embedder.calls == calls + 1
 
     asyncio.run(run())

@@ -66,6 +66,10 @@ class QueryVectorCache:
     def space(self) -> str:
         return self.embedder.space
 
+    def key(self, query: str) -> Hashable:
+        """What the cache files ``query`` under: equal keys get one vector."""
+        return self._key(query)
+
     def peek(self, query: str) -> npt.NDArray[np.float32] | None:
         """The cached vector (counted as a hit), or None without calling the model: cheap enough
         for an event loop, so a repeated query skips the hop to a worker thread."""
