@@ -169,7 +169,7 @@ def plane_updates_in_process(store: Path, times: int) -> dict[str, Any]:
             t1 = time.perf_counter()
             report = plane_calls.index_update(plane)
             took.append((time.perf_counter() - t1) * 1000)
-            if report.get("unchanged"):
+            if report.unchanged:
                 raise RuntimeError(f"update saw no change: {report}")
     finally:
         plane_calls.unwatch_work_tree(plane)

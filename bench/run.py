@@ -11,9 +11,9 @@ plus a ``summary.json``; ``bench/results/`` is ignored by git.
 
 The runner refuses to start, naming what is missing, when a listed bench's module is not in the
 tree or a data set it needs is not named (``HEADD_SCIFACT``: see ``bench.support.data``); it
-exits 1 when any bench fails. The tools that need memhtml and Node (``bench/peers/``, and
-``mcp_bench``), ``history_bench`` (a notes repository), ``load_bench`` (a store path) and
-``quality_bench`` (LoCoMo beside SciFact, ``HEADD_LOCOMO``) and ``footprint_bench`` (a
+exits 1 when any bench fails. The tools that need memhtml and Node (``bench/peers/``,
+``mcp_bench``, ``exec_bench`` and ``cli_bench``), ``history_bench`` (a notes repository), ``load_bench`` (a store path) and
+``quality_bench`` and ``hook_relevance_bench`` (LoCoMo, ``HEADD_LOCOMO``) and ``footprint_bench`` (a
 10,000-memory store beside memhtml's MCP server) are not in the list; docs/benchmarks.md
 says how to run them.
 """
@@ -80,7 +80,10 @@ MODULES: tuple[BenchModule, ...] = (
     BenchModule("writer_bench"),
     BenchModule("concurrency_bench", ("--n", "500", "--runs", "1"), (), needs=SCIFACT),
     BenchModule("remote_bench", ("--samples", "3", "--burst", "20", "--pushes", "3"), ()),
+    BenchModule("import_bench", ("--sizes", "200"), ()),
+    BenchModule("secrets_bench", ("--limit", "500"), (), needs=("HEADD_SCIFACT", "HEADD_LOCOMO")),
     BenchModule("sleep_bench", ("--sizes", "1000"), ()),
+    BenchModule("ui_bench", ("--n", "2000", "--requests", "10", "--history", "20"), ()),
 )
 
 

@@ -10,6 +10,7 @@ The tree::
     │   ├── InvalidOp               ERR_INVALID_OP (an overlay op that does not resolve)
     │   ├── DiscriminationFailed    ERR_DISCRIMINATION_FAILED (the head gate refused)
     │   ├── RebuildNoEmbedRefused   ERR_REBUILD_NO_EMBED_REFUSED (a rebuild would leave vectors stale)
+    │   ├── SecretFound             ERR_SECRET (a write holds a credential; never echoes it)
     │   └── SessionNotFound         ERR_SESSION_NOT_FOUND
     ├── Conflict                    another writer or a moving tip got there first: retry
     │   ├── WriteConflict           ERR_WRITE_CONFLICT
@@ -153,6 +154,16 @@ class DiscriminationFailed(CallerError):
     code = "ERR_DISCRIMINATION_FAILED"
 
 
+class SecretFound(CallerError):
+    """A write holds something credential-shaped: nothing of the batch is appended.
+
+    ``details.findings`` lists each one as ``{op, field, kind, line, column}`` (and ``path``
+    when the op names one); the value itself is never in the message or the details, since
+    both end up in logs, terminals and agent transcripts."""
+
+    code = "ERR_SECRET"
+
+
 class SessionNotFound(CallerError):
     code = "ERR_SESSION_NOT_FOUND"
 
@@ -239,6 +250,7 @@ DOMAIN_ERRORS: dict[str, type[HeaddError]] = {
         ModelUnavailable,
         StorageFailure,
         DiscriminationFailed,
+        SecretFound,
         SessionNotFound,
         SessionLocked,
         DaemonRunning,

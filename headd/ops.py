@@ -61,6 +61,16 @@ class Unlabel(
     entity: str
 
 
+class Retask(msgspec.Struct, frozen=True, tag="retask", tag_field="op", forbid_unknown_fields=True):
+    """Set the ``memhtml-task-status`` meta of the task at ``path`` (and ``memhtml-updated`` to
+    ``at``, when given) by a head splice: a task's status moves in place, as memhtml moves it,
+    where a ``put`` over a live path is refused as a claim edit."""
+
+    path: str
+    status: str
+    at: str | None = None
+
+
 class Move(msgspec.Struct, frozen=True, tag="move", tag_field="op", forbid_unknown_fields=True):
     """Re-parse the current html of ``path`` at ``to``; the old path must be held, not archived."""
 
@@ -87,8 +97,8 @@ class Write(msgspec.Struct, frozen=True, tag="write", tag_field="op", forbid_unk
 
 
 #: What the overlay applies.
-OverlayOp = Put | Archive | LinkOp | UnlinkOp | Label | Unlabel | Move
+OverlayOp = Put | Archive | LinkOp | UnlinkOp | Label | Unlabel | Move | Retask
 #: What a client may send.
-Op = Put | Archive | LinkOp | UnlinkOp | Label | Unlabel | Move | Write
+Op = Put | Archive | LinkOp | UnlinkOp | Label | Unlabel | Move | Retask | Write
 
 decode_ops = msgspec.json.Decoder(list[Op]).decode

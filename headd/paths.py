@@ -41,6 +41,10 @@ MAX_PATH_BYTES: Final = 4096
 
 _DOUBLE_SLASHES = re.compile(r"/{2,}")
 _ARCHIVE_PREFIX = re.compile(r"archive/[0-9]{4,}/(.+)", re.DOTALL)
+#: A later archived copy of one path in one year: ``archive/<YYYY>/<N>/<path>``, ``N`` >= 2
+#: (``headd.memfile.archive.archive_path``); ``<path>`` starts with a bucket, so a real path can
+#: never be read as one.
+_ARCHIVE_SEQUENCE = re.compile(r"([2-9]|[1-9][0-9]+)/((?:projects|areas|resources)/.+)", re.DOTALL)
 _REFUSED_CHAR = re.compile(r"[\x00-\x1f\x7f\\]")
 _MAX_UTF8_BYTES = 4
 
@@ -81,9 +85,13 @@ def workspace_of(path: str) -> str | None:
 
 
 def origin_path_of(path: str) -> str | None:
-    """The path with exactly one ``archive/<YYYY>/`` prefix removed, or None when not archived."""
+    """The path with exactly one ``archive/<YYYY>/`` prefix (and the ``<N>/`` of a later copy
+    in that year) removed, or None when not archived."""
     match = _ARCHIVE_PREFIX.fullmatch(normalize_path(path))
-    return match.group(1) if match else None
+    if match is None:
+        return None
+    later = _ARCHIVE_SEQUENCE.fullmatch(match.group(1))
+    return later.group(2) if later else match.group(1)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -187,6 +187,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"head gate {base[:12]}..{outcome['sha'][:12]}: exit {gate.returncode}")
         print("  " + (gate.stdout.strip() or gate.stderr.strip()).replace("\n", "\n  "))
+        print(
+            "  (probe searches ranked at both commits: MRR is how high each probe's memory "
+            "ranks; an inversion is one that fell out of the top k or lost to a memory it "
+            "supersedes)"
+        )
         if gate.returncode != 0:
             raise RuntimeError("the head gate refused the demo landing")
     finally:

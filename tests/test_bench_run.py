@@ -128,7 +128,16 @@ def test_a_missing_bench_or_data_set_refuses_the_whole_run(
 
 #: Runnable benches the runner leaves out: each needs an argument only its user can give, or
 #: memhtml and Node.
-NOT_IN_THE_RUNNER = {"footprint_bench", "history_bench", "load_bench", "mcp_bench", "quality_bench"}
+NOT_IN_THE_RUNNER = {
+    "cli_bench",
+    "exec_bench",
+    "footprint_bench",
+    "history_bench",
+    "hook_relevance_bench",
+    "load_bench",
+    "mcp_bench",
+    "quality_bench",
+}
 
 
 def test_the_project_benches_are_listed_once_present_and_named_by_area() -> None:

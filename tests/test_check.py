@@ -104,10 +104,35 @@ def test_human_output_and_unreadable_files(store: Path, capsys: pytest.CaptureFi
         "invalid\tareas/bad.html",
         "  violation: 2 <mark> elements: exactly one span is the claim",
         "  violation: class attribute on <p>: presentation is not memory",
-        "invalid\tareas/missing.html",
-        "  violation: cannot read file: No such file or directory",
+        "not found\tareas/missing.html",
     ]
-    assert err.startswith("ERR_INVALID_MEMORY: 2 of 2")
+    assert err.startswith("ERR_INVALID_MEMORY: 1 of 2")
+
+
+def test_a_missing_path_is_not_found_not_an_invalid_memory(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run_main([str(store / "areas/missing.html")], capsys)
+    assert code == 1 and out == "not found\tareas/missing.html\n"
+    assert err == "ERR_PATH_NOT_FOUND: 1 of 1 path(s) not found\n"
+
+
+def test_a_directory_walk_leaves_out_what_is_no_memory(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The store's own README.html (``headctl init`` writes one) and index pages are not
+    memories: a walk of the store skips them; named on the line, a file is checked."""
+    (store / "README.html").write_text("<!doctype html><title>store</title>", encoding="utf-8")
+    (store / "areas/index.html").write_text("<!doctype html><title>i</title>", encoding="utf-8")
+    (store / "areas/bad.html").unlink()
+    code, out, err = _run_main(["--json", str(store)], capsys)
+    assert code == 0 and err == ""
+    assert [r["path"] for r in json.loads(out)] == [
+        "archive/2025/projects/ws/old.html",
+        "areas/ok.html",
+    ]
+    code, _, _ = _run_main([str(store / "README.html")], capsys)
+    assert code == 1
 
 
 @pytest.mark.parametrize("argv", [[], ["--json"], ["--bogus", "x.html"]])

@@ -88,3 +88,34 @@ def test_client_with_no_path_finds_the_daemon_of_memhtml_root(
             assert headd.call("status")["store"] == str(store)
     finally:
         assert daemon.stop() == 0, daemon.log()
+
+
+def test_headctl_without_store_serves_the_store_the_units_serve(places: dict[str, Path]) -> None:
+    """With the units' env file naming a store and no ``--store``, ``headctl status`` asks the
+    daemon of that store instead of inviting a second store at ``~/memhtml``."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    store = places["store"]
+    make_store(store)
+    places["env_file"].parent.mkdir(parents=True)
+    places["env_file"].write_text(f"MEMHTML_ROOT={store}\n", encoding="utf-8")
+    env = {**os.environ, **environ(places)}
+    for name in ("MEMHTML_ROOT", "HEADD_SOCKET"):
+        env.pop(name, None)
+    (store / ".memhtml").mkdir(exist_ok=True)
+    daemon = Daemon(store, store / ".memhtml" / "head.sock").wait_ready()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "headd_client.headctl", "--json", "status"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+    finally:
+        daemon.stop()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["store"] == str(store)

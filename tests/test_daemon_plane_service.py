@@ -104,7 +104,7 @@ def test_a_failing_update_is_kept_not_fatal(tmp_path: Path) -> None:
         assert svc.stats.last_error_code == "ERR_INDEX_STALE"
         assert svc.status().last_error_code == "ERR_INDEX_STALE"
         report = await svc.answer(IndexRebuild(), NOW)
-        assert report["head_sha"] == sha
+        assert report.head_sha == sha
         svc.schedule_update()
         await svc.wait_idle()
         assert svc.stats.last_error is None and svc.stats.runs == 2

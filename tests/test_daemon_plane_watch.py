@@ -70,7 +70,7 @@ def test_the_daemon_plane_updates_from_the_watch(tmp_path: Path) -> None:
         report, row, scans, watch = asyncio.run(scenario())
     finally:
         svc.shutdown()
-    assert report["added"] == 1 and report["dirty"] == 1
+    assert report.added == 1 and report.dirty == 1
     assert row["title"] == "Deploys run any day"
     assert scans == 1  # the second update asked git about the touched paths only
     assert not watch.active  # closed with the plane

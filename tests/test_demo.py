@@ -23,5 +23,6 @@ def test_the_demo_finishes_and_names_its_embedder() -> None:
     assert "every memory has its vector" in out, "the searches wait for the vectors"
     assert out.count("lexical + recency + vectors from headd-hash") == 2
     assert "head gate" in out and ": exit 0" in out
+    assert "(probe searches ranked at both commits: MRR is" in out, "the gate's line explained"
     assert "daemon down (exit 0); socket removed: True" in out
     assert "Traceback" not in done.stderr and "Warning" not in done.stderr

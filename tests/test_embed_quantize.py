@@ -22,6 +22,21 @@ def test_the_cache_directory_follows_the_environment(tmp_path: Path) -> None:
     assert quantize.model_cache_dir({}) == Path.home() / ".cache" / "headd" / "models"
 
 
+def test_the_daemons_cache_is_the_machines_so_two_stores_share_one_conversion(
+    tmp_path: Path,
+) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    one = quantize.model_cache_for_store(tmp_path / "one", env)
+    assert one == quantize.model_cache_for_store(tmp_path / "two", env)
+    assert one == tmp_path / "cache" / "headd" / "models" and one.is_dir()
+    pinned = {**env, "HEADD_MODEL_CACHE": str(tmp_path / "pinned")}
+    assert quantize.model_cache_for_store(tmp_path / "one", pinned) == tmp_path / "pinned"
+    (tmp_path / "blocked").write_text("a file where the cache would go", encoding="utf-8")
+    sandboxed = {"XDG_CACHE_HOME": str(tmp_path / "blocked")}
+    store = tmp_path / "one"
+    assert quantize.model_cache_for_store(store, sandboxed) == store / ".memhtml/headd/models"
+
+
 def test_the_cached_name_says_which_weights_and_which_runtime() -> None:
     name = quantize.quantized_name("ab" * 32, "1.32.0")
     assert name == "all-MiniLM-L6-v2-q8-abababababababab-ort1.32.0.onnx"

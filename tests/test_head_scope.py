@@ -12,6 +12,8 @@ from headd.head.scope import Scope, parse_facet_filter, parse_facet_filters
 from headd.head.search import search_head
 from headd.head.version import parse_record
 from headd.record import EntityRow, Facet, MemoryRecord
+from headd.wire.filter import Filter
+from headd.wire.methods import decode_request
 
 
 def rec(path: str, **fields) -> MemoryRecord:  # type: ignore[no-untyped-def]
@@ -107,24 +109,27 @@ def test_as_of_is_a_validity_window_including_archived_records() -> None:
     assert not scope(rec("a.html", valid_from=None, event_at=None, created_at=None))
 
 
-def test_from_filter_decodes_the_wire_form() -> None:
+def test_from_filter_reads_the_wire_form() -> None:
     scope = Scope.from_filter(
-        {
-            "types": ["semantic"],
-            "workspace": "w",
-            "tags": ["t"],
-            "entity": "a:b",
-            "facets": ["x=1"],
-            "include_archived": True,
-            "as_of": "2026",
-        }
+        msgspec.convert(
+            {
+                "types": ["semantic"],
+                "workspace": "w",
+                "tags": ["t"],
+                "entity": "a:b",
+                "facets": ["x=1"],
+                "include_archived": True,
+                "as_of": "2026",
+            },
+            Filter,
+        )
     )
     assert scope == Scope(("semantic",), "w", ("t",), "a:b", ("x=1",), True, "2026")
     assert Scope.from_filter(None) == Scope()
     with pytest.raises(InvalidParams):
-        Scope.from_filter({"typo": 1})
+        decode_request("search", b'{"query": "q", "filter": {"typo": 1}}')
     with pytest.raises(InvalidParams):
-        Scope.from_filter({"tags": "t"})
+        decode_request("search", b'{"query": "q", "filter": {"tags": "t"}}')
 
 
 def test_a_scope_narrows_search_before_the_arm_cap() -> None:

@@ -11,6 +11,7 @@ from support.head_corpus import MapView
 from support.memory import memory_html
 
 from headd.embed.hashing import HashingEmbedder
+from headd.head.scope import Scope
 from headd.head.search import (
     HYBRID,
     LEXICAL_ARM_LIMIT,
@@ -200,3 +201,38 @@ def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="mode"):
         search_head(MapView([]), "x", mode="fuzzy")
     assert search_head(MapView([]), "x", mode=HYBRID) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    corpus,
+    query,
+    st.integers(1, 50),
+    st.sampled_from([HYBRID, SEED_EXACT]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_explain_splits_each_hits_score_by_the_arms_that_found_it(
+    rows: list[tuple[list[str], str]],
+    text: str,
+    limit: int,
+    mode: str,
+    with_vectors: bool,
+    scoped: bool,
+) -> None:
+    """Invariant: asked to explain, the search answers the same hits, and each hit's parts are
+    the arms that found it (recency aside), summing to its score."""
+    records = records_of(rows)
+    view = version_from_records(records, "v")
+    extra: dict[str, object] = {"admit": Scope()} if scoped else {}
+    if with_vectors:
+        cache = fill_vectors(view, VectorCache.empty(SPACE), EMBEDDER).cache
+        extra = {"vectors": cache, "query_vector": EMBEDDER.embed([text])[0]}
+    plain = search_head(view, text, limit=limit, now=TIMES[-1], mode=mode, **extra)
+    why: dict[str, dict[str, float]] = {}
+    hits = search_head(view, text, limit=limit, now=TIMES[-1], mode=mode, explain=why, **extra)
+    assert hits == plain
+    assert set(why) == set(paths(hits))
+    for hit in hits:
+        assert set(why[hit.path]) <= {arm for arm in hit.arms if arm != "recency"}
+        assert abs(sum(why[hit.path].values()) - hit.score) <= 1e-9 * max(1.0, hit.score)

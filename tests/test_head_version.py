@@ -40,7 +40,7 @@ def eligible(repo: Store, sha: str) -> list[str]:
         if path.endswith(".html")
         and not path.startswith(".memhtml/")
         and not path.endswith("/index.html")
-        and path != "index.html"
+        and path not in ("index.html", "README.html")
     ]
 
 
@@ -62,7 +62,8 @@ def assert_same_version(advanced: IndexedView, fresh: IndexedView) -> None:
 def test_is_candidate_path() -> None:
     assert is_candidate_path("areas/inbox/a.html")
     assert is_candidate_path("archive/2025/areas/inbox/a.html")
-    assert is_candidate_path("README.html")
+    assert not is_candidate_path("README.html")  # the store's own, which headctl init writes
+    assert is_candidate_path("areas/README.html")
     assert not is_candidate_path("index.html")
     assert not is_candidate_path("areas/index.html")
     assert not is_candidate_path(".memhtml/state/x.html")
@@ -84,10 +85,10 @@ def test_load_counts_every_eligible_file(tmp_path: Path) -> None:
     )
     head = load_head(repo.repo, sha)
     candidates = eligible(repo, sha)
-    assert "areas/inbox/broken.html" in candidates and "README.html" in candidates
+    assert "areas/inbox/broken.html" in candidates and "README.html" not in candidates
     assert head.sha == sha and head.parent is None
     skipped = sorted(skip.path for skip in head.skipped)
-    assert skipped == ["README.html", "areas/inbox/broken.html"]
+    assert skipped == ["areas/inbox/broken.html"]
     assert all(skip.reason for skip in head.skipped)
     assert head.size == len(candidates) - len(skipped) == 300
     assert sorted(head.paths()) == sorted(p for p in candidates if p not in skipped)
@@ -172,7 +173,7 @@ def test_a_head_only_edit_shares_every_bucket(tmp_path: Path) -> None:
 def test_advance_removes_adds_and_reparses_a_repaired_skip(tmp_path: Path) -> None:
     repo, sha, _ = make_corpus(tmp_path, 12, [("areas/inbox/broken.html", BROKEN_HTML)])
     v1 = load_head(repo.repo, sha)
-    assert len(v1.skipped) == 2
+    assert len(v1.skipped) == 1
     fresh = ("areas/inbox/fresh.html", memory_for(500).html)
     gone = memory_for(5)
     sha2 = repo.commit(
@@ -182,7 +183,7 @@ def test_advance_removes_adds_and_reparses_a_repaired_skip(tmp_path: Path) -> No
     assert v2.record(gone.path) is None and v1.record(gone.path) is not None
     assert v2.record(fresh[0]).claim == "The capital of Country500 is City500."  # type: ignore[union-attr]
     assert v2.record("areas/inbox/broken.html").claim == "The capital of Country501 is City501."  # type: ignore[union-attr]
-    assert [skip.path for skip in v2.skipped] == ["README.html"]
+    assert [skip.path for skip in v2.skipped] == []
     assert v2.size == v1.size + 1
     assert v2.by_content_hash(content_hash_of(gone.html)) is None
     assert v2.by_frame_key("the capital of country5 is") == []
@@ -190,11 +191,11 @@ def test_advance_removes_adds_and_reparses_a_repaired_skip(tmp_path: Path) -> No
     assert v2.inbound(f"/{gone.path}") == [memory_for(6).path]
     sha3 = repo.commit([(fresh[0], BROKEN_HTML)])
     v3 = advance_head(repo.repo, v2, sha3)
-    assert sorted(skip.path for skip in v3.skipped) == ["README.html", fresh[0]]
+    assert sorted(skip.path for skip in v3.skipped) == [fresh[0]]
     assert v3.record(fresh[0]) is None
     sha4 = repo.commit([], "empty")
     v4 = advance_head(repo.repo, v3, sha4)
-    assert v4.sha == sha4 and len(v4.skipped) == 2 and v4.parent is v3
+    assert v4.sha == sha4 and len(v4.skipped) == 1 and v4.parent is v3
     assert v4.indexes is v3.indexes
     assert_same_version(v4, load_head(repo.repo, sha4))
 

@@ -20,10 +20,13 @@ from typing import Any
 import pygit2
 import pytest
 from headd_client.headctl import build_parser
+from headd_client.sync_client import Client
 from support.daemon import PYTHON, Daemon, headctl, short_socket_dir, wait_for
 from support.data import REPO
 from support.memory import memory_html
 from support.stores import BASE_FILES, make_store
+
+from headd.errors import InvalidRequest
 
 SHORT = "areas/inbox/user-prefers-short-answers.html"
 #: The tree ``memhtml init`` (0.15.1) commits, measured on that tool: ``headctl init`` lays out
@@ -114,6 +117,17 @@ def test_every_option_and_argument_has_help_text() -> None:
     assert missing == []
 
 
+def test_every_command_has_its_one_line_description_in_help() -> None:
+    done = headctl("--help")
+    listed = {
+        line.split(None, 1)[0]: line.split(None, 1)[1:]
+        for line in done.stdout.splitlines()
+        if line.startswith("    ") and not line.startswith("     ")
+    }
+    for command in ("mcp", "integrations", "hook", "check", "init", "sync"):
+        assert listed.get(command), (command, done.stdout)
+
+
 def test_version_of_both_commands() -> None:
     for module, name in (("headd_client.headctl", "headctl"), ("headd.daemon.main", "headd")):
         done = subprocess.run(
@@ -128,7 +142,13 @@ def test_version_of_both_commands() -> None:
         (["search", "x", "--type", "bogus"], "invalid choice: 'bogus'"),
         (["session"], "headctl session needs a subcommand: open, apply, commit"),
         (["index"], "headctl index needs a subcommand: rebuild, update, status"),
-        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["frobnicate"], "no command 'frobnicate'; see headctl --help"),
+        (["statsu"], "no command 'statsu'; did you mean status?"),
+        (["session", "comit"], "no command 'comit'; did you mean commit?"),
+        (["search", "   "], "the query is empty"),
+        (["recall", ""], "the query is empty"),
+        (["search", "\udcff\udcfe"], "an argument is not UTF-8 text"),
+        (["read", "areas/\udcff.html"], "an argument is not UTF-8 text"),
         (["search"], "the following arguments are required: QUERY"),
         (["read", "a", "--limit", "3"], "unrecognized arguments: --limit 3"),
     ],
@@ -139,6 +159,17 @@ def test_usage_errors_are_one_err_usage_line_without_internal_names(
     done = sh.run(*argv)
     assert done.returncode == 2 and done.stdout == ""
     assert named in one_failure_line(done, "ERR_USAGE")
+
+
+def test_a_request_over_the_line_limit_is_refused_as_such_and_the_daemon_stays(
+    sh: Shell,
+) -> None:
+    """The daemon would close the connection on a line past its limit; the client refuses it
+    first, naming the limit, instead of reporting a dead daemon."""
+    with Client(sh.socket_path, timeout=30) as client:
+        with pytest.raises(InvalidRequest, match="over the 8388608-byte line limit"):
+            client.call("search", {"query": "x" * (9 * 1024 * 1024)})
+        assert client.call("status")["sha"]
 
 
 def test_with_json_a_failure_prints_a_json_error_too(sh: Shell) -> None:
@@ -236,6 +267,15 @@ def test_status_is_a_dozen_lines_and_verbose_shows_the_rest(sh: Shell) -> None:
     assert "uptime_s" in verbose and "embedder_state:" in verbose
 
 
+def test_the_gates_verbose_table_counts_inversions_as_its_summary_does(sh: Shell) -> None:
+    done = sh.run("gate", "HEAD", "HEAD", "--verbose")
+    assert done.returncode == 0, done.stderr
+    summary, *table = done.stdout.splitlines()
+    assert summary.endswith("inversions 0 -> 0")
+    rows = dict(line.split(None, 1) for line in table if len(line.split(None, 1)) == 2)
+    assert rows["inversions_before"] == "0" and rows["inversions"] == "0"
+
+
 def test_read_shows_the_record_not_a_dump(sh: Shell) -> None:
     out = sh.ok("read", SHORT)
     assert re.search(r"^title +User prefers short answers$", out, re.M)
@@ -250,6 +290,11 @@ def test_applying_a_missing_file_is_one_line(sh: Shell, tmp_path: Path) -> None:
     done = sh.run("session", "apply", session, str(tmp_path / "missing.jsonl"))
     assert done.returncode == 2
     assert "missing.jsonl" in one_failure_line(done, "ERR_USAGE")
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"op": "write", "title": "Caf\xe9"}\n')
+    done = sh.run("session", "apply", session, str(latin))
+    assert done.returncode == 2
+    assert "are not UTF-8 text" in one_failure_line(done, "ERR_USAGE")
     sh.ok("session", "close", session)
 
 
@@ -309,6 +354,30 @@ def test_check_of_a_directory_recurses(sh: Shell) -> None:
     assert done.returncode == 2 and done.stderr.startswith("ERR_USAGE: ")
 
 
+def test_check_as_the_readme_runs_it_finds_the_stores_files(tmp_path: Path) -> None:
+    """From the checkout (no ``areas/`` there), ``check areas/`` checks the store's, with
+    ``--store`` before or after the command; a missing path is not found; a fresh store from
+    ``headctl init`` checks clean (its README.html is no memory)."""
+    store = tmp_path / "fresh"
+    assert headctl("init", str(store)).returncode == 0
+    (store / "areas" / "inbox").mkdir(parents=True, exist_ok=True)
+    (store / "areas/inbox/short.html").write_text(memory_html(), encoding="utf-8")
+    assert not (REPO / "areas").exists()
+    for argv in (
+        ("--store", str(store), "--json", "check", "areas/"),
+        ("--json", "check", "areas/", "--store", str(store)),
+        ("--json", "check", f"--store={store}", "areas/"),
+    ):
+        done = headctl(*argv)
+        assert done.returncode == 0, done.stderr
+        assert [r["path"] for r in json.loads(done.stdout)] == ["areas/inbox/short.html"]
+    done = headctl("check", str(store))
+    assert done.returncode == 0 and done.stdout == "ok\tareas/inbox/short.html\n", done.stdout
+    done = headctl("check", "areas/inbox/none.html", "--store", str(store))
+    assert done.returncode == 1 and done.stdout == "not found\tareas/inbox/none.html\n"
+    assert one_failure_line(done, "ERR_PATH_NOT_FOUND") == "1 of 1 path(s) not found"
+
+
 # -- no store, no daemon ------------------------------------------------------------------
 
 
@@ -344,7 +413,9 @@ def test_init_lays_a_store_out_as_memhtml_does_and_a_daemon_serves_it(tmp_path: 
         done = headctl(
             "--store", str(store), "--socket", str(daemon.socket_path), "--json", "status"
         )
-        assert json.loads(done.stdout)["sha"] == created["sha"]
+        status = json.loads(done.stdout)
+        assert status["sha"] == created["sha"]
+        assert status["skipped"] == 0, "the README.html init writes is no broken memory"
     finally:
         assert daemon.stop() == 0, daemon.log()
 
@@ -396,6 +467,8 @@ def test_auto_without_the_embed_extra_says_vectors_are_off_and_why(
         )
         state = json.loads(done.stdout)["embedder_state"]
         assert state["state"] == "off" and state["reason"] == "the embed extra is not installed"
+        # The hint fits this install: an editable one from the checkout, not a second headd.
+        assert f"-m pip install -e '{REPO}[embed]'" in daemon.log()
     finally:
         assert daemon.stop() == 0, daemon.log()
     lines = [line for line in daemon.log().splitlines() if "vectors off" in line]

@@ -215,6 +215,29 @@ def test_recall_hooks_print_a_block_with_the_daemon_up(places: tuple[Path, Path,
         daemon.stop()
 
 
+def test_prompt_hook_injects_only_what_clears_the_relevance_floor(
+    places: tuple[Path, Path, Path],
+) -> None:
+    """Trivial and unrelated prompts inject nothing; a related one still injects its memory."""
+    home, _, store = places
+    sock = short_socket_dir() / "h.sock"
+    daemon = Daemon(store, sock).wait_ready()
+    try:
+        for prompt in (
+            "ok",
+            "train",
+            "write a short haiku about cats",
+            "make the search button blue",
+            "is this answer right?",
+        ):
+            quiet = hook(store, sock, "prompt-submit", {**PROMPT, "prompt": prompt}, home)
+            assert quiet.returncode == 0 and quiet.stdout == "", (prompt, quiet.stdout)
+        asked = hook(store, sock, "prompt-submit", PROMPT, home)
+        assert "areas/inbox/postgres-is-the-system-of-record.html" in asked.stdout
+    finally:
+        daemon.stop()
+
+
 @pytest.mark.parametrize("event", ["session-start", "prompt-submit", "pre-compact", "session-end"])
 def test_hooks_are_silent_and_exit_zero_when_the_daemon_is_down(
     places: tuple[Path, Path, Path], event: str
@@ -253,3 +276,79 @@ def test_recall_hook_gives_up_silently_on_a_daemon_that_never_answers(
         listener.close()
         for conn in accepted:
             conn.close()
+
+
+def _headd_hooks(settings: Path) -> list[str]:
+    from headd_client.integrations.pieces import is_headd_hook_group
+
+    if not settings.exists():
+        return []
+    hooks = json.loads(settings.read_text(encoding="utf-8")).get("hooks") or {}
+    return [
+        h["command"]
+        for groups in hooks.values()
+        for g in groups
+        if is_headd_hook_group(g)
+        for h in g["hooks"]
+    ]
+
+
+def test_one_install_owns_one_set_of_hooks(places: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """A re-install for another store replaces the first store's hooks; doctor flags stray and
+    duplicate headd hooks and a store that is gone; uninstall removes every headd hook."""
+    home, project, store = places
+    other = tmp_path / "other-store"
+    other.mkdir()
+    make_store(other)
+    settings = home / ".claude" / "settings.json"
+    for target in (store, other):
+        done = headctl(home, project, "--store", str(target), "integrations", "install", "claude")
+        assert done.returncode == 0, done.stderr
+    commands = _headd_hooks(settings)
+    assert len(commands) == 4 and all(str(other) in c for c in commands), commands
+    healthy = headctl(home, project, "--json", "integrations", "doctor", "claude")
+    assert healthy.returncode == 0, healthy.stdout
+
+    # a stray an older install left (the first store's prompt hook, by hand)
+    doc = json.loads(settings.read_text(encoding="utf-8"))
+    stray = json.loads(json.dumps(doc["hooks"]["UserPromptSubmit"][-1]))
+    stray["hooks"][0]["command"] = stray["hooks"][0]["command"].replace(str(other), str(store))
+    doc["hooks"]["UserPromptSubmit"].append(stray)
+    doc["hooks"]["UserPromptSubmit"].insert(0, {"hooks": [{"type": "command", "command": "x"}]})
+    settings.write_text(json.dumps(doc), encoding="utf-8")
+    flagged = headctl(home, project, "--json", "integrations", "doctor", "claude")
+    checks = {c["name"]: c for c in json.loads(flagged.stdout)["checks"]}
+    assert flagged.returncode == 1
+    assert checks["claude:user:stray-hooks"]["ok"] is False
+    assert str(store) in checks["claude:user:stray-hooks"]["detail"]
+
+    gone = headctl(home, project, "integrations", "uninstall", "claude")
+    assert gone.returncode == 0, gone.stderr
+    assert _headd_hooks(settings) == []
+    kept = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"]
+    assert kept == [{"hooks": [{"type": "command", "command": "x"}]}]  # the person's own hook
+
+    assert headctl(home, project, "--store", str(other), "integrations", "install", "claude")
+    import shutil
+
+    shutil.rmtree(other)
+    lost = headctl(home, project, "--json", "integrations", "doctor", "claude")
+    store_check = {c["name"]: c for c in json.loads(lost.stdout)["checks"]}["claude:user:store"]
+    assert lost.returncode == 1 and store_check["ok"] is False
+    assert "no store at" in store_check["detail"]
+
+
+def test_project_scope_warns_of_machine_paths(places: tuple[Path, Path, Path]) -> None:
+    home, project, store = places
+    done = headctl(
+        home,
+        project,
+        "--store",
+        str(store),
+        "integrations",
+        "install",
+        "claude",
+        "--scope",
+        "project",
+    )
+    assert done.returncode == 0 and "warning:" in done.stderr and "absolute paths" in done.stderr

@@ -39,6 +39,11 @@ FORBIDDEN = {
 #: become daemon methods); the set only ever shrinks.
 PLANE_USERS = {"headd_client.plane_local", "headd_client.mcp.tools"}
 
+#: The client talks to the store through the daemon or the core's own functions, never to git or
+#: SQLite itself; the MCP bridge's own reads are on their way out (the set only ever shrinks).
+STORAGE_LIBRARIES = {"pygit2", "sqlite3"}
+CLIENT_STORAGE_USERS = {"headd_client.mcp.tools"}
+
 
 def layer_of(module: str) -> str:
     if module.startswith("headd_client"):
@@ -162,6 +167,16 @@ def test_only_the_composition_roots_import_the_plane() -> None:
         and any(layer_of(t) == "plane" for t in targets)
     }
     assert users <= PLANE_USERS
+
+
+def test_the_client_imports_neither_git_nor_sqlite() -> None:
+    users = {
+        module
+        for module, path in modules().items()
+        if layer_of(module) == "client"
+        and any(name.split(".")[0] in STORAGE_LIBRARIES for name in _imported_names(module, path))
+    }
+    assert users <= CLIENT_STORAGE_USERS
 
 
 def test_no_module_imports_in_a_circle() -> None:

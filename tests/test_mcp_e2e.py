@@ -63,8 +63,11 @@ def test_tools_list_matches_memhtml_names_and_input_schemas(store: Path, mode: s
     async def go() -> None:
         async with bridge(store, sock, mode=mode) as client:
             listed = {t.name: t for t in (await client.list_tools()).tools}
-            assert sorted(listed) == sorted(reference)
+            # memhtml's fifteen, and code-mode's memory_exec, which memhtml has no tool for
+            assert sorted(listed) == sorted([*reference, "memory_exec"])
             for name, tool in listed.items():
+                if name not in reference:
+                    continue
                 assert tool.input_schema == reference[name]["inputSchema"], name
                 assert tool.output_schema is not None
                 for field in reference[name]["outputSchema"]["required"]:

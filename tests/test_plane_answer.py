@@ -12,11 +12,20 @@ import typing
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 from headd_plane.answer import READS, Context, PlaneRequest, answer
 from headd_plane.plane import open_plane, open_retrieval
 from support.stores import make_store
 
+from headd.wire.answers import (
+    IndexRebuildAnswer,
+    IndexUpdateAnswer,
+    ReinforceAnswer,
+    StateExportAnswer,
+    StateImportAnswer,
+    TracesIndexAnswer,
+)
 from headd.wire.filter import Filter
 from headd.wire.methods import (
     METHODS,
@@ -50,23 +59,27 @@ def test_every_plane_method_answers_through_one_dispatch(tmp_path: Path) -> None
     context = Context(store, NOW, tmp_path / "no-transcripts")
     plane = open_plane(store)
     try:
-        assert answer(IndexUpdate(), plane, context)["added"] == 5
+        updated = answer(IndexUpdate(), plane, context)
+        assert isinstance(updated, IndexUpdateAnswer) and updated.added == 5
         assert answer(IndexStatus(), plane, context)["indexed"]
         found = answer(Search(query="postgres", plane="index"), plane, context)
         assert found["plane"] == "index" and found["hits"]
         narrowed = Search(query="postgres", plane="index", filter=Filter(types=["procedural"]))
         assert isinstance(answer(narrowed, plane, context)["hits"], list)  # a typed Filter
         top = found["hits"][0]["path"]
-        assert answer(Reinforce(paths=[top]), plane, context)["bumped"] == [top]
-        assert answer(StateExport(), plane, context)["rows"] == 1
-        assert answer(TracesIndex(), plane, context)["trace_root"].endswith("no-transcripts")
+        assert answer(Reinforce(paths=[top]), plane, context) == ReinforceAnswer([top], [])
+        exported = answer(StateExport(), plane, context)
+        assert isinstance(exported, StateExportAnswer) and exported.rows == 1
+        scanned = answer(TracesIndex(), plane, context)
+        assert isinstance(scanned, TracesIndexAnswer)
+        assert scanned.trace_root.endswith("no-transcripts")
         assert answer(Recall(query="postgres"), plane, context)["sha"]
         reader = open_retrieval(store)
         try:
             for read in (Search(query="postgres", plane="index"), TracesSearch(query="")):
                 from_reader, from_plane = (
-                    answer(read, reader, context),
-                    answer(read, plane, context),
+                    msgspec.to_builtins(answer(read, reader, context)),
+                    msgspec.to_builtins(answer(read, plane, context)),
                 )
                 from_reader.pop("took_ms", None), from_plane.pop("took_ms", None)
                 assert from_reader == from_plane
@@ -76,3 +89,44 @@ def test_every_plane_method_answers_through_one_dispatch(tmp_path: Path) -> None
             reader.db.close()
     finally:
         plane.close()
+
+
+def _fields(struct: type[msgspec.Struct]) -> list[str]:
+    return [f.name for f in msgspec.structs.fields(struct)]
+
+
+def test_the_typed_plane_answers_keep_the_reports_bytes() -> None:
+    """A typed answer encodes its fields in declaration order: each is the order the plane's
+    reports always had (the rebuild's and update's as their dict form listed them), or the
+    wire's bytes would change under every client."""
+    from headd_plane.sidecar import ExportReport, ImportReport
+    from headd_plane.state import ReinforceResult
+    from headd_plane.traces.scan import IndexReport
+
+    assert _fields(IndexRebuildAnswer) == [
+        "mode",
+        "head_sha",
+        "files_indexed",
+        "chunks_indexed",
+        "edges_indexed",
+        "embeddings_written",
+        "embeddings_preserved",
+        "skipped",
+    ]
+    assert _fields(IndexUpdateAnswer) == [
+        "mode",
+        "head_sha",
+        "unchanged",
+        "added",
+        "modified",
+        "removed",
+        "renamed",
+        "dirty",
+        "reconciled",
+        "embeddings_written",
+        "skipped",
+    ]
+    assert _fields(ReinforceAnswer) == list(ReinforceResult.__annotations__)
+    assert _fields(StateExportAnswer) == list(ExportReport.__annotations__)
+    assert _fields(StateImportAnswer) == list(ImportReport.__annotations__)
+    assert _fields(TracesIndexAnswer) == [*IndexReport.__annotations__, "trace_root"]

@@ -20,6 +20,7 @@ import random
 import shutil
 from pathlib import Path
 
+import msgspec
 import pygit2
 import pytest
 from headd_plane import dirty_watch
@@ -300,7 +301,7 @@ def test_a_watched_plane_updates_exactly_as_a_scanning_one(tmp_path: Path) -> No
         for step in range(20):
             for store, rng in zip(stores, rngs, strict=True):
                 _random_step(store, rng, step)
-            reports = [plane.update().to_wire() for plane in planes]
+            reports = [msgspec.to_builtins(plane.update()) for plane in planes]
             assert reports[0] == reports[1]
             assert rows(planes[0].db.conn) == rows(planes[1].db.conn)
     finally:

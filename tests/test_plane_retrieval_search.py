@@ -220,9 +220,11 @@ def test_a_read_only_reader_answers_beside_the_writer(lexical: Plane) -> None:
 def test_the_contract_filter_and_the_wire_shapes(lexical: Plane) -> None:
     from headd_plane.scope import scope_from_filter
 
-    faceted = scope_from_filter({"facets": ["tier=2", "bad"], "include_archived": True})
+    from headd.wire.filter import Filter
+
+    faceted = scope_from_filter(Filter(facets=["tier=2", "bad"], include_archived=True))
     assert faceted == Scope(facets=(FacetFilter("tier", "2"),), include_archived=True)
-    scope = scope_from_filter({"types": ["task"], "workspace": "pay", "as_of": None})
+    scope = scope_from_filter(Filter(types=["task"], workspace="pay", as_of=None))
     assert scope == Scope(memory_types=("task",), workspace="pay")
     wire = lexical.search("ledger", scope).to_wire()
     assert [h["path"] for h in wire["hits"]] == ["projects/pay/todo.html"]

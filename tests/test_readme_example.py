@@ -3,6 +3,7 @@ a store made by ``headctl init``, prints exactly the output the README shows."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -31,7 +32,7 @@ def test_the_quickstart_commands_come_first() -> None:
 def test_the_python_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
     code = block("python", "## Use it from Python")
     shown = block("text", "## Use it from Python")
-    assert len(code.strip().splitlines()) <= 11
+    assert len(code.strip().splitlines()) <= 12
     home = short_socket_dir()
     store = home / "memhtml"
     env = {"HOME": str(home)}
@@ -51,5 +52,7 @@ def test_the_python_example_prints_what_the_readme_shows(tmp_path: Path) -> None
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout == shown
+        listed = headctl("--store", str(store), "--json", "session", "list")
+        assert json.loads(listed.stdout)["sessions"] == [], "the example closes its session"
     finally:
         assert daemon.stop() == 0, daemon.log()

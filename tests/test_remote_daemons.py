@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from headd_client import Client
-from support.daemon import Daemon, short_socket_dir
+from support.daemon import Daemon, headctl, short_socket_dir
 from support.git import external_commit, git
 from support.memory import memory_html
 from support.stores import make_store
@@ -66,6 +66,9 @@ class Side:
         result = client.call("session.commit", {"session": session, "message": title})
         assert result["outcome"] == "committed", result
         return str(result["sha"])
+
+    def headctl(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        return headctl("--store", str(self.store), "--socket", str(self.sock), *argv)
 
     def tip(self) -> str:
         return git(self.store, "rev-parse", "main")
@@ -220,6 +223,14 @@ def test_a_same_path_conflict_keeps_both_and_status_lists_it(
     assert conflict["path"] == "areas/inbox/window.html"
     assert "Monday" in git(b.store, "show", "main:areas/inbox/window.html")
     assert "Friday" in git(b.store, "show", f"{conflict['ref']}:areas/inbox/window.html")
+    summary = b.headctl("status")
+    assert summary.returncode == 0
+    rows = {line.split(None, 1)[0]: line for line in summary.stdout.splitlines()}
+    assert "ahead 0, behind 0" in rows["remote"]
+    assert f"1 open: {conflict['id']} areas/inbox/window.html" in rows["conflicts"]
+    nothing = b.headctl("sync", "--resolve", "no-such-conflict")
+    assert nothing.returncode == 1
+    assert nothing.stderr.startswith("ERR_PATH_NOT_FOUND: no open conflict no-such-conflict")
     done = b.call("sync", {"resolve": "areas/inbox/window.html"})
     assert [c["path"] for c in done["resolved"]] == ["areas/inbox/window.html"]
     assert b.call("status")["remote"]["conflicts"] == []
@@ -236,6 +247,10 @@ def test_an_unreachable_remote_never_blocks_and_catches_up(sides: tuple[Path, Si
     report = a.call("sync")["round"]
     assert report["action"] == "failed" and report["error"]["kind"] in ("not-found", "network")
     assert a.call("status")["remote"]["last_error"]["kind"] == report["error"]["kind"]
+    failed = a.headctl("sync")
+    assert failed.returncode == 1 and failed.stderr.count("\n") == 1
+    assert failed.stderr.startswith("ERR_GIT: the round with the remote failed")
+    assert "remote error" in a.headctl("status").stdout
     away.rename(hub)
     assert wait_until(lambda: hub_tip(hub) == sha, 30)
     assert wait_until(lambda: a.call("status")["remote"]["last_error"] is None, 30)

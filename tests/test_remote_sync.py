@@ -304,3 +304,26 @@ def test_push_local_pushes_the_tip_and_falls_back_to_a_round(
     report = b_sync.push_local()
     assert report.action == "replayed"
     assert {"areas/inbox/alpha-fact.html", "areas/inbox/bravo-fact.html"} <= tree_paths(remote)
+
+
+def test_a_hand_rewritten_remote_gets_our_commits_back_and_a_forget_one_does_not(
+    hub: tuple[Path, Path, Path],
+) -> None:
+    """A branch force-pushed back by hand loses nothing of ours: our commits, published before,
+    are replayed onto it. Rewritten by ``forget`` (its mark on the remote), they are not."""
+    remote, a, b = hub
+    seed = tip(a)
+    external_commit(a, memory("alpha-fact", "Alpha keeps one fact."), "a1")
+    assert sync_of(a).round().action == "pushed"
+    assert sync_of(b).round().action == "fast-forward"
+    git(a, "push", "-q", "--force", "origin", f"{seed}:refs/heads/main")
+    assert sync_of(b).round().action == "pushed"
+    assert "areas/inbox/alpha-fact.html" in tree_paths(remote)
+
+    published = git(remote, "rev-parse", "main")
+    assert sync_of(b).round().action == "up-to-date"
+    git(a, "push", "-q", "--force", "origin", f"{seed}:refs/heads/main")
+    git(a, "push", "-q", "origin", f"{seed}:{transport.REWRITTEN_PREFIX}{published}")
+    report = sync_of(b).round()
+    assert report.replayed == 0 and tip(b) == seed == git(remote, "rev-parse", "main")
+    assert "areas/inbox/alpha-fact.html" not in tree_paths(b)

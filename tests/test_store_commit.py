@@ -57,6 +57,7 @@ def test_commit_message_form() -> None:
     assert commit_message(None, "s1", 1) == "memhtml(session): 1 path\n\nMemhtml-Session: s1\n"
     long = commit_message("x" * 100, "s\nForged: yes", 3)
     assert long.splitlines()[0] == "memhtml(session): " + "x" * 71 + "…"
+    assert long.splitlines()[2] == "x" * 100  # the whole line kept in the body
     assert long.endswith("Memhtml-Session: s Forged: yes\n")
 
 

@@ -21,7 +21,7 @@ import msgspec
 
 from headd.errors import ProtocolViolation
 from headd.ops import Op
-from headd.wire import methods
+from headd.wire import browse, methods
 from headd.wire.answers import (
     AdvanceAnswer,
     PathsAnswer,
@@ -154,6 +154,8 @@ def search(
     vectors: bool = True,
     records: bool = False,
     mode: Literal["hybrid", "seed-exact"] = "hybrid",
+    explain: bool = False,
+    relevance_floor: float | None = None,
 ) -> Call[SearchAnswer]:
     """The head's search (the SQLite plane's, ``plane="index"``, answers another shape: use
     ``call``)."""
@@ -167,6 +169,8 @@ def search(
         vectors=vectors,
         records=records,
         mode=mode,
+        explain=explain,
+        relevance_floor=relevance_floor,
     )
     return Call(request, SearchAnswer)
 
@@ -266,3 +270,27 @@ def session_list() -> Call[ListResult]:
     from headd.store.results import ListResult
 
     return Call(methods.SessionList(), ListResult)
+
+
+# -- browsing a version (the bridge's and memhtml's command line's reads) -----------------------
+
+
+def listing(request: browse.ListRequest) -> Call[browse.ListAnswer]:
+    """``list``: one page of memories in path order (memhtml's ``memory_list``)."""
+    return Call(request, browse.ListAnswer)
+
+
+def census(*, at: str | None = None, session: str | None = None) -> Call[browse.CensusAnswer]:
+    return Call(browse.CensusRequest(at=at, session=session), browse.CensusAnswer)
+
+
+def neighbors(request: browse.NeighborsRequest) -> Call[browse.NeighborsAnswer]:
+    return Call(request, browse.NeighborsAnswer)
+
+
+def traces_links(path: str) -> Call[browse.TracesLinksAnswer]:
+    return Call(browse.TracesLinksRequest(path=path), browse.TracesLinksAnswer)
+
+
+def state_usage(path: str) -> Call[browse.StateUsageAnswer]:
+    return Call(browse.StateUsageRequest(path=path), browse.StateUsageAnswer)

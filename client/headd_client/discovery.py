@@ -59,6 +59,19 @@ def unit_store(environ: Mapping[str, str]) -> Path:
     return (_home(environ) / "memhtml").absolute()
 
 
+def client_store(flag: str | None, environ: Mapping[str, str]) -> Path:
+    """The store a client means: ``--store``, else ``$MEMHTML_ROOT``, else the store the
+    systemd units serve when their env file names one, else ``~/memhtml``. With the units set
+    up, the store they serve is the default, so ``headctl status`` with no ``--store`` asks the
+    daemon they run instead of inviting a second store at ``~/memhtml``."""
+    if flag or environ.get("MEMHTML_ROOT"):
+        return resolve_store(flag, environ)
+    configured = read_env_file(unit_env_file(environ)).get("MEMHTML_ROOT")
+    if configured:
+        return Path(configured).expanduser().absolute()
+    return resolve_store(None, environ)
+
+
 def runtime_socket(environ: Mapping[str, str]) -> Path | None:
     """The units' socket, ``$XDG_RUNTIME_DIR/headd/head.sock`` (None without a runtime dir)."""
     runtime = environ.get("XDG_RUNTIME_DIR")
@@ -79,7 +92,7 @@ def find_socket(flag: str | None, store: Path, environ: Mapping[str, str]) -> Pa
 def default_socket(
     store: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> Path:
-    """The socket for ``store`` (default ``$MEMHTML_ROOT``, else ``~/memhtml``)."""
+    """The socket for ``store`` (default: :func:`client_store`'s)."""
     env = os.environ if environ is None else environ
-    resolved = resolve_store(None if store is None else os.fspath(store), env)
+    resolved = client_store(None if store is None else os.fspath(store), env)
     return find_socket(None, resolved, env)

@@ -28,7 +28,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -37,6 +36,7 @@ import msgspec
 from headd.errors import (
     DaemonUnavailable,
     DiscriminationFailed,
+    GitFailure,
     HeaddError,
     InvalidMemory,
     InvalidParams,
@@ -44,21 +44,56 @@ from headd.errors import (
     RpcError,
     WriteConflict,
 )
-from headd.wire.socket_path import resolve_store
-from headd_client.discovery import find_socket
+from headd_client.discovery import client_store, find_socket
 from headd_client.headctl_commands import (
     COMMANDS,
+    CONTRIBUTORS,
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
     Command,
     Context,
+    Failure,
     Params,
     UsageError,
     build_parser,
     register,
 )
+from headd_client.store_check import store_problem
 from headd_client.sync_client import Client
+
+
+def _contributed_commands() -> None:
+    """Commands other modules add: each is one ``register(...)`` call, or one hook, here."""
+    from headd_client.agent_cli import register as register_agent_commands
+    from headd_client.headctl_commands import GROUPS, PARSER_HOOKS
+    from headd_client.headctl_doctor import commands as doctor_commands
+    from headd_client.headctl_exec import register as register_exec
+    from headd_client.headctl_memhtml import commands as memhtml_commands
+    from headd_client.headctl_tasks import commands as task_commands
+
+    PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
+    PARSER_HOOKS.append(register_exec)
+    from headd_client.import_cli import register as register_import_commands
+
+    PARSER_HOOKS.append(register_import_commands)  # import, forget, doctor --secrets
+    for command in memhtml_commands():  # write, apply, correct, link, archive, list, neighbors
+        register(command)
+    for command in task_commands():  # task add/status/list, entity activity
+        register(command, GROUPS.get(command.words[0]))
+    for command in doctor_commands():
+        register(command)
+    from headd_client.headctl_sleep import GROUP_HELP
+    from headd_client.headctl_sleep import commands as sleep_commands
+
+    for command in sleep_commands(Command):
+        register(command, GROUP_HELP)
+    from headd_client.console import command as ui
+
+    register(Command(("ui",), ui.HELP, arguments=ui.arguments, local=ui.run))
+
+
+CONTRIBUTORS.append(_contributed_commands)
 
 #: Seconds a plane scan may run before ``headctl`` says on stderr that it is still working.
 PROGRESS_AFTER_S = 2.0
@@ -133,23 +168,6 @@ def _to_plain(value: Any) -> Any:
 # -- failures -----------------------------------------------------------------------------
 
 
-@dataclass
-class Failure(Exception):
-    """One failure as headctl reports it: a code, a one-line message, an exit status."""
-
-    code: str
-    message: str
-    status: int = EXIT_FAILURE
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def report(self, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
-        if as_json:
-            error = {"code": self.code, "message": self.message, "details": self.details}
-            stdout.write(json.dumps({"error": error}, ensure_ascii=False) + "\n")
-        print(f"{self.code}: {_one_line(self.message)}", file=stderr)
-        return self.status
-
-
 def _failure_of(exc: HeaddError | RpcError, ctx: Context | None) -> Failure:
     if isinstance(exc, DaemonUnavailable) and ctx is not None:
         return Failure(exc.code, _unavailable_message(exc, ctx), EXIT_FAILURE, exc.details)
@@ -163,32 +181,13 @@ def _failure_of(exc: HeaddError | RpcError, ctx: Context | None) -> Failure:
 def _unavailable_message(exc: DaemonUnavailable, ctx: Context) -> str:
     """Why no daemon answered, and what to run so one does."""
     store = ctx.store
-    if not store.exists():
-        return f"no store at {store}; create one with `headctl init {store}`"
-    if not (store / ".git").exists():
-        return (
-            f"{store} is not a git repository; create a store with `headctl init {store}` "
-            "(or `memhtml init`)"
-        )
-    if _has_no_commit(store):
-        return (
-            f"{store} has no commit yet: commit a first memory (or start over with "
-            f"`headctl init` in an empty directory), then start the daemon with "
-            f"`headd --store {store}`"
-        )
+    problem = store_problem(store)
+    if problem is not None:
+        return problem
     return (
         f"{exc.message}; start the daemon with `headd --store {store}` "
         "(or `systemctl --user start headd.socket`)"
     )
-
-
-def _has_no_commit(store: Path) -> bool:
-    import pygit2
-
-    try:
-        return bool(pygit2.Repository(str(store)).is_empty)
-    except (pygit2.GitError, KeyError):
-        return False
 
 
 def _rpc_name(exc: RpcError) -> str:
@@ -223,6 +222,11 @@ def answer_failure(
             f"(at {str(result.get('sha'))[:12]})",
             details={"path": (params or {}).get("path"), "sha": result.get("sha")},
         )
+    round_ = result.get("round") if method == "sync" else None
+    if isinstance(round_, Mapping) and round_.get("action") == "failed":
+        error = (result.get("remote") or {}).get("last_error") or {}
+        reason = f"{error.get('kind')}: {error.get('message')}" if error else "see headctl status"
+        return Failure(GitFailure.code, f"the round with the remote failed ({_one_line(reason)})")
     violations = result.get("violations") or []
     kinds = ", ".join(sorted({str(v.get("kind")) for v in violations if isinstance(v, Mapping)}))
     if method == "sleep.merge" and not result.get("merged", False):
@@ -270,15 +274,49 @@ def _command_index(argv: Sequence[str]) -> int | None:
     return None
 
 
-def _run_check(argv: list[str], idx: int, stdout: TextIO, stderr: TextIO) -> int:
-    """``headctl check``: the parser's own command line, with the global ``--json`` passed on."""
+def _run_check(
+    argv: list[str], idx: int, environ: Mapping[str, str], stdout: TextIO, stderr: TextIO
+) -> int:
+    """``headctl check``: the parser's own command line, with the global ``--json`` passed on
+    and the global options taken out wherever they stand. A relative path that is not there
+    from the working directory but is in the store (``--store``, else the default store) is
+    the store's, so ``headctl check areas/`` checks the store's areas from anywhere."""
     from headd.memfile.check import main as check_main
 
-    rest = argv[idx + 1 :]
-    if "--json" in argv[:idx] and "--json" not in rest:
-        rest = ["--json", *rest]
+    store_flag, rest, i = None, [], 0
+    words = argv[:idx] + argv[idx + 1 :]
+    while i < len(words):
+        word = words[i]
+        if word in _VALUED_OPTIONS and i + 1 < len(words):
+            store_flag = words[i + 1] if word == "--store" else store_flag
+            i += 2
+            continue
+        if word.startswith("--store="):
+            store_flag = word.split("=", 1)[1]
+        elif word != "--verbose" and not word.startswith(("--socket=", "--timeout=")):
+            rest.append(word)
+        i += 1
+    store = client_store(store_flag, environ)
+    rest = [
+        str(store / word)
+        if not word.startswith("-")
+        and not os.path.isabs(word)
+        and not os.path.lexists(word)
+        and os.path.lexists(store / word)
+        else word
+        for word in rest
+    ]
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         return int(check_main(rest) or 0)
+
+
+def _is_utf8(arg: str) -> bool:
+    """Whether an argument decoded from UTF-8 bytes (Python keeps other bytes as surrogates)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parse(argv: list[str], stdout: TextIO) -> argparse.Namespace:
@@ -299,15 +337,20 @@ def run(
     argv = list(argv)
     idx = _command_index(argv)
     if idx is not None and argv[idx] == "check":
-        return _run_check(argv, idx, stdout, stderr)
+        return _run_check(argv, idx, environ, stdout, stderr)
     as_json = "--json" in argv
+    undecodable = next((arg for arg in argv if not _is_utf8(arg)), None)
+    if undecodable is not None:
+        shown = undecodable.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        message = f"an argument is not UTF-8 text: {shown!r}"
+        return Failure(USAGE_CODE, message, EXIT_USAGE).report(as_json, stdout, stderr)
     try:
         args = _parse(argv, stdout)
     except UsageError as exc:
         return Failure(USAGE_CODE, str(exc), EXIT_USAGE).report(as_json, stdout, stderr)
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
-    store = resolve_store(args.store, environ)
+    store = client_store(args.store, environ)
     ctx = Context(store, find_socket(args.socket, store, environ), environ, stdin, stdout, stderr)
     try:
         runner = getattr(args, "run_agent", None)

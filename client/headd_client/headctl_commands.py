@@ -11,9 +11,11 @@ anywhere on the line; ``scripts/gen_protocol.py`` documents the whole tree from 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -30,10 +32,23 @@ class UsageError(Exception):
     """A command line that does not parse; exit 2."""
 
 
+#: argparse's line for a word that names no subcommand (its metavar is the ``{a,b,...}`` list).
+_INVALID_CHOICE = re.compile(
+    r"^argument \{[^}]*\}: invalid choice: '(.*)' \(choose from (.*)\)$", re.DOTALL
+)
+_CHOICE = re.compile(r"'([^']*)'")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting, so we own the one-line form."""
 
     def error(self, message: str) -> NoReturn:
+        choice = _INVALID_CHOICE.search(message)
+        if choice is not None:  # a mistyped command: one short line, with the nearest one
+            word, commands = choice.group(1), _CHOICE.findall(choice.group(2))
+            near = difflib.get_close_matches(word, commands, n=1)
+            hint = f"; did you mean {near[0]}?" if near else f"; see {self.prog} --help"
+            raise UsageError(f"{self.prog}: no command {word!r}{hint}")
         required = "the following arguments are required: {"
         if message.startswith(required):  # a group without its subcommand
             choices = message[len(required) :].split("}")[0].replace(",", ", ")
@@ -90,7 +105,28 @@ GROUPS: dict[str, str] = {
     "state": "the state sidecar (works without a daemon)",
     "traces": "the transcript index (works without a daemon)",
     "vectors": "the daemon's vector cache",
+    "task": "tasks: open one, move its status, list the working set",
+    "entity": "entities: their activity across the store",
 }
+
+
+@dataclass
+class Failure(Exception):
+    """One failure as headctl reports it: a code, a one-line message, an exit status."""
+
+    code: str
+    message: str
+    status: int = EXIT_FAILURE
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def report(self, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+        if as_json:
+            error = {"code": self.code, "message": self.message, "details": self.details}
+            stdout.write(json.dumps({"error": error}, ensure_ascii=False) + "\n")
+        line = " ".join(self.message.split())
+        print(f"{self.code}: {line}", file=stderr)
+        return self.status
+
 
 COMMANDS: list[Command] = []
 
@@ -284,8 +320,46 @@ def _joined(words: Sequence[str] | None) -> str:
     return " ".join(words or ())
 
 
+def _scope_flags(p: argparse.ArgumentParser) -> None:
+    """memhtml's scope flags of ``search`` and ``recall``, beside ``--type``."""
+    p.add_argument(
+        "--workspace", metavar="SLUG", help="only this workspace (a memory with none never matches)"
+    )
+    p.add_argument(
+        "--tag", dest="tags", action="append", metavar="TAG", help="any of these tags (repeatable)"
+    )
+    p.add_argument("--entity", metavar="TYPE:NAME", help="only memories naming this entity")
+    p.add_argument(
+        "--facet",
+        dest="facets",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a <dl> facet (repeatable: values of one name broaden, names narrow)",
+    )
+    p.add_argument("--include-archived", action="store_true", help="include archived memories")
+    p.add_argument(
+        "--as-of",
+        metavar="INSTANT",
+        help="what was believed valid at this ISO instant (superseded memories included)",
+    )
+
+
+_SCOPE_FIELDS = ("types", "workspace", "tags", "entity", "facets", "include_archived", "as_of")
+
+
+def _query_text(words: Sequence[str] | None) -> str:
+    """The query the words make, refused when blank: an empty search has no answer to give."""
+    query = _joined(words)
+    if not query.strip():
+        raise UsageError("the query is empty; give the words to search for")
+    return query
+
+
 def _filter(args: argparse.Namespace) -> dict[str, Any] | None:
-    return {"types": args.types} if getattr(args, "types", None) else None
+    """The wire's ``filter`` from the scope flags a command has; None when none is given."""
+    scope = {k: getattr(args, k, None) for k in _SCOPE_FIELDS}
+    scope = {k: v for k, v in scope.items() if v not in (None, False, [])}
+    return scope or None
 
 
 def _view(args: argparse.Namespace) -> Params:
@@ -300,6 +374,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     _limit(p)
     _session_view(p)
     _types(p)
+    _scope_flags(p)
     p.add_argument(
         "--now", metavar="TIME", help="rank recency as of this ISO-8601 instant (default: now)"
     )
@@ -319,7 +394,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
 
 
 def _search(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
-    params: Params = {"query": _joined(args.query), "limit": args.limit, "now": args.now}
+    params: Params = {"query": _query_text(args.query), "limit": args.limit, "now": args.now}
     params.update(_view(args), filter=_filter(args), plane=args.plane, mode=args.mode)
     return "search", params
 
@@ -334,11 +409,12 @@ def _recall_args(p: argparse.ArgumentParser) -> None:
         help="characters of quoted text the pack may spend (default the plane's budget)",
     )
     _types(p)
+    _scope_flags(p)
 
 
 def _recall(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
     return "recall", {
-        "query": _joined(args.query),
+        "query": _query_text(args.query),
         "budget_chars": args.budget_chars,
         "filter": _filter(args),
     }
@@ -782,23 +858,17 @@ def _builtin_commands() -> list[Command]:
     ]
 
 
-def _contributed_commands() -> None:
-    """Commands other modules add: each is one ``register(...)`` call, or one hook, here."""
-    from headd_client.agent_cli import register as register_agent_commands
-
-    PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
-    from headd_client.headctl_sleep import GROUP_HELP
-    from headd_client.headctl_sleep import commands as sleep_commands
-
-    for command in sleep_commands(Command):
-        register(command, GROUP_HELP)
+#: What adds the commands other modules contribute, called once before the first parse; the
+#: composition root (``headctl``) appends to it, so this module imports none of them.
+CONTRIBUTORS: list[Callable[[], None]] = []
 
 
 def _all_commands() -> list[Command]:
     if not COMMANDS:
         for command in _builtin_commands():
             register(command)
-        _contributed_commands()
+        for contribute in CONTRIBUTORS:
+            contribute()
     return COMMANDS
 
 

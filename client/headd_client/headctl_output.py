@@ -150,8 +150,10 @@ def remote_rows(remote: Any) -> list[list[str]]:
         if error.get("commit"):
             text += f" (commit {_short(error.get('commit'))}, path {error.get('path')!r})"
         rows.append(["remote error", text + f" at {error.get('at')}"])
-    if remote.get("conflicts"):
-        rows.append(["conflicts", f"{len(remote['conflicts'])} open (headctl sync --resolve)"])
+    conflicts = [c for c in remote.get("conflicts") or () if isinstance(c, Mapping)]
+    if conflicts:
+        named = ", ".join(f"{c.get('id')} {c.get('path')}" for c in conflicts)
+        rows.append(["conflicts", f"{len(conflicts)} open: {named} (headctl sync --resolve ID)"])
     return rows
 
 
@@ -329,13 +331,18 @@ def advance(result: Any, args: argparse.Namespace, out: TextIO) -> None:
 
 def gate(report: Any, args: argparse.Namespace, out: TextIO) -> None:
     verdict = "passed" if report.get("passed") else "refused"
+    inverted = list(report.get("inversions") or [])
     print(
         f"head gate {verdict}: {report.get('probes')} probes, MRR {report.get('mrr_before')} -> "
         f"{report.get('mrr')} (floor {report.get('floor')}), inversions "
-        f"{report.get('inversions_before')} -> {len(report.get('inversions') or [])}",
+        f"{report.get('inversions_before')} -> {len(inverted)}",
         file=out,
     )
-    _verbose(report, args, out)
+    # The verbose table counts the inversions as the summary does and lists them after.
+    shown = {**report, "inversions": len(inverted)}
+    if inverted:
+        shown["inverted"] = inverted
+    _verbose(shown, args, out)
 
 
 def vectors_fill(result: Any, args: argparse.Namespace, out: TextIO) -> None:

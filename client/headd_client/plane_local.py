@@ -42,16 +42,9 @@ def trace_root_of(explicit: str | None, environ: Mapping[str, str]) -> Path:
 def exclude_plane_dir(store: Path) -> None:
     """``/.memhtml/headd/`` into ``.git/info/exclude`` (as the daemon's session manager does), so
     the plane's files never make the checkout look dirty when headctl creates them first."""
-    import pygit2
+    from headd.store.git_io import exclude_in_store
 
-    from headd.store.git_io import ensure_excluded
-
-    try:
-        repo = pygit2.Repository(str(store))
-    except (pygit2.GitError, KeyError):
-        return  # not a git store: open_plane still works, there is nothing to keep clean
-    if not repo.is_bare:
-        ensure_excluded(repo, "/.memhtml/headd/")
+    exclude_in_store(store, "/.memhtml/headd/")  # not a git store: nothing to keep clean
 
 
 def call_local(
@@ -80,6 +73,7 @@ def call_local(
     exclude_plane_dir(store)
     plane = open_plane(store)
     try:
-        return answer(request, plane, context)
+        # The JSON object the daemon would have sent, as headctl renders either alike.
+        return msgspec.to_builtins(answer(request, plane, context))
     finally:
         plane.close()

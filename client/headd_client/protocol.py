@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from headd.errors import ProtocolViolation, from_wire
+from headd.errors import InvalidParams, InvalidRequest, ProtocolViolation, from_wire
 from headd.wire.framing import DEFAULT_LINE_LIMIT, LineFramer, Oversized
 from headd.wire.nesting import MAX_DEPTH, nests_deeper_than
 
@@ -61,14 +61,25 @@ class ClientProtocol:
     def __init__(self, line_limit: int = DEFAULT_LINE_LIMIT) -> None:
         self._ids = itertools.count(1)
         self._framer = LineFramer(line_limit)
+        self._line_limit = line_limit
 
     def request(self, method: str, params: Mapping[str, Any] | None = None) -> tuple[int, bytes]:
         """A request line (with its newline) and the id its answer will carry."""
         request_id = next(self._ids)
-        return request_id, self._encode(method, params, request_id) + b"\n"
+        return request_id, self._within_limit(self._encode(method, params, request_id) + b"\n")
 
     def notification(self, method: str, params: Mapping[str, Any] | None = None) -> bytes:
-        return self._encode(method, params, None) + b"\n"
+        return self._within_limit(self._encode(method, params, None) + b"\n")
+
+    def _within_limit(self, line: bytes) -> bytes:
+        """``line``, or the size limit it breaks: the daemon would close the connection on it,
+        which a caller would otherwise read as a dead daemon."""
+        if len(line) > self._line_limit:
+            raise InvalidRequest(
+                f"the request is {len(line)} bytes, over the {self._line_limit}-byte line limit",
+                {"limit": self._line_limit, "size": len(line)},
+            )
+        return line
 
     def batch(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> tuple[list[int], bytes]:
         ids = [next(self._ids) for _ in calls]
@@ -76,7 +87,7 @@ class ClientProtocol:
             self._encode(method, params, rid)
             for rid, (method, params) in zip(ids, calls, strict=True)
         )
-        return ids, b"[" + body + b"]\n"
+        return ids, self._within_limit(b"[" + body + b"]\n")
 
     @staticmethod
     def _encode(method: str, params: Mapping[str, Any] | None, request_id: int | None) -> bytes:
@@ -85,7 +96,10 @@ class ClientProtocol:
             message["params"] = {k: v for k, v in params.items() if v is not None}
         if request_id is not None:
             message["id"] = request_id
-        return _encoder.encode(message)
+        try:
+            return _encoder.encode(message)
+        except UnicodeEncodeError:  # a str holding undecodable bytes (surrogate escapes)
+            raise InvalidParams(f"the params of {method} are not UTF-8 text") from None
 
     def receive(self, data: bytes) -> list[Answer | list[Answer]]:
         """The answers (a list for a batch answer) that ``data`` completes."""

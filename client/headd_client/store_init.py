@@ -77,9 +77,7 @@ def init_store(target: Path, now: datetime | None = None) -> dict[str, Any]:
     Raises StorageFailure, with a message that says what to do instead, when ``target`` holds
     anything already: a store is never initialised over existing files.
     """
-    import pygit2
-
-    from headd.store.git_io import ensure_excluded, signature
+    from headd.store.git_io import exclude_in_store, init_store_repository
 
     if target.exists() and not target.is_dir():
         raise StorageFailure(f"{target} exists and is not a directory", {"path": str(target)})
@@ -97,13 +95,13 @@ def init_store(target: Path, now: datetime | None = None) -> dict[str, Any]:
         path = target / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    repo = pygit2.init_repository(str(target), initial_head=BRANCH)
-    repo.config["merge.ours.driver"] = "true"
-    for rel in sorted(files):
-        repo.index.add(rel)
-    repo.index.write()
-    tree = repo.index.write_tree()
-    who = signature(repo, now or datetime.now(UTC))
-    sha = repo.create_commit("HEAD", who, who, COMMIT_MESSAGE, tree, [])
-    ensure_excluded(repo, "/.memhtml/headd/")
+    sha = init_store_repository(
+        target,
+        files,
+        COMMIT_MESSAGE,
+        now or datetime.now(UTC),
+        BRANCH,
+        {"merge.ours.driver": "true"},
+    )
+    exclude_in_store(target, "/.memhtml/headd/")
     return {"store": str(target), "sha": str(sha), "branch": BRANCH, "files": sorted(files)}

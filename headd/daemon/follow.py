@@ -244,6 +244,11 @@ class RefFollower:
         """The commit the followed ref is at now (None when it does not resolve)."""
         return read_ref(self._ref_repo, self.ref)
 
+    async def read_git(self, fn: Callable[[pygit2.Repository], V]) -> V:
+        """Run a read of the repository (a blob, the work tree's status) on the git thread,
+        which owns the handle, so a read never shares one with an advance."""
+        return await self._git.run(fn)
+
     async def current(self, by: str = "request") -> HeadVersion:
         """The version at the ref's tip as it is now, advancing first if the ref moved."""
         tip = self.tip()

@@ -38,17 +38,20 @@ from headd.daemon.plane_service import PlaneService
 from headd.daemon.session_calls import SessionCalls
 from headd.daemon.sleep_calls import SleepCalls
 from headd.daemon.snapshots import SnapshotWriter
-from headd.daemon.vectors import NO_VECTORS, SearchVectors, VectorService
+from headd.daemon.vectors import MIN_COVERAGE, NO_VECTORS, SearchVectors, VectorService
 from headd.embed.factory import embedder_state
-from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable
+from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
+from headd.limits import bounded
+from headd.record import PARA_BUCKETS
 from headd.store.results import CommitResult
 from headd.wire.answers import (
     AdvanceAnswer,
+    ExecAnswer,
     PathsAnswer,
+    PlaneAnswer,
     ReadAnswer,
-    Report,
     ResolveAnswer,
     SearchAnswer,
     SearchCoverage,
@@ -60,12 +63,27 @@ from headd.wire.answers import (
     wire_record_or_none,
 )
 from headd.wire.answers import SearchHit as WireHit
+from headd.wire.browse import (
+    CensusAnswer,
+    CensusRequest,
+    EntityActivityRequest,
+    ListRequest,
+    NeighborsAnswer,
+    NeighborsRequest,
+    SourceAnswer,
+    SourceRequest,
+    StateUsageRequest,
+    TasksRequest,
+    TracesLinksRequest,
+)
+from headd.wire.doctor import DoctorAnswer, DoctorRequest, StatePrune
 from headd.wire.filter import Filter
 from headd.wire.methods import (
     Advance,
     ByContentHash,
     ByEntity,
     ByFrameKey,
+    Exec,
     Gate,
     Inbound,
     IndexRebuild,
@@ -104,6 +122,7 @@ from headd.wire.methods import (
 if TYPE_CHECKING:
     from headd_plane.recall import RankedPool
 
+    from headd.codemode.service import ExecService
     from headd.daemon.remote_follower import RemoteFollower
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
@@ -140,6 +159,22 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _worktree_dirty(repo: Any) -> bool | None:
+    """Uncommitted edits to tracked files in the checkout (new and ignored files aside); None
+    for a bare store, which has no checkout."""
+    return None if repo.is_bare else bool(_dirty_paths(repo))
+
+
+def _dirty_paths(repo: Any) -> list[str]:
+    """The checkout's paths with uncommitted edits to tracked files (empty for a bare store)."""
+    import pygit2
+
+    if repo.is_bare:
+        return []
+    quiet = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
+    return sorted(path for path, flags in repo.status().items() if flags & ~quiet)
+
+
 def _landed_paths(result: object) -> bool:
     """Whether a ``session.commit`` answer moved the branch (a commit with paths)."""
     return isinstance(result, CommitResult) and result.outcome == "committed" and bool(result.paths)
@@ -167,6 +202,8 @@ class Service:
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="headd-gate")
     )
     _session_calls: SessionCalls = field(init=False)
+    #: Code-mode (``exec``), made on its first script.
+    _exec: ExecService | None = None
     _sleep_calls: SleepCalls = field(init=False)
 
     def __post_init__(self) -> None:
@@ -234,8 +271,36 @@ class Service:
                 return await self.plane_call(request)
             case Sync(resolve=target):
                 return await self.sync(target)
+            case ListRequest(at=at, session=session):
+                from headd.head.browse import list_records
+
+                return list_records(await self.view(at, session), request)
+            case EntityActivityRequest(at=at, session=session):
+                from headd.head.browse import entity_activity
+
+                return entity_activity(await self.view(at, session), request)
+            case TasksRequest(at=at, session=session):
+                from headd.head.browse import tasks
+
+                return tasks(await self.view(at, session), request)
+            case DoctorRequest(today=today):
+                return await self.doctor(today)
+            case StatePrune(paths=paths):
+                return await self._plane().state_prune(paths)
+            case CensusRequest(at=at, session=session):
+                return await self.census(at, session)
+            case NeighborsRequest():
+                return await self.neighbors(request)
+            case SourceRequest(path=path, at=at, session=session):
+                return await self.source(path, at, session)
+            case TracesLinksRequest(path=path):
+                return await self._plane().traces_links(path)
+            case StateUsageRequest(path=path):
+                return await self._plane().state_usage(path)
             case VectorsFill(limit=limit):
                 return await self.vectors_fill(limit)
+            case Exec(at=at):
+                return await self.exec(request, at)
             case SleepStatus():
                 return self._sleep_calls.status()
             case SleepPlan() | SleepRun() | SleepReview() | SleepMerge() | SleepResume():
@@ -251,6 +316,23 @@ class Service:
             raise ModelUnavailable("this daemon runs without an embedder", {"embedder": None})
         return await self.vectors.fill_now(await self.follower.current(), limit)
 
+    async def exec(self, request: Exec, at: str | None) -> ExecAnswer:
+        """``exec``: the script over commit ``at`` (the tip when None), in a worker."""
+        from headd.codemode.service import ExecService, check_script
+
+        check_script(request)
+        sha = self.follower.resolve(at) if at is not None else (await self.follower.current()).sha
+        if sha is None:
+            raise InvalidParams("the store has no commit to run a script over")
+        if self._exec is None:
+            self._exec = ExecService(self.store)
+        return await self._exec.exec(request, sha)
+
+    async def close_exec(self) -> None:
+        """Stop code-mode's spare worker and any script still running."""
+        if self._exec is not None:
+            await self._exec.close()
+
     # -- versions --------------------------------------------------------------------------
 
     async def view(self, at: str | None, session: str | None) -> IndexedView:
@@ -261,6 +343,87 @@ class Service:
             return await self._session_calls.view(session)
         return await self.follower.at(at)
 
+    # -- browsing ----------------------------------------------------------------------------
+
+    async def census(self, at: str | None, session: str | None) -> CensusAnswer:
+        """``census``: the version's counts, and whether the checkout has uncommitted edits."""
+        from headd.head.browse import census
+
+        view = await self.view(at, session)
+        dirty = await self.follower.read_git(_worktree_dirty)
+        return census(view, dirty=dirty, vector_coverage_floor=MIN_COVERAGE)
+
+    async def doctor(self, today: str | None) -> DoctorAnswer:
+        """``doctor``: the version's findings (``headd.head.doctor``), and what the daemon alone
+        knows: the checkout's dirty paths, the plane's indexed commit and orphan state rows."""
+        from headd.head.doctor import findings, healthy
+
+        version = await self.follower.current()
+        moment = self.clock()
+        found = findings(
+            version,
+            today=today or moment.strftime("%Y-%m-%d"),
+            year=moment.year,
+            skipped=[s.path for s in version.skipped if s.path.split("/", 1)[0] in PARA_BUCKETS],
+        )
+        dirty = await self.follower.read_git(_dirty_paths)
+        orphans: list[str] = []
+        indexed: str | None = None
+        if self.plane is not None:
+            orphans = [p for p in await self.plane.state_access_paths() if p not in version]
+            indexed = self.plane.status().indexed_sha
+        fresh = self.plane is None or indexed == version.sha
+        coverage = 0.0
+        space: str | None = None
+        entries = 0
+        if self.vectors is not None:
+            vectors = self.vectors.status(version)
+            coverage, space, entries = vectors.coverage, vectors.space, vectors.entries
+        # low only where an embedder could fill it (memhtml: none configured is not a finding)
+        low = self.vectors is not None and self.embedder != "off" and coverage < MIN_COVERAGE
+        return DoctorAnswer(
+            root=str(self.store),
+            healthy=healthy(found, orphans=len(orphans), fresh=fresh, coverage_low=low),
+            head_sha=version.sha,
+            findings=found,
+            orphan_access_rows=orphans,
+            stuck_sleep_runs=[],
+            index_fresh=fresh,
+            index_head_sha=indexed,
+            vector_coverage=coverage,
+            vector_coverage_floor=MIN_COVERAGE,
+            vector_coverage_low=low,
+            configured_embed_model=space,
+            stored_embed_model=space,
+            embed_model_matches=space is not None,
+            chunks=version.size,
+            embeddings=entries,
+            vector_coverage_remedy="headctl vectors fill" if low else None,
+            dirty=dirty,
+        )
+
+    async def neighbors(self, request: NeighborsRequest) -> NeighborsAnswer:
+        from headd.head.browse import neighbours
+
+        found = neighbours(await self.view(request.at, request.session), request)
+        if found is None:
+            raise PathNotFound(f"no memory at {request.path}", {"path": request.path})
+        return found
+
+    async def source(self, path: str, at: str | None, session: str | None) -> SourceAnswer:
+        """``source``: the file text of the record at ``path`` (None when there is none)."""
+        from headd.store.git_io import blob_text
+
+        view = await self.view(at, session)
+        record = view.record(path)
+        if record is None:
+            return SourceAnswer(sha=view.sha, path=path, html=None)
+        html = view.pending_texts.get(record.blob_sha)
+        if html is None:
+            blob = record.blob_sha
+            html = await self.follower.read_git(lambda repo: blob_text(repo, blob))
+        return SourceAnswer(sha=view.sha, path=path, html=html)
+
     # -- status ----------------------------------------------------------------------------
 
     async def sync(self, resolve: str | None) -> dict[str, Any]:
@@ -269,6 +432,8 @@ class Service:
             raise InvalidParams("this daemon follows no remote (start it with --remote NAME)")
         if resolve is not None:
             resolved = await self.remote.resolve(resolve)
+            if not resolved:
+                raise PathNotFound(f"no open conflict {resolve}", {"conflict": resolve})
             return {"resolved": msgspec.to_builtins(resolved), "remote": self._remote_status()}
         report = await self.remote.round_now()
         return {"round": msgspec.to_builtins(report), "remote": self._remote_status()}
@@ -360,10 +525,11 @@ class Service:
             return self._default_scope
         return Scope.from_filter(filter_)
 
-    async def search(self, request: Search) -> SearchAnswer | Report:
+    async def search(self, request: Search) -> SearchAnswer | PlaneAnswer:
         if request.plane == "index":
             return await self.index_search(request)
         view = await self.view(request.at, request.session)
+        why: dict[str, dict[str, float]] | None = {} if request.explain else None
         start = time.perf_counter()
         hits, arm = await self._rank(
             view,
@@ -373,11 +539,24 @@ class Service:
             now=request.now,
             want_vectors=request.vectors,
             mode=request.mode,
+            explain=why,
         )
+        covered: list[float] | None = None
+        if request.relevance_floor is not None:
+            from headd.head.relevance import relevant_hits
+
+            hits, covered = relevant_hits(view, request.query, hits, request.relevance_floor)
         took = (time.perf_counter() - start) * 1000.0
         out_hits = [
-            WireHit(hit.path, hit.score, hit.title, hit.claim, list(hit.arms)) for hit in hits
+            WireHit(hit.path, hit.score, bounded(hit.title), bounded(hit.claim), list(hit.arms))
+            for hit in hits
         ]
+        if why is not None:
+            for out in out_hits:
+                out.why = why.get(out.path, {})
+        if covered is not None:
+            for out, share in zip(out_hits, covered, strict=True):
+                out.coverage = round(share, 4)
         if request.records:
             for out in out_hits:
                 out.record = wire_record_or_none(view.record(out.path))
@@ -413,6 +592,7 @@ class Service:
         now: str | None,
         want_vectors: bool,
         mode: str,
+        explain: dict[str, dict[str, float]] | None = None,
     ) -> tuple[list[SearchHit], SearchVectors]:
         """The head's ranking of ``query`` over ``view``, and the vector arm it ran with: the one
         path ``search`` and recall's pool share, so the two cannot admit or rank differently."""
@@ -431,10 +611,11 @@ class Service:
             vectors=arm.vectors,
             query_vector=arm.query_vector,
             mode=mode,
+            explain=explain,
         )
         return hits, arm
 
-    async def index_search(self, request: Search) -> Report:
+    async def index_search(self, request: Search) -> PlaneAnswer:
         """``plane: "index"``: the SQLite plane's four-arm retrieval (its arm names)."""
         if request.at is not None or request.session is not None:
             raise InvalidParams("the index plane answers at the indexed commit: no at or session")
@@ -461,14 +642,15 @@ class Service:
             moment = moment.replace(tzinfo=UTC)
         return moment
 
-    async def plane_call(self, request: PlaneRequest) -> Report:
+    async def plane_call(self, request: PlaneRequest) -> PlaneAnswer:
         """A plane method, answered by the plane's one dispatcher (``headd_plane.answer``) at the
         request's ``now`` or the clock's; recall folds the head's ranking of its query in."""
         plane = self._plane()
         ranked = None
         match request:
             case Recall(query=query, filter=filter_, now=now):
-                await self.follower.current()
+                # Read-your-writes: the index is brought to the branch tip first (bounded).
+                await plane.catch_up((await self.view(None, None)).sha)
                 ranked = await self.recall_pool(query, filter_, now)
                 return await plane.answer(request, self._moment(now), ranked)
         return await plane.answer(request, self.clock(), ranked)

@@ -84,16 +84,18 @@ def make_embedder(
     setting: str, store: Path, environ: Mapping[str, str] = os.environ
 ) -> DocumentEmbedder | None:
     """The embedder ``--embedder`` names (None for off, and for auto without the extra); a
-    local model converts into the store's own ``.memhtml/headd/models`` (everything the daemon
-    writes lives under ``<store>/.memhtml/``), unless ``$HEADD_MODEL_CACHE`` says where."""
+    local model converts into the machine's model cache (``quantize.model_cache_for_store``)."""
     from headd.embed.factory import make_embedder as factory
     from headd.embed.quantize import model_cache_for_store
 
     embedder = factory(setting, model_cache=model_cache_for_store(store, environ))
     if embedder is None and setting.strip() == "auto":
+        from headd.embed.install_hint import embed_install_hint
+
         log.info(
-            "vectors off: --embedder auto found no embed extra installed (pip install "
-            "'headd[embed]'); searches run lexical + recency and answer degraded"
+            "vectors off: --embedder auto found no embed extra installed (%s); searches run "
+            "lexical + recency and answer degraded",
+            embed_install_hint(),
         )
     return embedder
 
@@ -312,6 +314,7 @@ async def run(
         if service.remote is not None:
             await service.remote.close()
         await server.stop()
+        await service.close_exec()
         if snapshots is not None:
             snapshots.stop()
         await vectors.wait_idle()

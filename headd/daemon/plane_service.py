@@ -24,14 +24,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from headd_plane import calls as plane_calls
-from headd_plane.answer import Context, PlaneRequest, Report, answer, is_read
+from headd_plane.answer import Context, PlaneRequest, answer, is_read
 
 from headd.errors import HeaddError, ShuttingDown, StorageFailure
 from headd.memory_trim import release_free_memory
-from headd.wire.answers import IndexUpdates
+from headd.wire.answers import IndexUpdateAnswer, IndexUpdates, PlaneAnswer
+from headd.wire.browse import StateUsageAnswer, TracesLinksAnswer
+from headd.wire.doctor import StatePruneAnswer
 from headd.wire.methods import IndexRebuild
 
 if TYPE_CHECKING:
@@ -56,6 +58,10 @@ UPDATE_QUIET_S = 0.15
 #: ... and no later than this after it was first asked for, so a steady stream of commits still
 #: sees index.db follow.
 UPDATE_MAX_WAIT_S = 1.0
+#: How long a recall waits for the index to reach the branch tip before it answers from the index
+#: as it is (folding in the head's ranking at the tip): recall reads its own writes, and a
+#: slow first build on a large store still answers within this bound.
+CATCH_UP_S = 3.0
 
 
 class UpdateStopped(ShuttingDown):
@@ -268,16 +274,42 @@ class PlaneService:
                 continue
             self.stats.runs += 1
             self.stats.last_ms = (time.perf_counter() - started) * 1000.0
-            self.stats.last_sha = report.get("head_sha")
+            self.stats.last_sha = report.head_sha
             self.stats.last_error = None
             self.stats.last_error_code = None
             log.info(
                 "index updated to %s in %.0f ms",
-                str(report.get("head_sha"))[:12],
+                report.head_sha[:12],
                 self.stats.last_ms,
             )
 
-    def _background_update(self, plane: Plane) -> dict[str, Any]:
+    async def catch_up(self, tip: str | None, bound: float = CATCH_UP_S) -> bool:
+        """Bring the index to ``tip`` now, without the background update's quiet wait, unless it
+        is there already; True when it is there within ``bound`` seconds. The update runs on the
+        writer thread and finishes even when the bound passes (the next call finds it done)."""
+        done = self.submit(lambda plane: self._catch_up(plane, tip))
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), bound)
+        except TimeoutError:
+            return False
+
+    def _catch_up(self, plane: Plane, tip: str | None) -> bool:
+        if tip is None:  # an unborn branch: nothing to index
+            return True
+        if self.stats.last_sha == tip or _indexed_sha(plane) == tip:
+            return True
+        started = time.perf_counter()
+        try:
+            report = self._background_update(plane)
+        except (HeaddError, StorageFailure) as exc:
+            log.warning("index catch-up failed: %s: %s", exc.code, exc.message)
+            return False
+        self.stats.runs += 1
+        self.stats.last_ms = (time.perf_counter() - started) * 1000.0
+        self.stats.last_sha = report.head_sha
+        return self.stats.last_sha == tip
+
+    def _background_update(self, plane: Plane) -> IndexUpdateAnswer:
         """``update``, embedding new chunks only when the index already carries vectors (a
         store opted in with ``index.rebuild {embed: true}``): a first full embed would hold the
         writer, and with it every reinforce, for as long as the model takes."""
@@ -301,7 +333,7 @@ class PlaneService:
 
     async def answer(
         self, request: PlaneRequest, now: datetime, ranked: RankedPool | None = None
-    ) -> Report:
+    ) -> PlaneAnswer:
         """Answer a plane method (``headd_plane.answer``): a read on a reader thread, a write on
         the writer, by the one rule of ``is_read``."""
         context = Context(self.store, now, self.trace_root, ranked)
@@ -310,7 +342,7 @@ class PlaneService:
         return await self.on_writer(lambda p: self._write(request, p, context))
 
     @staticmethod
-    def _write(request: PlaneRequest, plane: Plane, context: Context) -> Report:
+    def _write(request: PlaneRequest, plane: Plane, context: Context) -> PlaneAnswer:
         """A write; after a rebuild, the memory its bulk load held is handed back to the system
         (as after an update)."""
         try:
@@ -318,6 +350,20 @@ class PlaneService:
         finally:
             if isinstance(request, IndexRebuild):
                 release_free_memory()
+
+    async def traces_links(self, path: str) -> TracesLinksAnswer:
+        """``traces.links``: the sessions ``path`` was linked to, from a reader."""
+        return await self.on_reader(lambda r: plane_calls.traces_links(r.db.conn, path))
+
+    async def state_usage(self, path: str) -> StateUsageAnswer:
+        """``state.usage``: ``path``'s usage row, from a reader."""
+        return await self.on_reader(lambda r: plane_calls.state_usage(r.db.conn, path))
+
+    async def state_access_paths(self) -> list[str]:
+        return await self.on_reader(lambda r: plane_calls.state_access_paths(r.db.conn))
+
+    async def state_prune(self, paths: list[str]) -> StatePruneAnswer:
+        return await self.on_writer(lambda p: plane_calls.state_prune(p.db.conn, paths))
 
     async def record_wrote(self, links: plane_calls.WroteLinks) -> int:
         """Note a session commit's memories; a failure is logged, never the commit's failure
@@ -337,6 +383,14 @@ class PlaneService:
         if self._plane is not None:
             plane_calls.unwatch_work_tree(self._plane)
             self._plane.close()
+
+
+def _indexed_sha(plane: Plane) -> str | None:
+    """The commit ``index.db`` reflects, None when it reflects none yet."""
+    try:
+        return plane_calls.indexed_sha(plane.db.conn)
+    except HeaddError:
+        return None
 
 
 def _holds_vectors(plane: Plane) -> bool:

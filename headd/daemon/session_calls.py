@@ -93,6 +93,8 @@ class SessionCalls:
         await self._follower.current()
         match request:
             case SessionOpen(id=wanted, base=base):
+                # A new session is when sessions pile up: the idle ones expire first.
+                await self._in_pool(registry.expire_idle)
                 return await self._in_pool(lambda: registry.open(wanted, base))
             case SessionApply(session=session_id, ops=ops):
                 return await self._in_pool(lambda: registry.apply(session_id, ops))
@@ -103,6 +105,7 @@ class SessionCalls:
             case SessionClose(session=session_id):
                 return await self._in_pool(lambda: registry.close(session_id))
             case SessionList():
+                await self._in_pool(registry.expire_idle)
                 return await self._in_pool(registry.list)
         raise MethodNotFound(f"no session handler for {type(request).__name__}")
 

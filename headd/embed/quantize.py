@@ -11,9 +11,9 @@ the quantized model is its own vector space (``-q8`` in the model id).
 
 The conversion needs ``onnx`` (and what ``onnxruntime.quantization`` imports), which the
 ``embed`` extra installs; it takes a few seconds, so its result is kept in a cache directory:
-the daemon's inside its store (:func:`model_cache_for_store`), anyone else's
-``$HEADD_MODEL_CACHE``, else ``$XDG_CACHE_HOME/headd/models``, else ``~/.cache/headd/models``
-(a per-user directory under the temp dir when that cannot be written),
+one per machine: ``$HEADD_MODEL_CACHE``, else ``$XDG_CACHE_HOME/headd/models``, else
+``~/.cache/headd/models`` (the daemon's falls back to its store, :func:`model_cache_for_store`,
+anyone else's to a per-user directory under the temp dir, when that cannot be written),
 named by the source weights' sha256 and the onnxruntime version, and written to a temporary
 name first and renamed, so a reader never sees half a file and two processes converting at
 once both end with the same complete file.
@@ -46,12 +46,14 @@ def model_cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
 
 
 def model_cache_for_store(store: Path, environ: Mapping[str, str] = os.environ) -> Path:
-    """The daemon's model cache: ``$HEADD_MODEL_CACHE`` if the operator set it, else inside the
-    store's ``.memhtml/headd/`` (everything the daemon writes lives under
-    ``<store>/.memhtml/``, git-ignored), at the price of one conversion per store."""
+    """The daemon's model cache: the machine's (``$HEADD_MODEL_CACHE``, else the per-user
+    cache of :func:`model_cache_dir`), so the model is converted once per machine, not once per
+    store; inside the store's git-ignored ``.memhtml/headd/`` only when that cache cannot be
+    written (a unit sandboxed to its store)."""
     if environ.get(CACHE_ENV_VAR, "").strip():
         return Path(environ[CACHE_ENV_VAR])
-    return store / ".memhtml" / "headd" / "models"
+    shared = model_cache_dir(environ)
+    return shared if _can_write(shared) else store / ".memhtml" / "headd" / "models"
 
 
 def quantized_name(source_sha256: str, ort_version: str) -> str:
@@ -110,15 +112,20 @@ def _writable(preferred: Path) -> Path:
     A daemon under a sandboxed unit (read-only home) should still embed, at the price of a
     conversion after each reboot, rather than lose its vector arm.
     """
-    try:
-        preferred.mkdir(parents=True, exist_ok=True)
-        if os.access(preferred, os.W_OK):
-            return preferred
-    except OSError:
-        pass
+    if _can_write(preferred):
+        return preferred
     fallback = Path(tempfile.gettempdir()) / f"headd-models-{os.getuid()}"
     log.warning("model cache %s is not writable; using %s", preferred, fallback)
     return fallback
+
+
+def _can_write(directory: Path) -> bool:
+    """Whether ``directory`` exists (made if need be) and this process may write in it."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(directory, os.W_OK)
 
 
 @contextlib.contextmanager

@@ -71,6 +71,20 @@ class Indexes:
         """The active records, computed once per value (the vector arm's candidates)."""
         return tuple(record for record in self.records.values() if not record.archived)
 
+    @cached_property
+    def with_archived(self) -> Indexes:
+        """These records, with a lexical index of every record, archived ones included: what a
+        search that reaches archived memories (``include_archived``, ``as_of``) ranks over, so
+        an archived record is scored by the same BM25 statistics as an active one and ranked
+        beside it. Built over this value's own index at the first such search (only the
+        buckets of archived records' tokens are rebuilt) and kept with it, so the active
+        index, which every other search reads, never carries archived text."""
+        builder = LexicalBuilder(self.lexical)
+        for record in self.records.values():
+            if record.archived:
+                builder.add_tokens(PATH_IDS.intern(record.path), tokenize(indexed_text(record)))
+        return Indexes(records=self.records, lexical=builder.freeze())
+
 
 EMPTY_INDEXES: Final = Indexes()
 

@@ -37,8 +37,8 @@ from headd.head.texts import ReadBlob, record_text
 from headd.head.version import parse_record
 from headd.memfile import head_edit
 from headd.memfile.vocabulary import ALL_RELS
-from headd.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Unlabel, UnlinkOp
-from headd.record import Link, MemoryRecord
+from headd.ops import Archive, Label, LinkOp, Move, OverlayOp, Put, Retask, Unlabel, UnlinkOp
+from headd.record import TASK_STATUSES, Link, MemoryRecord
 
 #: A label the overlay accepts: already normalized, a lowercase type, a colon, no space after it.
 _WELL_FORMED_ENTITY = re.compile(r"[a-z0-9][a-z0-9_.-]*:[^\s:][^\r\n]*(?<!\s)")
@@ -131,6 +131,19 @@ def _apply(batch: _Batch, op: OverlayOp) -> None:
                 {"op": "unlabel", "path": op.path, "entity": op.entity},
             )
         html = head_edit.remove_entity(batch.text_of(existing), op.entity)
+        builder.insert(batch.parse(op.path, html))
+    elif isinstance(op, Retask):
+        existing = _held(builder, "retask", op.path)
+        if existing.memory_type != "task" or op.status not in TASK_STATUSES:
+            raise InvalidOp(
+                f"retask op needs a task and a task status: {op.path} -> {op.status}",
+                {"op": "retask", "path": op.path, "status": op.status},
+            )
+        if existing.task_status == op.status:
+            return
+        html = head_edit.set_meta(batch.text_of(existing), "memhtml-task-status", op.status)
+        if op.at is not None:
+            html = head_edit.set_meta(html, "memhtml-updated", op.at)
         builder.insert(batch.parse(op.path, html))
     elif isinstance(op, Move):
         existing = _held(builder, "move", op.path)

@@ -18,12 +18,10 @@ narrow; they matter to other readers of the same predicate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from headd.record import MemoryRecord
-from headd.wire.filter import Filter, filter_from, parse_facet_filter, parse_facet_filters
+from headd.wire.filter import Filter, parse_facet_filter, parse_facet_filters
 
 __all__ = ["Scope", "ascii_lower", "parse_facet_filter", "parse_facet_filters"]
 
@@ -68,9 +66,9 @@ class Scope:
         object.__setattr__(self, "_entity", ascii_lower(entity) if entity else None)
 
     @classmethod
-    def from_filter(cls, raw: Filter | Mapping[str, Any] | None) -> Scope:
-        """The wire's ``filter`` (``headd.wire.filter``); unknown keys are refused."""
-        parsed = filter_from(raw)
+    def from_filter(cls, parsed: Filter | None) -> Scope:
+        """The wire's ``filter`` (``headd.wire.filter``), decoded with its request (where unknown
+        keys are refused)."""
         if parsed is None:
             return cls()
         return cls(
@@ -82,6 +80,11 @@ class Scope:
             include_archived=parsed.include_archived,
             as_of=parsed.as_of,
         )
+
+    @property
+    def reaches_archived(self) -> bool:
+        """True when this scope can admit an archived record, so a search must rank them too."""
+        return self.include_archived or self.as_of is not None
 
     def __call__(self, record: MemoryRecord) -> bool:
         return self.admit(record)

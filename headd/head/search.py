@@ -10,7 +10,10 @@ it by name:
 - Inside an arm: score descending, then path ascending; the cut follows that order even inside a
   run of equal scores; equal scores share the first rank of their run (1, 1, 3).
 - ``admit`` narrows what each arm ranks before its cap; BM25's statistics stay those of every
-  active record.
+  active record. A scope that reaches archived records (``admit.reaches_archived``) ranks over
+  the version's index of every record instead (:attr:`Indexes.with_archived`), so an archived
+  record is scored by the lexical arm beside the active ones; the vector arm holds active
+  records only.
 - Fusion: ``weight / (rank + 60)`` per arm, lexical share first, then vector.
 - Recency only breaks exact ties: fused score descending, then newest first by event time (else
   update time; clamped to ``now`` when ``now`` sorts earlier), then path ascending. Strings compare
@@ -288,12 +291,17 @@ def search_head(
     vectors: HeadVectors | None = None,
     query_vector: Sequence[float] | np.ndarray | None = None,
     mode: str = HYBRID,
+    explain: dict[str, dict[str, float]] | None = None,
 ) -> list[SearchHit]:
     """The view's active records ranked for ``query``: by ``mode``, :data:`HYBRID` (the
-    default) or :data:`SEED_EXACT` (see the module docstring for both)."""
+    default) or :data:`SEED_EXACT` (see the module docstring for both). ``explain``, when
+    given, is filled with each hit's score split by arm (``lexical``, ``vector``), the parts
+    summing to the hit's score; computed only for the hits returned, and only when asked."""
     if mode not in SEARCH_MODES:
         raise ValueError(f"unknown search mode {mode!r}")
     indexes = indexes_of(view)
+    if _reaches_archived(admit):
+        indexes = indexes.with_archived
     seed = mode == SEED_EXACT
     with_vectors = vectors is not None and query_vector is not None
     lexical_cap = LEXICAL_ARM_LIMIT if seed else max(LEXICAL_ARM_LIMIT, limit)
@@ -315,7 +323,10 @@ def search_head(
             (LEXICAL_WEIGHT / (rank + RRF_K), key, path, record)
             for rank, (_score, key, path, record) in lexical[: _through_run(lexical, limit)]
         ]
-        return _hits(rows, limit, now, records, _lexical_arms)
+        hits = _hits(rows, limit, now, records, _lexical_arms)
+        if explain is not None:
+            explain.update(_parts(hits, lexical, None, blended=False))
+        return hits
     if seed or vector is None:
         ranks = None if vector is None else [(row[2], rank) for rank, row in vector]
         rows = _fused_rows(lexical, ranks, records, admit is not None)
@@ -334,7 +345,47 @@ def search_head(
             arms.append("vector")
         return tuple(arms)
 
-    return _hits(rows, limit, now, records, arms_of)
+    hits = _hits(rows, limit, now, records, arms_of)
+    if explain is not None:
+        explain.update(_parts(hits, lexical, vector, blended=not seed and vector is not None))
+    return hits
+
+
+def _parts(
+    hits: list[SearchHit],
+    lexical: list[tuple[int, Candidate]],
+    vector: list[tuple[int, _Row]] | None,
+    *,
+    blended: bool,
+) -> dict[str, dict[str, float]]:
+    """Each hit's score split by arm, by the same arithmetic that fused it: the shares of
+    :func:`_blended_rows` for the hybrid, the ``weight / (rank + k)`` terms of
+    :func:`_fused_rows` otherwise."""
+    wanted = {hit.path for hit in hits}
+    parts: dict[str, dict[str, float]] = {path: {} for path in wanted}
+    best_bm25 = lexical[0][1][0] if lexical else 0.0
+    for rank, (score, _key, path, _record) in lexical:
+        if path in wanted:
+            share = (
+                LEXICAL_SHARE * score / best_bm25 if blended else LEXICAL_WEIGHT / (rank + RRF_K)
+            )
+            parts[path]["lexical"] = share
+    if vector:
+        best, floor = vector[0][1][0], vector[-1][1][0]
+        for rank, (cosine, _key, path) in vector:
+            if path not in wanted:
+                continue
+            if not blended:
+                parts[path]["vector"] = VECTOR_WEIGHT / (rank + RRF_K)
+            elif best > floor and cosine > floor:
+                parts[path]["vector"] = (1.0 - LEXICAL_SHARE) / (best - floor) * (cosine - floor)
+    return parts
+
+
+def _reaches_archived(admit: Admit | None) -> bool:
+    """Whether ``admit`` (a scope or its bound ``admit``) can admit an archived record."""
+    owner = getattr(admit, "__self__", admit)
+    return bool(getattr(owner, "reaches_archived", False))
 
 
 def lexical_query_of(query: str) -> str:

@@ -34,11 +34,17 @@ MEMORY_EXTENSION = ".html"
 STATE_DIR = ".memhtml/"
 
 
+#: Files at the store's root that describe the store, not memories: ``headctl init`` writes the
+#: README, so a fresh store reports no skipped file.
+ROOT_DOCUMENTS = frozenset({"README.html"})
+
+
 def is_candidate_path(path: str) -> bool:
-    """Whether a tree path is a memory file: ``.html``, not under ``.memhtml/``, not ``index.html``."""
+    """Whether a tree path is a memory file: ``.html``, not under ``.memhtml/``, not
+    ``index.html``, not the root's ``README.html``."""
     if not path.endswith(MEMORY_EXTENSION) or path.startswith(STATE_DIR):
         return False
-    return path.rsplit("/", 1)[-1] != "index.html"
+    return path.rsplit("/", 1)[-1] != "index.html" and path not in ROOT_DOCUMENTS
 
 
 class HeadVersion(IndexedView):

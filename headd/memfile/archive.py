@@ -4,7 +4,9 @@ Nothing deletes a committed memory: eviction is a move to ``archive/<YYYY>/<orig
 UTC year of the operation) plus three head stamps, and a correction also records who superseded
 the old file and until when it held. The path map mirrors the whole original path, so it is
 injective and :func:`original_path` (which strips exactly one ``archive/<YYYY>/``) is its left
-inverse even for a memory archived twice.
+inverse even for a memory archived twice. A path archived again in the same year (corrected
+twice) goes to ``archive/<YYYY>/<N>/<original path>``, N = 2, 3, …: never over the first copy,
+and since an original path starts with its bucket, ``<N>/`` is never part of one.
 
 The stamps are byte splices through :mod:`headd.memfile.head_edit`, never a re-serialization, so
 the article (and with it the content hash) cannot move.
@@ -13,6 +15,7 @@ the article (and with it the content hash) cannot move.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 
 from headd.errors import InvalidOp
@@ -41,9 +44,26 @@ def year_segment(year: int) -> str:
     return f"{year:04d}"
 
 
-def archive_path(path: str, year: int) -> str:
-    """``archive/<YYYY>/<path>``; the original path is mirrored exactly beneath the year."""
-    return f"{ARCHIVE_BUCKET}/{year_segment(year)}/{_checked(path)}"
+#: How many archived copies of one path one year may hold (a bound on the search for a slot).
+MAX_ARCHIVED_COPIES = 1000
+
+
+def archive_path(path: str, year: int, taken: Callable[[str], bool] | None = None) -> str:
+    """``archive/<YYYY>/<path>``, the original path mirrored exactly beneath the year; when
+    ``taken`` says that is held (the path archived before in that year), the first free
+    ``archive/<YYYY>/<N>/<path>``, N = 2, 3, …, so every archived version stays at the tip."""
+    base = f"{ARCHIVE_BUCKET}/{year_segment(year)}"
+    first = f"{base}/{_checked(path)}"
+    if taken is None or not taken(first):
+        return first
+    for n in range(2, MAX_ARCHIVED_COPIES + 1):
+        candidate = f"{base}/{n}/{_checked(path)}"
+        if not taken(candidate):
+            return candidate
+    raise InvalidOp(
+        f"archive: {MAX_ARCHIVED_COPIES} copies of {path} archived this year already",
+        {"path": path, "rule": "archive-copies"},
+    )
 
 
 def original_path(path: str) -> str | None:

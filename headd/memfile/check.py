@@ -8,9 +8,14 @@ is read, parsed and checked exactly as the daemon would parse it at that path (d
 will once committed. A file outside every work tree and outside ``--root`` keeps the path as
 given on the command line.
 
-Exit status: 0 when every file is valid, 1 when any file is invalid or unreadable (one line
-``ERR_INVALID_MEMORY: …`` on stderr), 2 on a usage error. ``--json`` prints one JSON array with
-``{path, ok, record, violations, warnings}`` per file; ``record`` is the wire record or null.
+A directory's walk leaves out what is not a memory at its store path (``index.html`` files, the
+store's own ``README.html``); a file named on the line is checked whatever its name. A path
+that does not exist is "not found", not an invalid memory.
+
+Exit status: 0 when every file is valid, 1 when any file is invalid, unreadable or not found
+(one line ``ERR_INVALID_MEMORY: …`` or ``ERR_PATH_NOT_FOUND: …`` on stderr), 2 on a usage
+error. ``--json`` prints one JSON array with ``{path, ok, record, violations, warnings}`` per
+file; ``record`` is the wire record or null.
 """
 
 from __future__ import annotations
@@ -100,28 +105,47 @@ def _symlink_on(file: str, root: str | None) -> str | None:
 SKIPPED_DIRS = frozenset({".git", ".memhtml"})
 
 
+#: The violation of a path that does not exist.
+NOT_FOUND = "not found"
+
+
 def expand(arguments: list[str]) -> list[str]:
     """The files to check: each FILE as given, each DIR as the ``.html`` files under it (sorted,
     recursively, without ``.git/`` and ``.memhtml/``)."""
-    files: list[str] = []
+    return [file for file, _ in _expand(arguments)]
+
+
+def _expand(arguments: list[str]) -> list[tuple[str, bool]]:
+    """Each file with whether it was named on the line (True) or found in a directory."""
+    files: list[tuple[str, bool]] = []
     for argument in arguments:
         if not os.path.isdir(argument):
-            files.append(argument)
+            files.append((argument, True))
             continue
         found: list[str] = []
         for folder, dirs, names in os.walk(argument):
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
             found += [os.path.join(folder, n) for n in names if n.endswith(".html")]
-        files += sorted(found)
+        files += [(file, False) for file in sorted(found)]
     return files
 
 
 def check_files(files: list[str], root: str | None) -> list[dict[str, Any]]:
     """One result object per file, in the order given (directories expanded, see ``expand``)."""
+    from headd.head.version import is_candidate_path
+
     root_path = Path(root).resolve() if root is not None else None
     results: list[dict[str, Any]] = []
-    for file in expand(files):
+    for file, named in _expand(files):
         path = _store_path(file, root_path)
+        if not named and not is_candidate_path(path):
+            continue
+        if named and not os.path.lexists(file):
+            results.append(
+                {"path": path, "ok": False, "record": None, "violations": [NOT_FOUND]}
+                | {"warnings": []}
+            )
+            continue
         link = _symlink_on(file, root)
         if link is not None:
             results.append(
@@ -163,6 +187,9 @@ def check_files(files: list[str], root: str | None) -> list[dict[str, Any]]:
 
 def _print_human(results: list[dict[str, Any]], out: TextIO) -> None:
     for result in results:
+        if result["violations"] == [NOT_FOUND]:
+            out.write(f"{NOT_FOUND}\t{result['path']}\n")
+            continue
         out.write(f"{'ok' if result['ok'] else 'invalid'}\t{result['path']}\n")
         for violation in result["violations"]:
             out.write(f"  violation: {violation}\n")
@@ -191,11 +218,13 @@ def main(argv: list[str] | None = None) -> int:
         _print_human(results, sys.stdout)
     sys.stdout.flush()
 
-    invalid = sum(1 for r in results if not r["ok"])
+    missing = sum(1 for r in results if r["violations"] == [NOT_FOUND])
+    invalid = sum(1 for r in results if not r["ok"]) - missing
     if invalid:
         sys.stderr.write(f"ERR_INVALID_MEMORY: {invalid} of {len(results)} file(s) invalid\n")
-        return EXIT_INVALID
-    return EXIT_OK
+    elif missing:
+        sys.stderr.write(f"ERR_PATH_NOT_FOUND: {missing} of {len(results)} path(s) not found\n")
+    return EXIT_INVALID if invalid or missing else EXIT_OK
 
 
 if __name__ == "__main__":

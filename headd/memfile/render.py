@@ -43,6 +43,7 @@ import msgspec
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from headd.errors import InvalidMemory
+from headd.limits import MAX_CLAIM_CHARS, cut_at_word
 from headd.memfile import vocabulary
 from headd.memfile.text import js_trim
 from headd.ops import Write
@@ -224,10 +225,12 @@ def fence_of(paragraph: str) -> Fence | None:
 
 def claim_from_prose(prose: str) -> str:
     """``apply``'s claim: the shortest prefix ending in ``.``, ``!`` or ``?`` followed by
-    whitespace or the end (so ``e.g.`` ends a claim and ``3.5`` does not); else the whole body."""
+    whitespace or the end (so ``e.g.`` ends a claim and ``3.5`` does not); else the whole body.
+    Either is cut at :data:`headd.limits.MAX_CLAIM_CHARS` at a word boundary (a pasted trace
+    has no sentence end), the rest staying in the body (``split_prose``)."""
     trimmed = js_trim(prose)
     match = _CLAIM.match(trimmed)
-    return js_trim(match.group(1) if match else trimmed)
+    return js_trim(cut_at_word(match.group(1) if match else trimmed, MAX_CLAIM_CHARS))
 
 
 def paragraphs_of(prose: str) -> tuple[str, ...]:

@@ -186,10 +186,12 @@ class RemoteSync:
         """Fetch, then bring local and remote together; see the module docstring."""
         with self._round_lock:
             attempt = 0
+            tracking = transport.tracking_ref(self.remote, self.branch)
+            fetched_before = git_io.resolve_ref(self.repo(), tracking)
             while True:
                 attempt += 1
                 try:
-                    return self._attempt(attempt)
+                    return self._attempt(attempt, fetched_before)
                 except RemoteFailure as failure:
                     if failure.kind == "non-fast-forward" and attempt < self.attempts:
                         delay = self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random())
@@ -290,14 +292,15 @@ class RemoteSync:
                 path=problem.path,
             )
 
-    def _attempt(self, attempt: int) -> RoundReport:
+    def _attempt(self, attempt: int, fetched_before: str | None) -> RoundReport:
         remote_tip = transport.fetch(
             self.store, self.remote, self.branch, self.timeout, self.running
         )
         self.last_fetch_at = _iso(self.clock())
         self._check_tree(remote_tip)
+        forgotten = self._forgotten(fetched_before, remote_tip)
         with self._lock():
-            plan = self._plan(remote_tip)
+            plan = self._plan(remote_tip, forgotten)
         if plan.push is not None and plan.push != remote_tip:
             transport.push(
                 self.store, self.remote, plan.push, self.branch, self.timeout, self.running
@@ -317,7 +320,33 @@ class RemoteSync:
             new_conflicts=tuple(plan.conflicts),
         )
 
-    def _plan(self, remote_tip: str | None) -> _Plan:
+    def _forgotten(self, before: str | None, remote_tip: str | None) -> list[str]:
+        """``[before]`` when ``headctl forget --push`` rewrote the remote's branch since the last
+        fetch, else ``[]``.
+
+        A rewrite drops commits the remote held; replaying them as ours would bring back what
+        was forgotten. Only ``forget`` leaves the marker ``refs/headd/rewritten/<old tip>`` on
+        the remote, so a branch someone force-pushed by hand is still replayed onto (nothing of
+        ours is lost to it); the marker is looked up only when the remote's tip is not a
+        descendant of the one fetched before, which ordinary rounds never see.
+        """
+        if before is None or remote_tip is None or before == remote_tip:
+            return []
+        repo = self.repo()
+        if before not in repo or git_io.is_ancestor(repo, before, remote_tip):
+            return []
+        rewritten = transport.rewritten_tip(
+            self.store, self.remote, before, self.timeout, self.running
+        )
+        if rewritten is None or rewritten not in repo:
+            return []
+        if rewritten != remote_tip and not git_io.is_ancestor(repo, rewritten, remote_tip):
+            return []
+        log.info("%s was rewritten by forget: its old commits are not replayed", self.upstream)
+        return [before]
+
+    def _plan(self, remote_tip: str | None, forgotten: list[str] | None = None) -> _Plan:
+        forgotten = forgotten or []
         repo = self.repo()
         local = git_io.resolve_ref(repo, self.ref)
         pending = rescue.rescues(repo)
@@ -337,13 +366,15 @@ class RemoteSync:
         # The base the rescued work is replayed onto: our tip when it already holds the remote's
         # (push it as it is), else our local-only commits replayed onto the remote's tip.
         plan = _Plan("pushed", local, remote_tip, drops=set(pending))
-        if git_io.is_ancestor(repo, remote_tip, local):
+        if git_io.is_ancestor(repo, remote_tip, local) and not forgotten:
             base = local
         else:
             plan.drops.add(rescue.keep(repo, local))
-            base = self._replay(repo, self._local_only(repo, local, [remote_tip]), remote_tip, plan)
+            ours = self._local_only(repo, local, [remote_tip, *forgotten])
+            base = self._replay(repo, ours, remote_tip, plan)
         for sha in pending.values():
-            base = self._replay(repo, self._local_only(repo, sha, [remote_tip, local]), base, plan)
+            ours = self._local_only(repo, sha, [remote_tip, local, *forgotten])
+            base = self._replay(repo, ours, base, plan)
         if base != local:
             self._move(repo, local, base)
             plan.action = "replayed"

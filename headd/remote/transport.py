@@ -308,6 +308,26 @@ def _objects_dir(store: Path, running: Running | None) -> Path:
     return path if path.is_absolute() else store / path
 
 
+#: Where ``headctl forget --push`` records on the remote that it rewrote a branch: the ref
+#: named by the branch's old tip points at its rewritten tip.
+REWRITTEN_PREFIX = "refs/headd/rewritten/"
+
+
+def rewritten_tip(
+    store: Path,
+    remote: str,
+    old: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    running: Running | None = None,
+) -> str | None:
+    """The tip ``forget`` rewrote the remote's branch at ``old`` into, None if it did not."""
+    run = _git(store, ["ls-remote", remote, REWRITTEN_PREFIX + old], timeout, running)
+    if run.returncode != 0:
+        raise RemoteFailure(classify(run.stderr), _last_lines(run.stderr))
+    line = run.stdout.strip().split("\n", 1)[0]
+    return line.split()[0] if line else None
+
+
 def _fetched_sha(store: Path) -> str:
     """The commit the fetch brought, from ``FETCH_HEAD`` (its first line's first field)."""
     run = _git(store, ["rev-parse", "--git-path", "FETCH_HEAD"], 10.0)

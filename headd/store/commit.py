@@ -92,7 +92,8 @@ def commit_message(
 ) -> str:
     """``memhtml(session): <subject>``, the rest of the message, then the session trailer.
 
-    The subject is the message's first line flattened and capped at 72 characters; the id is
+    The subject is the message's first line flattened and capped at 72 characters (a longer
+    line is kept whole as the body's first paragraph, so an archive reason is never lost); the id is
     flattened so it cannot forge a second trailer. With provenance, the trailers are memhtml's:
     ``Memhtml-Session`` names the transcript session (``Memhtml-Prompt``, ``Memhtml-Turn`` when
     known), and headd's own session id moves to ``Headd-Session`` when it differs.
@@ -101,9 +102,10 @@ def commit_message(
     first = _one_line(lines[0]) if lines else ""
     if first == "":
         first = f"{paths} path{'s' if paths != 1 else ''}"
-    if len(first) > SUBJECT_MAX:
-        first = first[: SUBJECT_MAX - 1].rstrip() + "…"
     body = "\n".join(lines[1:]).strip()
+    if len(first) > SUBJECT_MAX:  # the whole line opens the body: a cut subject loses nothing
+        body = f"{first}\n\n{body}".strip()
+        first = first[: SUBJECT_MAX - 1].rstrip() + "…"
     parts = [SUBJECT_PREFIX + first]
     if body:
         parts.append(body)

@@ -478,3 +478,62 @@ def ensure_excluded(repo: pygit2.Repository, pattern: str) -> None:
             fh.write(f"{sep}{pattern}\n")
     except OSError as exc:
         log.warning("could not add %s to info/exclude: %s", pattern, exc)
+
+
+# -- a store by its path (for callers that hold no repository: headctl's no-daemon commands) ----
+
+
+def recent_messages(store: Path, tip: str, limit: int) -> list[tuple[str, str]]:
+    """(sha, message) of the newest ``limit`` commits reachable from ``tip``, newest first;
+    empty when the store or the commit cannot be read (a reader's question, never an error)."""
+    out: list[tuple[str, str]] = []
+    try:
+        repo = pygit2.Repository(str(store))
+        for count, commit in enumerate(repo.walk(tip)):
+            if count >= limit:
+                break
+            out.append((str(commit.id), commit.message))
+    except (pygit2.GitError, KeyError, ValueError):
+        return []
+    return out
+
+
+def has_no_commit(store: Path) -> bool:
+    """Whether ``store`` is a git repository whose branch has no commit yet (false for a path
+    that is no repository)."""
+    try:
+        return bool(pygit2.Repository(str(store)).is_empty)
+    except (pygit2.GitError, KeyError):
+        return False
+
+
+def exclude_in_store(store: Path, pattern: str) -> None:
+    """``ensure_excluded`` for the repository at ``store``; nothing for a bare one or a path that
+    is no repository (there is no checkout to keep clean)."""
+    try:
+        repo = pygit2.Repository(str(store))
+    except (pygit2.GitError, KeyError):
+        return
+    if not repo.is_bare:
+        ensure_excluded(repo, pattern)
+
+
+def init_store_repository(
+    target: Path,
+    paths: Iterable[str],
+    message: str,
+    when: datetime,
+    branch: str,
+    config: Mapping[str, str],
+) -> str:
+    """A new repository at ``target`` whose first commit, on ``branch``, holds ``paths`` (files
+    already written under ``target``), with ``config`` set; returns the commit's id."""
+    repo = pygit2.init_repository(str(target), initial_head=branch)
+    for key, value in config.items():
+        repo.config[key] = value
+    for rel in sorted(paths):
+        repo.index.add(rel)
+    repo.index.write()
+    tree = repo.index.write_tree()
+    who = signature(repo, when)
+    return str(repo.create_commit("HEAD", who, who, message, tree, []))

@@ -36,6 +36,7 @@ from headd.errors import (
     WriteConflict,
 )
 from headd.ops import Op, OverlayOp
+from headd.secrets.door import check_commit, check_ops
 from headd.store import git_io, locks, ports, recovery
 from headd.store.commit import Provenance, commit_session, iso, symlink_violations
 from headd.store.ports import Overlay, VersionSource, View
@@ -45,6 +46,7 @@ from headd.store.results import (
     REBASE_AUTO,
     REBASE_MODES,
     REBASE_NEEDED,
+    REFUSED,
     ApplyResult,
     CloseResult,
     CommitResult,
@@ -78,6 +80,10 @@ from headd.store.versions import GitVersions
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+
+#: How long a session nobody closes stays open once it holds nothing unlanded (a day: an agent's
+#: working session, with a night's pause, fits). docs/design/mcp.md gives the rule.
+SESSION_IDLE_S = 24 * 3600.0
 
 
 def utc_now() -> datetime:
@@ -122,6 +128,10 @@ class SessionManager:
         self._busy: dict[str, threading.Lock] = {}
         self._commit_lock = threading.Lock()
         self._unreported: dict[str, Settlement] = {}
+        #: Sessions whose latest ``apply`` was refused, and why: an empty session's commit then
+        #: refuses with those violations rather than answering ``committed`` having landed
+        #: nothing (in memory only: a restart forgets it, and the commit is then a no-op).
+        self._refused: dict[str, tuple[Violation, ...]] = {}
         #: Sessions whose log ends in a landing that is not compacted yet (see ``_record``).
         self._uncompacted: set[str] = set()
         #: The repository the commit path uses, only under the commit lock. Kept open so its
@@ -296,10 +306,14 @@ class SessionManager:
         return ports.with_overlay(view, ops, self.read_blob)
 
     def _in_tree(self, sha: str) -> Callable[[str], bool]:
+        """Whether the tree at ``sha`` holds a file at a path its version holds no memory at (a
+        skipped or foreign file): a memory of the base is the session's view to judge, so a
+        path the session archived is free again."""
         repo = self._repo()
+        base = self.versions.version(sha)
 
         def holds(path: str) -> bool:
-            return git_io.blob_at(repo, sha, path) is not None
+            return base.record(path) is None and git_io.blob_at(repo, sha, path) is not None
 
         return holds
 
@@ -390,9 +404,10 @@ class SessionManager:
     def apply(self, session: str, ops: Sequence[Op]) -> ApplyResult:
         """Judge ``ops`` on the session's view and append them all, or none when one fails."""
         with self._hold(session) as state:
+            first = len(state.ops)
+            check_ops(ops, first)  # the write door: a credential refuses the whole batch
             now = self.clock()
             view = self._view_of(state)
-            first = len(state.ops)
             resolved = resolve_ops(ops, view, self._in_tree(state.base), now, self.read_blob)
             violations: list[Violation] = []
             good: list[LoggedOp] = []
@@ -425,9 +440,11 @@ class SessionManager:
             )
             if violations:
                 violations.sort(key=lambda v: -1 if v.op is None else v.op)
+                self._refused[session] = tuple(violations)
                 return ApplyResult(
                     session=session, ops=first, violations=tuple(violations), deduped=deduped
                 )
+            self._refused.pop(session, None)
             kept = tuple(good[i] for i in verdict.accepted)
             if kept:
                 self._record(session, Applied(ops=kept, at=iso(now)))
@@ -526,8 +543,22 @@ class SessionManager:
             raise InvalidParams(
                 f"rebase must be one of {', '.join(REBASE_MODES)}", {"field": "rebase"}
             )
+        check_commit(
+            {"message": message}
+            if provenance is None
+            else {
+                "message": message,
+                "session_id": provenance.session_id,
+                "prompt_id": provenance.prompt_id,
+                "turn": provenance.turn,
+            }
+        )
         with self._hold(session) as state:
             recovered = self._unreported.pop(session, None)
+            refused = self._refused.pop(session, None)
+            if not state.ops and refused:
+                # what the caller meant to land was refused: say so, naming the ops
+                return CommitResult(outcome=REFUSED, violations=refused, recovered=recovered)
             if not state.ops:
                 return CommitResult(
                     outcome=COMMITTED, sha=state.base, paths=(), recovered=recovered
@@ -564,6 +595,7 @@ class SessionManager:
         with self._hold(session) as state:
             self._record(session, Closed(at=iso(self.clock())))
             self.log.remove(session)
+            self._refused.pop(session, None)
             with self._registry:
                 self._states.pop(session, None)
                 self._views.pop(session, None)
@@ -571,6 +603,30 @@ class SessionManager:
                 self._busy.pop(session, None)
             self._uncompacted.discard(session)
             return CloseResult(session=session, closed=True, dropped_ops=len(state.ops))
+
+    def expire_idle(self, idle_s: float = SESSION_IDLE_S) -> tuple[str, ...]:
+        """Close every session idle for ``idle_s`` seconds that holds nothing unlanded (no ops
+        waiting for a commit, no commit intent); returns their ids. A session with ops waiting
+        stays until it is committed or closed: expiry never drops what an agent wrote."""
+        cutoff = self.clock().timestamp() - idle_s
+        with self._registry:
+            idle = [
+                state.session
+                for state in self._states.values()
+                if not state.ops
+                and state.pending is None
+                and datetime.fromisoformat(state.updated_at).timestamp() < cutoff
+            ]
+        expired = []
+        for session in idle:
+            try:
+                self.close(session)
+            except (SessionLocked, SessionNotFound):  # in use, or closed meanwhile
+                continue
+            expired.append(session)
+        if expired:
+            log.info("closed %d session(s) idle for %.0f s", len(expired), idle_s)
+        return tuple(expired)
 
     def list(self) -> ListResult:
         with self._registry:

@@ -28,11 +28,17 @@ class _Taken(Set[str]):
         self.view = view
         self.in_tree = in_tree
         self.batch = batch
+        #: Paths an earlier op of the batch archived: free again for a later op of it.
+        self.vacated: set[str] = set()
 
     def __contains__(self, path: object) -> bool:
         if not isinstance(path, str):
             return False
-        return path in self.batch or self.view.record(path) is not None or self.in_tree(path)
+        if path in self.batch:
+            return True
+        if path in self.vacated:
+            return False
+        return self.view.record(path) is not None or self.in_tree(path)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.batch)
@@ -62,12 +68,16 @@ def render_write(op: Write, taken: Set[str], now: datetime) -> Put:
     return Put(path=path, html=render_memory(fields))
 
 
-def fill_archive(op: Archive, current_html: str | None, now: datetime) -> Archive:
+def fill_archive(
+    op: Archive, current_html: str | None, now: datetime, taken: Callable[[str], bool] | None = None
+) -> Archive:
+    """``op`` with its defaults: the destination, the first free archive slot for its path this
+    year (``taken`` says which are held), and the stamped current file."""
     if op.to is not None and op.html is not None:
         return op
     from headd.memfile.archive import archive_path, archive_stamps
 
-    to = op.to if op.to is not None else archive_path(op.path, now.year)
+    to = op.to if op.to is not None else archive_path(op.path, now.year, taken)
     html = op.html
     if html is None:
         if current_html is None:
@@ -102,7 +112,7 @@ def resolve_ops(
                     record = view.record(op.path)
                     if record is not None:
                         current = record_text(view, record, read_blob)
-                logged = LoggedOp(op=fill_archive(op, current, now))
+                logged = LoggedOp(op=fill_archive(op, current, now, taken.__contains__))
             else:
                 logged = LoggedOp(op=op)
         except HeaddError as exc:  # a render/placement refusal is this op's violation
@@ -111,5 +121,9 @@ def resolve_ops(
         if isinstance(logged.op, Put):
             batch_paths.add(logged.op.path)
             batch_html[logged.op.path] = logged.op.html
+        elif isinstance(logged.op, Archive) and logged.op.to is not None:
+            batch_paths.add(logged.op.to)  # a second archive of the path takes the next slot
+            batch_paths.discard(logged.op.path)
+            taken.vacated.add(logged.op.path)
         out.append(logged)
     return out

@@ -26,7 +26,9 @@ class Violation(msgspec.Struct, frozen=True, omit_defaults=True):
     one), ``duplicate`` (the content hash is active at ``existing``), ``claim-edit`` (a put over
     an active path with another content hash), ``reserved-path``, ``batch-cap``
     (``count`` > ``cap``), ``worktree-dirty`` (the checkout holds uncommitted edits at ``paths``),
-    ``symlink`` (the op would write through or over the symbolic link at ``paths``).
+    ``symlink`` (the op would write through or over the symbolic link at ``paths``),
+    ``too-large`` (the file is ``count`` bytes, over the ``cap`` of
+    :data:`headd.limits.MAX_MEMORY_BYTES`).
     ``op`` is the op's index in the session log (or in the ``apply`` batch), when one op is to
     blame.
     """

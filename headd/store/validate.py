@@ -15,8 +15,12 @@ Rules, in memhtml's words where it has them (``packages/session/src/validate.ts`
 - ``duplicate``: a put whose content hash is already active (elsewhere, at its own path, or
   earlier in the batch). A put rendered from a ``write`` is instead answered ``deduped`` with
   the existing path and dropped, writing nothing.
+- ``format`` also: an archive to a destination that holds an archived version already (every
+  archived version stays at the tip; ``archive_path`` picks a free slot).
 - ``claim-edit``: a put over an active path with a different content hash. Claims are never
   edited in place; a correction is an archive plus a new put.
+- ``too-large``: a put whose file is over :data:`headd.limits.MAX_MEMORY_BYTES` (``count`` its
+  bytes, ``cap`` the limit): a memory is one fact, and one pasted log would bloat every answer.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from headd.errors import HeaddError, InvalidMemory
-from headd.ops import Archive, LinkOp, Move, OverlayOp, Put
-from headd.paths import para_of
+from headd.limits import MAX_MEMORY_BYTES
+from headd.ops import Archive, LinkOp, Move, OverlayOp, Put, Retask
+from headd.paths import origin_path_of, para_of
 from headd.store.ports import Overlay, View, parse_memory
 from headd.store.results import Deduped, Violation
 from headd.store.sessions import LoggedOp
@@ -36,6 +41,9 @@ BATCH_CAP = 200
 RESERVED_PREFIXES = (".memhtml/",)
 RESERVED_NAMES = frozenset({"index.html", "sitemap.xml"})
 _ARCHIVE_PATH = re.compile(r"^archive/(\d{4})/(.+)$")
+
+
+_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z")
 
 
 def touched_paths(op: OverlayOp) -> tuple[str, ...]:
@@ -69,8 +77,8 @@ def path_problems(path: str) -> list[str]:
 
 def archive_destination_problems(source: str, to: str) -> list[str]:
     match = _ARCHIVE_PATH.match(to)
-    if match is None or match.group(2) != source:
-        return ["archive destination is not archive/<YYYY>/<original path>"]
+    if match is None or origin_path_of(to) != source:
+        return ["archive destination is not archive/<YYYY>/[<N>/]<original path>"]
     return []
 
 
@@ -85,6 +93,18 @@ class Judgement(NamedTuple):
 
 def _format(op_index: int, path: str, reasons: Sequence[str]) -> Violation:
     return Violation(kind="format", path=path, op=op_index, reasons=tuple(reasons))
+
+
+def _too_large(op_index: int, path: str, size: int) -> Violation:
+    reason = f"the memory file is {size} bytes; the limit is {MAX_MEMORY_BYTES} bytes"
+    return Violation(
+        kind="too-large",
+        path=path,
+        op=op_index,
+        reasons=(reason,),
+        count=size,
+        cap=MAX_MEMORY_BYTES,
+    )
 
 
 def _reasons_of(error: HeaddError) -> tuple[str, ...]:
@@ -116,6 +136,8 @@ def _static_problems(op: OverlayOp) -> list[str]:
                 if href.startswith("/") and not href.startswith("//")
                 else ["href is not root-relative"]
             )
+        case Retask(at=at) if at is not None and _INSTANT.fullmatch(at) is None:
+            return ["retask `at` is not an instant (YYYY-MM-DDThh:mm:ssZ)"]
     return []
 
 
@@ -176,6 +198,10 @@ def judge(
             violations.append(_format(index, op.path, problems))
             continue
         if isinstance(op, Put):
+            size = len(op.html.encode("utf-8", "surrogatepass"))
+            if size > MAX_MEMORY_BYTES:
+                violations.append(_too_large(index, op.path, size))
+                continue
             try:
                 record = parse_memory(op.path, op.html)
             except InvalidMemory as exc:
@@ -201,6 +227,11 @@ def judge(
             run_hashes[record.content_hash] = op.path
             continue
         flush()
+        if isinstance(op, Archive) and op.to is not None and view.record(op.to) is not None:
+            # an archived version there already: writing over it would drop it from the tip
+            held = f"archive destination {op.to} holds an archived version already"
+            violations.append(_format(index, op.path, [held]))
+            continue
         try:
             view = overlay(view, [op])
         except HeaddError as exc:

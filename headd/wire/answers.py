@@ -9,9 +9,12 @@ optional part that an answer leaves out is ``UNSET``, never ``null``.
 
 Where a layer already answers with a Struct, that Struct is the answer: the store's session
 results (``headd.store.results``), the head gate's report (``headd.head.gate``), a sleep
-merge's report with both gates' (``headd.sleep.merge_report``). The SQLite plane's reports and the parts
-of ``status`` that describe other subsystems (the embedder, the remote, the memory accounting)
-stay mappings here: their shapes belong to those subsystems.
+merge's report with both gates' (``headd.sleep.merge_report``). The SQLite plane's fixed-shape
+reports (a rebuild, an update, a reinforce, the sidecar's export and import, a trace scan) are
+Structs here, which the plane builds; its open-ended ones (its search and recall packs, its
+status, a transcript session) and the parts of ``status`` that describe other subsystems (the
+embedder, the remote, the memory accounting) stay mappings: their shapes belong to those
+subsystems.
 Decoding ignores fields it does not know, so a newer daemon's answer still reads.
 """
 
@@ -24,6 +27,7 @@ from msgspec import UNSET, UnsetType
 
 from headd.memfile.vocabulary import MemoryStatus, MemoryType, Para, TaskStatus
 from headd.record import Citation, Facet, Link, MemoryRecord
+from headd.wire import browse, doctor
 
 
 class WireRecord(msgspec.Struct, kw_only=True):
@@ -130,6 +134,10 @@ class SearchHit(msgspec.Struct):
     claim: str
     arms: list[str]
     record: WireRecord | None | UnsetType = UNSET
+    #: With ``explain``: the score split by arm (``lexical``, ``vector``), summing to ``score``.
+    why: dict[str, float] | UnsetType = UNSET
+    #: The share of the query the hit covers, there only when the request set ``relevance_floor``.
+    coverage: float | UnsetType = UNSET
 
 
 class SearchCoverage(msgspec.Struct):
@@ -247,6 +255,18 @@ class VectorsFillAnswer(msgspec.Struct):
     coverage: float
 
 
+class ExecAnswer(msgspec.Struct, frozen=True):
+    """``exec``: what the script printed and how it ended. A script that fails is still an
+    answer (``exit_code`` 1 and its stack in ``stderr``, or 124 with ``timed_out``); an error is the daemon failing to run it."""
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool
+    sha: str
+    took_ms: float
+
+
 # -- sleep ---------------------------------------------------------------------------------
 
 
@@ -351,6 +371,96 @@ class SleepPlanAnswer(msgspec.Struct, frozen=True):
 Report = dict[str, Any]
 
 
+class IndexRebuildAnswer(msgspec.Struct, kw_only=True):
+    """``index.rebuild``: what the plane's rebuild wrote, at the commit it indexed; ``skipped``
+    names each file refused (``path``, ``reason``)."""
+
+    mode: str = "rebuild"
+    head_sha: str
+    files_indexed: int
+    chunks_indexed: int
+    edges_indexed: int
+    embeddings_written: int
+    embeddings_preserved: int
+    skipped: list[dict[str, str]] = msgspec.field(default_factory=list)
+
+
+class IndexUpdateAnswer(msgspec.Struct, kw_only=True):
+    """``index.update``: what the plane's update changed since the commit it held;
+    ``unchanged`` when nothing did."""
+
+    mode: str = "update"
+    head_sha: str
+    unchanged: bool
+    added: int = 0
+    modified: int = 0
+    removed: int = 0
+    renamed: int = 0
+    dirty: int = 0
+    reconciled: int = 0
+    embeddings_written: int = 0
+    skipped: list[dict[str, str]] = msgspec.field(default_factory=list)
+
+
+class ReinforceAnswer(msgspec.Struct):
+    """``reinforce``: the paths bumped, and those still within their cooldown (or with no
+    state plane to bump)."""
+
+    bumped: list[str]
+    cooled_down: list[str]
+
+
+class StateExportAnswer(msgspec.Struct):
+    """``state.export``: the sidecar written (``written`` false when its bytes would not
+    change), its rows and bytes."""
+
+    path: str
+    rows: int
+    bytes: int
+    written: bool
+
+
+class StateImportAnswer(msgspec.Struct):
+    """``state.import``: the sidecar's rows, those restored into ``state.access`` and those
+    skipped; ``has_state`` false when there is no state plane to restore into; ``refused``
+    names each line not imported (``line``, ``path``, ``reason``)."""
+
+    path: str
+    rows: int
+    restored: int
+    skipped: int
+    has_state: bool
+    refused: list[dict[str, Any]]
+
+
+class TracesIndexAnswer(msgspec.Struct):
+    """``traces.index``: what one scan of the transcripts under ``trace_root`` read."""
+
+    files_seen: int
+    files_read: int
+    files_skipped: int
+    bytes_read: int
+    sessions: int
+    prompts: int
+    bad_lines: int
+    files_missing: int
+    tailed: int
+    rescanned: int
+    trace_root: str
+
+
+#: What a SQLite plane method answers.
+PlaneAnswer = (
+    Report
+    | IndexRebuildAnswer
+    | IndexUpdateAnswer
+    | ReinforceAnswer
+    | StateExportAnswer
+    | StateImportAnswer
+    | TracesIndexAnswer
+)
+
+
 def answer_types() -> dict[str, Any]:
     """Each method's answer type, by method name (``docs/protocol.md``'s answer tables).
 
@@ -387,17 +497,28 @@ def answer_types() -> dict[str, Any]:
         "session.close": CloseResult,
         "session.list": ListResult,
         "recall": Report,
-        "reinforce": Report,
-        "index.rebuild": Report,
-        "index.update": Report,
+        "reinforce": ReinforceAnswer,
+        "index.rebuild": IndexRebuildAnswer,
+        "index.update": IndexUpdateAnswer,
         "index.status": Report,
-        "state.export": Report,
-        "state.import": Report,
-        "traces.index": Report,
+        "state.export": StateExportAnswer,
+        "state.import": StateImportAnswer,
+        "traces.index": TracesIndexAnswer,
         "traces.search": Report,
         "traces.show": Report,
         "vectors.fill": VectorsFillAnswer,
         "sync": Report,
+        "exec": ExecAnswer,
+        "list": browse.ListAnswer,
+        "census": browse.CensusAnswer,
+        "neighbors": browse.NeighborsAnswer,
+        "source": browse.SourceAnswer,
+        "traces.links": browse.TracesLinksAnswer,
+        "state.usage": browse.StateUsageAnswer,
+        "entity.activity": browse.EntityActivityAnswer,
+        "tasks": browse.TasksAnswer,
+        "doctor": doctor.DoctorAnswer,
+        "state.prune": doctor.StatePruneAnswer,
         "sleep.plan": SleepPlanAnswer,
         "sleep.run": RunReport,
         "sleep.review": SleepReviewAnswer,

@@ -2,21 +2,18 @@
 
 A search or recall may narrow what every arm ranks with ``filter`` (docs/protocol.md, "Methods"):
 ``{types?, workspace?, tags?, entity?, facets?: ["name=value"], include_archived?, as_of?}``.
-This module is its one parse: ``Filter`` is the typed value (unknown keys and wrong types are
-refused with -32602, as for any params), ``filter_from`` turns a decoded JSON object into one, and
-``parse_facet_filter`` is the one rule for a facet spec. The head's predicate
+This module is its one parse: ``Filter`` is the typed value, decoded with its request (unknown
+keys and wrong types are refused with -32602, as for any params), and ``parse_facet_filter`` is
+the one rule for a facet spec. The head's predicate
 (``headd.head.scope.Scope``) and the SQLite plane's SQL filter (``headd_plane.scope.Scope``)
 are both built from a ``Filter``, so the two planes cannot read the same filter differently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 import msgspec
-
-from headd.errors import InvalidParams
 
 FACET_SEPARATOR = "="
 
@@ -31,17 +28,6 @@ class Filter(msgspec.Struct, forbid_unknown_fields=True):
     facets: list[str] | None = None
     include_archived: bool = False
     as_of: str | None = None
-
-
-def filter_from(raw: Filter | Mapping[str, Any] | None) -> Filter | None:
-    """A ``Filter`` from the decoded JSON object (or the ``Filter`` itself); InvalidParams for an
-    unknown key or a value of the wrong type."""
-    if raw is None or isinstance(raw, Filter):
-        return raw
-    try:
-        return msgspec.convert(dict(raw), type=Filter)
-    except msgspec.ValidationError as exc:
-        raise InvalidParams(f"invalid filter: {exc}") from None
 
 
 def parse_facet_filter(spec: str) -> tuple[str, str] | None:

@@ -22,6 +22,18 @@ from msgspec import Raw
 from headd.errors import InvalidParams, MethodNotFound
 from headd.ops import Archive, LinkOp, Move, Op, UnlinkOp, Write
 from headd.paths import path_problem
+from headd.wire.browse import (
+    CensusRequest,
+    EntityActivityRequest,
+    ListRequest,
+    NeighborsRequest,
+    SourceRequest,
+    StateUsageRequest,
+    TasksRequest,
+    TracesLinksRequest,
+)
+from headd.wire.doctor import DoctorRequest, StatePrune
+from headd.wire.exec_bounds import EXEC_DEFAULT_TIMEOUT_MS, EXEC_MAX_TIMEOUT_MS
 from headd.wire.filter import Filter
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
@@ -53,6 +65,12 @@ class Search(_Params):
     #: The head search's mode (``headd.head.search``): the hybrid default, or memhtml's head
     #: search rule for rule (what the head gate ranks with).
     mode: Literal["hybrid", "seed-exact"] = "hybrid"
+    #: Each hit also carries ``why``: its score split by the arms that found it.
+    explain: bool = False
+    #: Keep only hits covering at least this share of the query (``headd.head.relevance``), each
+    #: carrying its ``coverage``; a query of fewer than two content words then has no hit. What
+    #: the prompt hook asks with, since a search's own scores are relative.
+    relevance_floor: float | None = None
 
 
 class Read(_Params):
@@ -207,6 +225,16 @@ class Sync(_Params):
     resolve: str | None = None
 
 
+class Exec(_Params):
+    """One read-only script over commit ``at`` (the tip when None), cut off at ``timeout_ms``
+    (docs/codemode.md)."""
+
+    script: str
+    lang: Literal["js"] = "js"
+    at: str | None = None
+    timeout_ms: Annotated[int, msgspec.Meta(ge=1, le=EXEC_MAX_TIMEOUT_MS)] = EXEC_DEFAULT_TIMEOUT_MS
+
+
 # -- sleep -----------------------------------------------------------------------------------
 
 #: A run's phases: a subset of headd.sleep.catalog.PHASES (an unknown name is refused there).
@@ -274,6 +302,17 @@ Request = (
     | TracesShow
     | VectorsFill
     | Sync
+    | Exec
+    | ListRequest
+    | CensusRequest
+    | NeighborsRequest
+    | SourceRequest
+    | TracesLinksRequest
+    | StateUsageRequest
+    | EntityActivityRequest
+    | TasksRequest
+    | DoctorRequest
+    | StatePrune
     | SleepPlan
     | SleepRun
     | SleepReview
@@ -282,7 +321,7 @@ Request = (
     | SleepStatus
 )
 
-METHODS: dict[str, type[_Params]] = {
+METHODS: dict[str, type[msgspec.Struct]] = {
     "status": Status,
     "search": Search,
     "read": Read,
@@ -312,6 +351,17 @@ METHODS: dict[str, type[_Params]] = {
     "traces.show": TracesShow,
     "vectors.fill": VectorsFill,
     "sync": Sync,
+    "exec": Exec,
+    "list": ListRequest,
+    "census": CensusRequest,
+    "neighbors": NeighborsRequest,
+    "source": SourceRequest,
+    "traces.links": TracesLinksRequest,
+    "state.usage": StateUsageRequest,
+    "entity.activity": EntityActivityRequest,
+    "tasks": TasksRequest,
+    "doctor": DoctorRequest,
+    "state.prune": StatePrune,
     "sleep.plan": SleepPlan,
     "sleep.run": SleepRun,
     "sleep.review": SleepReview,
@@ -346,14 +396,21 @@ def decode_request(method: str, params: Raw | bytes | None) -> Request:
     return value  # type: ignore[return-value]
 
 
-def paths_of(request: _Params) -> list[tuple[str, str]]:
+def paths_of(request: msgspec.Struct) -> list[tuple[str, str]]:
     """Every memory path ``request`` names, with the field it sits in (``ops[2].to``)."""
     match request:
-        case Read(path=path) | Resolve(path=path):
+        case (
+            Read(path=path)
+            | Resolve(path=path)
+            | NeighborsRequest(path=path)
+            | SourceRequest(path=path)
+            | TracesLinksRequest(path=path)
+            | StateUsageRequest(path=path)
+        ):
             return [("path", path)]
         case Inbound(href=href):
             return [("href", href)]
-        case Reinforce(paths=paths):
+        case Reinforce(paths=paths) | StatePrune(paths=paths):
             return [(f"paths[{i}]", path) for i, path in enumerate(paths)]
         case SessionApply(ops=ops):
             return [

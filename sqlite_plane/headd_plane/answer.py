@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from headd.errors import MethodNotFound
 from headd.wire.methods import (
@@ -34,6 +34,7 @@ from headd.wire.methods import (
 from headd_plane import calls
 
 if TYPE_CHECKING:
+    from headd.wire.answers import PlaneAnswer
     from headd_plane.plane import Plane
     from headd_plane.recall import RankedPool
     from headd_plane.retrieval import Retrieval
@@ -55,9 +56,6 @@ PlaneRequest = (
 #: The requests that only read: they run on a read-only connection.
 READS: tuple[type, ...] = (Search, Recall, TracesSearch, TracesShow)
 
-#: A plane method's answer: a report whose shape the plane owns (docs/protocol.md).
-Report = dict[str, Any]
-
 
 @dataclass(frozen=True, slots=True)
 class Context:
@@ -77,7 +75,7 @@ def is_read(request: PlaneRequest) -> bool:
     return isinstance(request, READS)
 
 
-def answer(request: PlaneRequest, on: Plane | Retrieval, context: Context) -> Report:
+def answer(request: PlaneRequest, on: Plane | Retrieval, context: Context) -> PlaneAnswer:
     """The report ``request`` answers, read from ``on`` (a ``Plane`` serves every request, a
     ``Retrieval`` the reads)."""
     epoch = context.now.timestamp()

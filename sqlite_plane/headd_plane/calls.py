@@ -11,14 +11,31 @@ clock.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headd.errors import IndexStale, SessionNotFound
-from headd.wire.filter import Filter
+from headd.wire.answers import (
+    IndexRebuildAnswer,
+    IndexUpdateAnswer,
+    ReinforceAnswer,
+    StateExportAnswer,
+    StateImportAnswer,
+    TracesIndexAnswer,
+)
+from headd.wire.browse import SessionLinkRow, StateUsageAnswer, TracesLinksAnswer, UsageRow
+from headd.wire.doctor import StatePruneAnswer
+
+if TYPE_CHECKING:
+    from headd.wire.answers import Report
+    from headd.wire.filter import Filter
+    from headd_plane.plane import Plane
+    from headd_plane.recall import RankedPool
+    from headd_plane.retrieval import Retrieval
+    from headd_plane.scope import Scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,35 +52,27 @@ class WroteLinks:
 # -- index ------------------------------------------------------------------------------------
 
 
-def index_rebuild(plane: Any, embed: bool = False, force: bool = False) -> dict[str, Any]:
-    report: dict[str, Any] = plane.rebuild(embed=embed, force=force).to_wire()
-    return report
+def index_rebuild(plane: Plane, embed: bool = False, force: bool = False) -> IndexRebuildAnswer:
+    return plane.rebuild(embed=embed, force=force)
 
 
-def index_update(plane: Any, embed: bool = False) -> dict[str, Any]:
-    report: dict[str, Any] = plane.update(embed=embed).to_wire()
-    return report
+def index_update(plane: Plane, embed: bool = False) -> IndexUpdateAnswer:
+    return plane.update(embed=embed)
 
 
-def watch_work_tree(plane: Any) -> bool:
+def watch_work_tree(plane: Plane) -> bool:
     """Have the plane's updates learn the dirty work tree from inotify instead of a status scan
     of every file (the daemon's long-lived plane; ``headctl`` keeps the scan). False when no
     watch could be had (not Linux, a watch limit): the scan stays."""
-    git = getattr(getattr(plane, "indexer", None), "git", None)
-    start = getattr(git, "watch_work_tree", None)
-    return bool(start()) if start is not None else False
+    return plane.indexer.git.watch_work_tree()
 
 
-def unwatch_work_tree(plane: Any) -> None:
-    git = getattr(getattr(plane, "indexer", None), "git", None)
-    stop = getattr(git, "unwatch_work_tree", None)
-    if stop is not None:
-        stop()
+def unwatch_work_tree(plane: Plane) -> None:
+    plane.indexer.git.unwatch_work_tree()
 
 
-def index_status(plane: Any) -> dict[str, Any]:
-    status: dict[str, Any] = plane.status()
-    return status
+def index_status(plane: Plane) -> Report:
+    return plane.status()
 
 
 def indexed_sha(conn: sqlite3.Connection) -> str | None:
@@ -86,34 +95,33 @@ def indexed_sha(conn: sqlite3.Connection) -> str | None:
     return str(row[0])
 
 
-def scope_of(filter_: Filter | Mapping[str, Any] | None) -> Any:
+def scope_of(filter_: Filter | None) -> Scope:
     from headd_plane.scope import scope_from_filter
 
-    return scope_from_filter(filter_ or None)
+    return scope_from_filter(filter_)
 
 
 def search(
-    retrieval: Any,
+    retrieval: Retrieval,
     query: str,
-    filter_: Filter | Mapping[str, Any] | None,
+    filter_: Filter | None,
     limit: int,
     now_epoch: float | None,
-) -> dict[str, Any]:
+) -> Report:
     """The plane's four-arm search: ``{sha, hits, arms, degraded, took_ms, …}``."""
     sha = indexed_sha(retrieval.db.conn)
     result = retrieval.search(query, scope_of(filter_), limit, now_epoch)
-    wire: dict[str, Any] = result.to_wire()
-    return {"sha": sha, "plane": "index", **wire}
+    return {"sha": sha, "plane": "index", **result.to_wire()}
 
 
 def recall(
-    retrieval: Any,
+    retrieval: Retrieval,
     query: str,
-    filter_: Filter | Mapping[str, Any] | None,
+    filter_: Filter | None,
     budget_chars: int | None,
     now_epoch: float | None,
-    ranked: Any = None,
-) -> dict[str, Any]:
+    ranked: RankedPool | None = None,
+) -> Report:
     """The disclosure pack ``{entries, index_lines, spent, truncated, …}`` plus ``sha``;
     ``ranked`` (a ``headd_plane.recall.RankedPool``) is the head search's ranking to fold."""
     from headd_plane.recall import recall as fold_recall
@@ -128,43 +136,87 @@ def recall(
 
 def reinforce(
     conn: sqlite3.Connection, paths: Iterable[str], signal: str, now: datetime
-) -> dict[str, Any]:
+) -> ReinforceAnswer:
     from headd_plane.state import reinforce as bump
 
     result = bump(conn, [p.lstrip("/") for p in paths], signal, now)
-    return {"bumped": result["bumped"], "cooled_down": result["cooled_down"]}
+    return ReinforceAnswer(result["bumped"], result["cooled_down"])
 
 
-def state_export(conn: sqlite3.Connection, store: Path) -> dict[str, Any]:
+def state_access_paths(conn: sqlite3.Connection) -> list[str]:
+    """Every path the state plane keeps an access row for, sorted (``doctor``'s orphan check
+    compares them with the version); empty when the state plane is not attached."""
+    try:
+        rows = conn.execute("SELECT path FROM state.access ORDER BY path").fetchall()
+    except sqlite3.Error:
+        return []
+    return [str(row[0]) for row in rows]
+
+
+def state_usage(conn: sqlite3.Connection, path: str) -> StateUsageAnswer:
+    """``path``'s access row, or none when it has none or the state plane is not attached."""
+    try:
+        row = conn.execute(
+            "SELECT access_count, reinforcement_count, outcome_score, last_accessed_at, "
+            "last_reinforced_at FROM state.access WHERE path = ?",
+            (path,),
+        ).fetchone()
+    except sqlite3.Error:
+        row = None
+    if row is None:
+        return StateUsageAnswer(path=path, usage=None)
+    count, reinforced, outcome, accessed_at, reinforced_at = row
+    return StateUsageAnswer(
+        path=path,
+        usage=UsageRow(
+            access_count=int(count or 0),
+            reinforcement_count=int(reinforced or 0),
+            outcome_score=float(outcome or 0.0),
+            last_accessed_at=None if accessed_at is None else str(accessed_at),
+            last_reinforced_at=None if reinforced_at is None else str(reinforced_at),
+        ),
+    )
+
+
+def state_prune(conn: sqlite3.Connection, paths: Iterable[str]) -> StatePruneAnswer:
+    """Delete the access rows of ``paths``, one statement each (the list is unbounded)."""
+    from headd_plane.state import transaction
+
+    pruned = 0
+    with transaction(conn):
+        for path in paths:
+            pruned += conn.execute("DELETE FROM state.access WHERE path = ?", (path,)).rowcount
+    return StatePruneAnswer(pruned=pruned)
+
+
+def state_export(conn: sqlite3.Connection, store: Path) -> StateExportAnswer:
     from headd_plane.sidecar import export_sidecar
 
-    return dict(export_sidecar(conn, store))
+    return StateExportAnswer(**export_sidecar(conn, store))
 
 
-def state_import(conn: sqlite3.Connection, store: Path) -> dict[str, Any]:
+def state_import(conn: sqlite3.Connection, store: Path) -> StateImportAnswer:
     from headd_plane.sidecar import import_sidecar
 
-    return dict(import_sidecar(conn, store))
+    return StateImportAnswer(**import_sidecar(conn, store))
 
 
 # -- traces -------------------------------------------------------------------------------------
 
 
-def traces_index(conn: sqlite3.Connection, root: Path, now: datetime) -> dict[str, Any]:
+def traces_index(conn: sqlite3.Connection, root: Path, now: datetime) -> TracesIndexAnswer:
     from headd_plane.traces import traces_index as scan
 
-    report = dict(scan(conn, root, now))
-    report["trace_root"] = str(root)
-    return report
+    return TracesIndexAnswer(**scan(conn, root, now), trace_root=str(root))
 
 
-def traces_search(conn: sqlite3.Connection, query: str, limit: int) -> dict[str, Any]:
+def traces_search(conn: sqlite3.Connection, query: str, limit: int) -> Report:
     from headd_plane.traces import traces_search as find
 
     return find(conn, query, limit)
 
 
-def traces_show(conn: sqlite3.Connection, session: str) -> dict[str, Any]:
+def traces_show(conn: sqlite3.Connection, session: str) -> Report:
     """One transcript session with its prompts and linked memories.
 
     A session that wrote memories before its transcript was indexed (or on a machine without
@@ -189,6 +241,26 @@ def traces_show(conn: sqlite3.Connection, session: str) -> dict[str, Any]:
             "missing": False,
         }
     return {**found, "indexed": True}
+
+
+def traces_links(conn: sqlite3.Connection, path: str) -> TracesLinksAnswer:
+    """Every session ``path`` was linked to (``memory_session_links``), oldest first."""
+    from headd_plane.recorder import links_for_path
+
+    rows = links_for_path(conn, path)
+    return TracesLinksAnswer(
+        links=[
+            SessionLinkRow(
+                path=r.path,
+                session_id=r.session_id,
+                prompt_id=r.prompt_id,
+                turn_uuid=r.turn_uuid,
+                link_kind=r.link_kind,
+                at=r.at,
+            )
+            for r in rows
+        ]
+    )
 
 
 def _links_of(conn: sqlite3.Connection, session: str) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ import contextlib
 import logging
 import sqlite3
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 from headd.errors import (
@@ -44,6 +44,7 @@ from headd.errors import (
     RebuildNoEmbedRefused,
 )
 from headd.record import MemoryRecord
+from headd.wire.answers import IndexRebuildAnswer, IndexUpdateAnswer
 
 from . import bulk_load
 from .db import PlaneDb, Write
@@ -79,37 +80,6 @@ Parse = Callable[[str, bytes], MemoryRecord]
 
 #: Files read between two ``rebuild.reading`` hook points (nothing is written while reading).
 READ_HOOK_EVERY = 256
-
-
-@dataclass
-class RebuildReport:
-    head_sha: str
-    files_indexed: int
-    chunks_indexed: int
-    edges_indexed: int
-    embeddings_written: int
-    embeddings_preserved: int
-    skipped: list[dict[str, str]] = field(default_factory=list)
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"mode": "rebuild", **asdict(self)}
-
-
-@dataclass
-class UpdateReport:
-    head_sha: str
-    unchanged: bool
-    added: int = 0
-    modified: int = 0
-    removed: int = 0
-    renamed: int = 0
-    dirty: int = 0
-    reconciled: int = 0
-    embeddings_written: int = 0
-    skipped: list[dict[str, str]] = field(default_factory=list)
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"mode": "update", **asdict(self)}
 
 
 @dataclass
@@ -307,7 +277,7 @@ class Indexer:
 
     # -- rebuild --------------------------------------------------------------------------------
 
-    def rebuild(self, embed: bool = False, force: bool = False) -> RebuildReport:
+    def rebuild(self, embed: bool = False, force: bool = False) -> IndexRebuildAnswer:
         cannot_embed = not embed or self.embedder is None
         if cannot_embed:
             self.guard_space()
@@ -359,7 +329,7 @@ class Indexer:
             self.db.checkpoint()
         # and the bulk load's page cache goes back to the allocator, not kept for reads
         self.db.run("PRAGMA shrink_memory", op="rebuild.shrink")
-        report = RebuildReport(
+        report = IndexRebuildAnswer(
             head_sha=head,
             files_indexed=rows.files,
             chunks_indexed=rows.chunks,
@@ -460,13 +430,13 @@ class Indexer:
 
     # -- update ---------------------------------------------------------------------------------
 
-    def update(self, embed: bool = False) -> UpdateReport:
+    def update(self, embed: bool = False) -> IndexUpdateAnswer:
         self.guard_space()
         head = self.git.head_sha()
         state = self.read_state()
         if state is None:
             rebuilt = self.rebuild(embed=embed, force=True)
-            return UpdateReport(
+            return IndexUpdateAnswer(
                 head_sha=rebuilt.head_sha,
                 unchanged=False,
                 added=rebuilt.files_indexed,
@@ -484,7 +454,7 @@ class Indexer:
             d for d in diffs if is_indexable_path(d.path) or is_indexable_path(d.from_path or "")
         ]
         dirty = [s for s in self.git.dirty() if is_indexable_path(s.path)]
-        report = UpdateReport(head_sha=head, unchanged=not diffs and not dirty)
+        report = IndexUpdateAnswer(head_sha=head, unchanged=not diffs and not dirty)
         indexed_at = self.now()
 
         # The final action per path: committed changes first, the working tree last.

@@ -14,11 +14,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from headd.wire.answers import IndexRebuildAnswer, IndexUpdateAnswer
+
 from .coverage import VECTOR_COVERAGE_FLOOR, read_vector_coverage
 from .db import PlaneDb, open_reader, open_writer
 from .embedding import as_plane_embedder
 from .gitsource import GitSource
-from .indexer import BackfillReport, Hook, Indexer, Parse, RebuildReport, UpdateReport
+from .indexer import BackfillReport, Hook, Indexer, Parse
 from .paths import PLANE_DIR as PLANE_DIR
 from .paths import index_path_of as index_path_of
 from .paths import state_path_of as state_path_of
@@ -54,11 +58,11 @@ class Plane:
     def state_path(self) -> Path:
         return state_path_of(self.store)
 
-    def rebuild(self, embed: bool = False, force: bool = False) -> RebuildReport:
+    def rebuild(self, embed: bool = False, force: bool = False) -> IndexRebuildAnswer:
         with self.lock:
             return self.indexer.rebuild(embed=embed, force=force)
 
-    def update(self, embed: bool = False) -> UpdateReport:
+    def update(self, embed: bool = False) -> IndexUpdateAnswer:
         with self.lock:
             return self.indexer.update(embed=embed)
 
@@ -170,11 +174,11 @@ def open_retrieval(
 
 
 def rebuild(plane: Plane, embed: bool = False, force: bool = False) -> dict[str, Any]:
-    return plane.rebuild(embed=embed, force=force).to_wire()
+    return msgspec.to_builtins(plane.rebuild(embed=embed, force=force))
 
 
 def update(plane: Plane, embed: bool = False) -> dict[str, Any]:
-    return plane.update(embed=embed).to_wire()
+    return msgspec.to_builtins(plane.update(embed=embed))
 
 
 def status(plane: Plane) -> dict[str, Any]:

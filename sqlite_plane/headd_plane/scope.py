@@ -12,9 +12,8 @@ at that instant, compared as strings. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from headd.memfile import vocabulary
 from headd.wire import filter as wire_filter
@@ -70,9 +69,9 @@ def parse_facet_filters(specs: Sequence[str]) -> tuple[FacetFilter, ...]:
     return tuple(FacetFilter(*pair) for pair in wire_filter.parse_facet_filters(specs))
 
 
-def scope_from_filter(raw: wire_filter.Filter | Mapping[str, Any] | None) -> Scope:
-    """The wire's ``filter`` (``headd.wire.filter``) as a :class:`Scope`."""
-    parsed = wire_filter.filter_from(raw)
+def scope_from_filter(parsed: wire_filter.Filter | None) -> Scope:
+    """The wire's ``filter`` (``headd.wire.filter``), decoded with its request, as a
+    :class:`Scope`."""
     if parsed is None:
         return Scope()
     return Scope(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from headd_client.integrations.clients import headctl_command, pieces_for
+from headd_client.store_check import store_problem
 
 RECEIPT_VERSION = 1
 
@@ -93,7 +94,15 @@ def install(
                 print(after, file=out)
         elif action != "unchanged":
             _write(piece.path, after)
+    warnings = []
+    if scope == "project":
+        warnings.append(
+            "the project files written hold absolute paths of this machine (the headctl"
+            f" command and the store {store}); keep them out of the team's commits, or"
+            " install with --scope user"
+        )
     report = {
+        "warnings": warnings,
         "action": "install",
         "client": client,
         "scope": scope,
@@ -157,7 +166,11 @@ def uninstall(
             continue
         before = _read(piece.path)
         current = piece.current_digest(before) if before is not None else None
-        if current is None:
+        if current is None and _strays(piece, before):
+            action, after = "removed", piece.remove(before)  # hooks an earlier install left
+            if after is None and not entry.get("created"):
+                after = "{}\n"
+        elif current is None:
             action, after = "absent", before
         elif current != entry["sha256"]:
             action, after = "kept-modified", before
@@ -236,10 +249,35 @@ def doctor(
                         "detail": f"{piece.path} {detail}",
                     }
                 )
+                stray = _strays(piece, _read(piece.path))
+                if stray:
+                    checks.append(
+                        {
+                            "name": f"{client}:{scope}:stray-hooks",
+                            "ok": False,
+                            "detail": f"{piece.path} holds headd hooks this install did not write"
+                            f" ({'; '.join(stray)}); `headctl integrations install {client}`"
+                            " again replaces them",
+                        }
+                    )
+            problem = store_problem(store)
+            checks.append(
+                {
+                    "name": f"{client}:{scope}:store",
+                    "ok": problem is None,
+                    "detail": f"{store} is a store" if problem is None else problem,
+                }
+            )
             checks.append(_mcp_answers(client, scope, store))
     if installed == 0:
         checks.append({"name": "installed", "ok": False, "detail": "no integration is installed"})
     return {"healthy": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _strays(piece: Any, text: str | None) -> list[str]:
+    """The headd hooks in ``text`` that ``piece`` did not write (only hook pieces have any)."""
+    strays = getattr(piece, "strays", None)
+    return [] if strays is None or text is None else list(strays(text))
 
 
 def _mcp_answers(client: str, scope: str, store: Path) -> dict[str, Any]:
@@ -262,7 +300,7 @@ def _mcp_answers(client: str, scope: str, store: Path) -> dict[str, Any]:
         ms = (time.perf_counter() - started) * 1000
         return {
             "name": f"{client}:{scope}:mcp",
-            "ok": len(tools) == 15,
+            "ok": len(tools) >= 15,
             "detail": f"{len(tools)} tools in {ms:.0f} ms",
         }
     except Exception as exc:
@@ -312,4 +350,6 @@ def run_integrations(
     elif not args.dry_run:
         for entry in report["entries"]:
             print(f"{entry['action']}: {entry['path']} ({entry['role']})", file=stdout)
+    for warning in report.get("warnings") or ():
+        print(f"warning: {warning}", file=stderr)
     return 0

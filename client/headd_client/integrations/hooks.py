@@ -26,6 +26,10 @@ RECALL_BOUND_S = 1.5
 #: Transcript indexing may take longer; Claude Code's hook timeout for it is 30 s.
 INDEX_BOUND_S = 25.0
 CLAIM_CHARS = 240
+#: The share of a prompt a memory must cover (``headd.head.relevance``) to be injected, and a
+#: prompt of fewer than two content words injects nothing: chosen on LoCoMo's dev questions
+#: against unrelated prompts (docs/design/mcp.md, "The prompt hook's relevance floor").
+RELEVANCE_FLOOR = 0.4
 
 
 def recall_block(hits: list[Mapping[str, Any]], heading: str) -> str:
@@ -87,7 +91,10 @@ def _work(
                 heading = "Memories about this project:"
             if not query:
                 return ""
-            found = client.call("search", {"query": query, "limit": limit})
+            params: dict[str, Any] = {"query": query, "limit": limit}
+            if event == "prompt-submit":
+                params["relevance_floor"] = RELEVANCE_FLOOR
+            found = client.call("search", params)
             return recall_block(list(found.get("hits") or ()), heading)
         root = trace_root_of(payload.get("transcript_path"))
         client.call("traces.index", {"trace_root": root} if root else {})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,20 +122,25 @@ class ClaudeHooks:
         return sha256_text(_canonical(present)) if present else None
 
     def apply(self, text: str | None) -> str:
+        """Ours in, every other headd hook group out: one install owns one set of hooks, so a
+        re-install for another store replaces the first store's hooks instead of adding to them."""
         document = _load_json(text)
         hooks = document.setdefault("hooks", {})
         for event, group in self._groups().items():
-            groups = hooks.setdefault(event, [])
-            if group not in groups:
-                groups.append(group)
+            others = [g for g in hooks.get(event) or [] if not is_headd_hook_group(g)]
+            hooks[event] = [*others, group]
         return _dump_json(document)
 
     def remove(self, text: str | None) -> str | None:
+        """Every headd hook group out (ours and any an earlier install left), the rest kept."""
         document = _load_json(text)
         hooks = document.get("hooks")
         if isinstance(hooks, dict):
-            for event, group in self._groups().items():
-                kept = [g for g in hooks.get(event) or [] if g != group]
+            for event in list(hooks):
+                groups = hooks.get(event)
+                if not isinstance(groups, list):
+                    continue
+                kept = [g for g in groups if not is_headd_hook_group(g)]
                 if kept:
                     hooks[event] = kept
                 else:
@@ -142,6 +148,45 @@ class ClaudeHooks:
             if not hooks:
                 document.pop("hooks")
         return None if not document else _dump_json(document)
+
+    def strays(self, text: str | None) -> list[str]:
+        """The headd hook commands in ``text`` that are not this install's (another store's, or
+        a duplicate): what ``doctor`` flags and ``uninstall`` removes."""
+        hooks = _load_json(text).get("hooks")
+        if not isinstance(hooks, dict):
+            return []
+        ours = self._groups()
+        out: list[str] = []
+        for event, groups in hooks.items():
+            seen_ours = False
+            for group in groups if isinstance(groups, list) else ():
+                if not is_headd_hook_group(group):
+                    continue
+                if group == ours.get(event) and not seen_ours:
+                    seen_ours = True
+                    continue
+                out.extend(f"{event}: {c}" for c in _commands_of(group))
+        return out
+
+
+#: A hook command headd's install writes: ``… headctl … hook <event>`` (or ``-m
+#: headd_client.headctl``), whatever the store it names.
+_HEADD_HOOK = re.compile(
+    r"(?:^|[\s/'\"])(?:headctl|headd_client\.headctl)['\"]?\s(?:.*\s)?"
+    r"hook (?:session-start|prompt-submit|pre-compact|session-end)$"
+)
+
+
+def _commands_of(group: object) -> list[str]:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return []
+    return [str(h.get("command")) for h in group["hooks"] if isinstance(h, dict) and "command" in h]
+
+
+def is_headd_hook_group(group: object) -> bool:
+    """Whether a ``settings.json`` hook group is one a headd install wrote."""
+    commands = _commands_of(group)
+    return bool(commands) and all(_HEADD_HOOK.search(c) for c in commands)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,11 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from headd_client.mcp.displaced import (
+    DisplacedWatch,
+    with_notice,
+    with_replayed,
+)
 from headd_client.mcp.protocol import McpSession, parse_error
 from headd_client.mcp.resources import read_resource, resource_templates
 from headd_client.mcp.spawn import DaemonLink
@@ -39,12 +44,25 @@ class BridgeHandlers:
     def __init__(self, link: DaemonLink, store: Path) -> None:
         self.link = link
         self.tools = Tools(link, store)
+        self.store = store
+        self.watch = DisplacedWatch()
 
     def list_tools(self) -> list[dict[str, Any]]:
         return tool_definitions()
 
     def call_tool(self, name: str, arguments: Any) -> dict[str, Any]:
-        return self.tools.call(name, arguments)
+        result = self.tools.call(name, arguments)
+        self.watch.note(result)
+        if not self.watch.watching():
+            return result
+        try:
+            status = self.link.call("status")
+        except Exception:  # the answer itself stands; the next call asks again
+            return result
+        replays = self.watch.replayed(self.store, status.get("sha"))
+        result = with_replayed(result, replays) if replays else result
+        displaced = self.watch.displaced(status)
+        return with_notice(result, displaced) if displaced else result
 
     def list_resource_templates(self) -> list[dict[str, Any]]:
         return resource_templates()

@@ -22,11 +22,17 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from headd.errors import DaemonUnavailable
 from headd_client.protocol import Answer, unwrap
+from headd_client.store_check import store_problem
 from headd_client.sync_client import Client
+
+if TYPE_CHECKING:
+    from headd_client.calls import Call
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +129,9 @@ class DaemonLink:
                     f"no daemon answers on {self.socket_path} and --no-spawn is set",
                     {"socket": str(self.socket_path)},
                 ) from None
+            problem = store_problem(self.store)
+            if problem is not None:  # start nothing and create nothing at a path that is no store
+                raise DaemonUnavailable(problem, {"store": str(self.store)}) from None
             self.spawned = spawn_daemon(self.store, self.socket_path, self.environ)
             client = wait_for_socket(self.socket_path, self.spawned)
             client.timeout = self.timeout
@@ -147,6 +156,10 @@ class DaemonLink:
             if not idempotent:
                 raise
         return self.client().call(method, clean)
+
+    def run(self, call: Call[T]) -> T:
+        """One typed read (``headd_client.calls``), its answer decoded into the call's type."""
+        return call.decode(self.call(call.method, call.params))
 
     def batch(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> list[Answer]:
         """Many idempotent reads in one round trip; each answer is checked by the caller."""

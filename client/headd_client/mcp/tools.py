@@ -1,9 +1,10 @@
-"""The fifteen tools, with memhtml 0.15.1's names, arguments and result fields, over the daemon.
+"""The fifteen tools, with memhtml 0.15.1's names, arguments and result fields, over the daemon;
+and ``memory_exec``, code-mode (``exec_tool.py``).
 
 Reads answer from the head at the branch tip (the daemon advances before answering), so a memory
 committed by plain git is found by the next call. Writes are daemon sessions that commit to the
-branch (``writes.py``); each write result names its commit (``commit_sha``), a field memhtml's
-results lack. Arguments are checked against the tool's input schema before anything runs: an
+branch (``write_tools.py`` over ``writes.py``); each write result names its commit
+(``commit_sha``), a field memhtml's results lack. Arguments are checked against the tool's input schema before anything runs: an
 unknown argument, a missing one or a value outside an enum (an ``arc`` memory type, which memhtml
 refuses too) is an ``ERR_INVALID_PARAMS`` tool failure naming the argument.
 
@@ -16,25 +17,48 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from headd.errors import DaemonUnavailable
-from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
-from headd_client.mcp.spawn import DaemonLink
-from headd_client.mcp.writes import Provenance, WriteSession, violation_failure
+import msgspec
 
-SNIPPET_CHARS = 280
-LIST_DEFAULT = 50
-LIST_MAX = 200
-NEIGHBORS_MAX = 200
-READ_CHUNK = 200
+from headd.errors import DaemonUnavailable
+from headd.limits import MAX_CLAIM_CHARS, bounded
+from headd.wire.answers import SleepStatusAnswer
+from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX, ListRequest, NeighborsRequest
+from headd_client import calls
+from headd_client.mcp.exec_tool import memory_exec
+from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
+from headd_client.mcp.shapes import (
+    check_arguments_against,
+    confidence_of,
+    read_result,
+    snippet,
+    strip_path,
+)
+from headd_client.mcp.spawn import DaemonLink
+from headd_client.mcp.write_tools import WriteTools
+
+__all__ = ["Tools", "catalog", "check_arguments_against", "list_request", "tool_definitions"]
+
+
 HOP_LIMIT = 64
-PARA = ("projects", "areas", "resources", "archive")
+#: The fields of a ``list`` row that memhtml's ``memory_list`` names.
+LIST_FIELDS = (
+    "path",
+    "title",
+    "memory_type",
+    "gist",
+    "workspace",
+    "para",
+    "confidence",
+    "importance",
+    "archived",
+    "updated_at",
+)
 
 
 @functools.cache
@@ -52,159 +76,10 @@ def _schemas() -> dict[str, dict[str, Any]]:
     return {t["name"]: t["inputSchema"] for t in tool_definitions()}
 
 
-# -- argument checking -------------------------------------------------------------------------
-
-
-def _type_ok(value: Any, schema: Mapping[str, Any]) -> bool:
-    if "anyOf" in schema:
-        return any(_type_ok(value, s) for s in schema["anyOf"])
-    kind = schema.get("type")
-    ok = {
-        "string": isinstance(value, str),
-        "boolean": isinstance(value, bool),
-        "integer": isinstance(value, int) and not isinstance(value, bool),
-        "number": isinstance(value, int | float) and not isinstance(value, bool),
-        "null": value is None,
-        "array": isinstance(value, list),
-        "object": isinstance(value, dict),
-    }.get(str(kind), True)
-    if not ok:
-        return False
-    if "enum" in schema and value not in schema["enum"]:
-        return False
-    if kind == "array" and "items" in schema:
-        return all(_type_ok(v, schema["items"]) for v in value)
-    if kind == "object" and "properties" in schema:
-        return not check_arguments_against(value, schema)
-    return True
-
-
-def check_arguments_against(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
-    """Every way ``arguments`` breaks ``schema`` (the subset of JSON Schema the catalog uses)."""
-    props = schema.get("properties", {})
-    problems = [
-        f"missing required argument `{k}`" for k in schema.get("required", ()) if k not in arguments
-    ]
-    for key, value in arguments.items():
-        if key not in props:
-            if schema.get("additionalProperties") is False:
-                problems.append(f"unknown argument `{key}`")
-            continue
-        if not _type_ok(value, props[key]):
-            problems.append(f"argument `{key}` does not match {_describe(props[key])}")
-    return problems
-
-
-def _describe(schema: Mapping[str, Any]) -> str:
-    for option in schema.get("anyOf", [schema]):
-        if "enum" in option:
-            return "one of " + ", ".join(str(v) for v in option["enum"])
-        items = option.get("items")
-        if isinstance(items, Mapping) and "enum" in items:
-            return "a list of " + ", ".join(str(v) for v in items["enum"])
-    kinds = [str(s.get("type")) for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
-    return " or ".join(kinds) or "the schema"
-
-
-# -- record shapes -------------------------------------------------------------------------
-
-
-def _snippet(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
-
-
-_META_NAMES = (
-    ("memory_type", "memoryType"),
-    ("status", "status"),
-    ("created_at", "createdAt"),
-    ("updated_at", "updatedAt"),
-    ("content_hash", "contentHash"),
-    ("event_at", "eventAt"),
-    ("valid_from", "validFrom"),
-    ("valid_until", "validUntil"),
-    ("archived_at", "archivedAt"),
-    ("superseded_by", "supersededBy"),
-    ("importance", "importance"),
-    ("confidence", "confidence"),
-    ("author", "author"),
-    ("session_id", "sessionId"),
-    ("prompt_id", "promptId"),
-    ("turn_uuid", "turnUuid"),
-    ("task_status", "taskStatus"),
-    ("due", "due"),
-)
-
-
-def record_meta(record: Mapping[str, Any]) -> dict[str, str]:
-    """The head metadata as memhtml's ``memory_read`` names it (camelCase, string values)."""
-    out: dict[str, str] = {}
-    for field, name in _META_NAMES:
-        value = record.get(field)
-        if value is None or (field == "author" and value == "agent"):
-            continue
-        out[name] = _js_string(value)
-    for tag in record.get("tags") or ():
-        out[f"tag:{tag}"] = "true"
-    for entity in record.get("entities") or ():
-        out[f"entity:{entity}"] = "true"
-    return out
-
-
-def _js_string(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def read_result(record: Mapping[str, Any], sha: str) -> dict[str, Any]:
-    return {
-        "path": record["path"],
-        "title": record.get("title") or "",
-        "body": record.get("body_text") or "",
-        "gist": record.get("claim") or "",
-        "memory_type": record.get("memory_type") or "",
-        "meta": record_meta(record),
-        "links": [{"rel": link["rel"], "href": link["href"]} for link in record.get("links") or ()],
-        "archived": bool(record.get("archived")),
-        "warnings": list(record.get("warnings") or ()),
-        "sha": sha,
-        "record": dict(record),
-    }
-
-
-def _confidence(record: Mapping[str, Any]) -> float:
-    value = record.get("confidence")
-    return 1.0 if value is None else float(value)
-
-
-def _importance(record: Mapping[str, Any]) -> int:
-    value = record.get("importance")
-    return 5 if value is None else int(value)
-
-
-def _strip(path: str) -> str:
-    return path.strip().lstrip("/")
-
-
-def _body_or_markup(args: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """(body, article_html) of a write or a correction, refused unless exactly one is given:
-    memhtml's tools take prose or markup, never both."""
-    body = args.get("body")
-    markup = args.get("article_html")
-    if (body is None) == (markup is None):
-        which = "both were supplied" if body is not None else "neither was supplied"
-        raise ToolFailure(
-            "ERR_INVALID_MEMORY",
-            f"invalid memory: exactly one of body or article_html is required, and {which}",
-        )
-    return body, markup
-
-
 # -- the tools ------------------------------------------------------------------------------
 
 
-class Tools:
+class Tools(WriteTools):
     """The tool handlers over one daemon link; ``call`` never raises for a tool failure."""
 
     def __init__(
@@ -229,6 +104,7 @@ class Tools:
             "memory_status": self.memory_status,
             "trace_search": self.trace_search,
             "trace_links": self.trace_links,
+            "memory_exec": functools.partial(memory_exec, self.link),
         }
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -254,30 +130,6 @@ class Tools:
             "isError": False,
         }
 
-    # -- helpers ------------------------------------------------------------------------
-
-    def _read(self, path: str, at: str | None = None) -> tuple[Any, str]:
-        answer = self.link.call("read", {"path": _strip(path), "at": at})
-        return answer.get("record"), str(answer.get("sha"))
-
-    def _live(self, path: str) -> Mapping[str, Any]:
-        record, _ = self._read(path)
-        if record is None or record.get("archived"):
-            raise path_not_found(_strip(path))
-        return dict(record)
-
-    def _records(self, paths: Sequence[str], at: str | None) -> list[Any]:
-        """The records at ``paths`` (None where none), in batches of ``READ_CHUNK``."""
-        out: list[Any] = []
-        for start in range(0, len(paths), READ_CHUNK):
-            chunk = paths[start : start + READ_CHUNK]
-            results = self.link.batch_results([("read", {"path": p, "at": at}) for p in chunk])
-            out.extend(r.get("record") for r in results)
-        return out
-
-    def _now(self) -> datetime:
-        return self.clock()
-
     # -- search and reads ----------------------------------------------------------------
 
     def memory_search(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -302,45 +154,83 @@ class Tools:
         hits = found.get("hits") or []
         records = [h.get("record") for h in hits]
         out_hits = []
-        archived = []
         for hit, record in zip(hits, records, strict=True):
             record = record or {}
             superseded_by = record.get("superseded_by")
             if superseded_by:
-                superseded_by = _strip(superseded_by)
+                superseded_by = strip_path(superseded_by)
             out_hits.append(
                 {
                     "path": hit["path"],
                     "title": hit.get("title") or record.get("title") or "",
-                    "gist": hit.get("claim") or record.get("claim") or "",
+                    "gist": bounded(hit.get("claim") or record.get("claim") or ""),
                     "memory_type": record.get("memory_type") or "",
                     "score": hit["score"],
-                    "confidence": _confidence(record),
+                    "confidence": confidence_of(record),
                     "updated_at": record.get("updated_at") or record.get("created_at") or "",
-                    "snippet": _snippet(record.get("body_text") or hit.get("claim") or ""),
+                    "snippet": snippet(record.get("body_text") or hit.get("claim") or ""),
                     "entities": list(record.get("entities") or ()),
                     "superseded_by": superseded_by or None,
                     "arms": list(hit.get("arms") or ()),
                 }
             )
-            if record.get("archived"):
-                archived.append({"path": hit["path"], "superseded_by": superseded_by or None})
         entity = args.get("entity")
+        scope_empty = not out_hits and _scope_narrows(args)
+        archived: list[dict[str, Any]] = []
+        matches = 0
+        if scope_empty and not args.get("as_of"):
+            matches, archived = self._archived_in_scope(args, sha, limit)
         return {
             "hits": out_hits,
             "degraded": bool(found.get("degraded")),
             "vector_coverage": float((found.get("vectors") or {}).get("coverage", 0.0)),
             "arms": list(found.get("arms") or ()),
             "entity_scope": entity,
-            "scope_empty": entity is not None and not out_hits,
-            "archived_matches": len(archived),
+            "scope_empty": scope_empty,
+            "archived_matches": matches,
             "archived": archived,
             "sha": sha,
             "took_ms": found.get("took_ms"),
         }
 
+    def _archived_in_scope(
+        self, args: Mapping[str, Any], sha: str, limit: int
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """memhtml's pointer when a narrowing scope emptied a search: how many archived memories
+        the same scope admits (whatever the query), and the first ``limit`` by path with their
+        successors, so the agent knows a retry with ``include_archived`` finds something."""
+        types = list(args.get("memory_types") or ()) or None
+        tags = [str(t) for t in args.get("tags") or () if str(t).strip()] or None
+        facets = [str(f) for f in args.get("facets") or () if "=" in str(f)] or None
+        request: ListRequest | None = ListRequest(
+            types=types,
+            workspace=args.get("workspace") or None,
+            tags=tags,
+            entity=args.get("entity") or None,
+            facets=facets,
+            para="archive",
+            include_archived=True,
+            limit=LIST_MAX,
+            at=sha,
+        )
+        paths: list[str] = []
+        while request is not None:
+            page = self.link.run(calls.listing(request))
+            # memhtml's search leaves tasks out unless a type names them
+            paths += [row.path for row in page.files if types or row.memory_type != "task"]
+            cursor = page.next_cursor
+            request = None if cursor is None else msgspec.structs.replace(request, cursor=cursor)
+        found: list[dict[str, Any]] = []
+        for path in paths[:limit]:
+            record, _ = self._read(path, sha)
+            successor = None if record is None else record.get("superseded_by")
+            found.append(
+                {"path": path, "superseded_by": strip_path(successor) if successor else None}
+            )
+        return len(paths), found
+
     def memory_read(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        path = _strip(args["path"])
+        path = strip_path(args["path"])
         record, sha = self._read(path)
         if record is None:
             raise path_not_found(path)
@@ -362,14 +252,18 @@ class Tools:
                 {
                     "path": e.get("path", ""),
                     "title": e.get("title", ""),
-                    "gist": e.get("gist", e.get("claim", "")),
+                    "gist": bounded(e.get("gist", e.get("claim", ""))),
                     "body": e.get("body", ""),
                 }
                 for e in (fold or {}).get("disclosed", [])
             ]
 
         lateral = [
-            {"path": e.get("path", ""), "title": e.get("title", ""), "gist": e.get("gist", "")}
+            {
+                "path": e.get("path", ""),
+                "title": e.get("title", ""),
+                "gist": bounded(e.get("gist", "")),
+            }
             for e in pack.get("index_lines") or ()
         ]
         return {
@@ -385,7 +279,7 @@ class Tools:
         }
 
     def memory_resolve(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        requested = _strip(args["path"])
+        requested = strip_path(args["path"])
         status = self.link.call("status")
         sha = str(status["sha"])
         try:
@@ -435,199 +329,59 @@ class Tools:
         """A final node that names a chain member as its successor: two memories superseding
         each other, an authoring defect the walk stops on."""
         successor = record.get("superseded_by")
-        return bool(successor) and _strip(str(successor)) in chain
+        return bool(successor) and strip_path(str(successor)) in chain
 
     def memory_neighbors(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        start = _strip(args["path"])
-        depth = max(1, min(int(args.get("depth") or 1), 2))
-        node_limit = max(1, min(int(args.get("limit") or NEIGHBORS_MAX), NEIGHBORS_MAX))
-        rels = set(args.get("rels") or ())
-        record, sha = self._read(start)
-        if record is None:
-            raise path_not_found(start)
-        seen = {start}
-        frontier = [(start, record)]
-        nodes: list[dict[str, Any]] = []
-        edges: set[tuple[str, str, str]] = set()
-        dropped = 0
-        for hop in range(1, depth + 1):
-            found: list[tuple[str, str]] = []
-            inbound = self.link.batch_results(
-                [("inbound", {"href": "/" + p, "at": sha}) for p, _ in frontier]
-            )
-            for (path, rec), into in zip(frontier, inbound, strict=True):
-                for link in (rec or {}).get("links") or ():
-                    if rels and link["rel"] not in rels:
-                        continue
-                    other = _strip(link["href"])
-                    edges.add((path, link["rel"], other))
-                    found.append((other, link["rel"]))
-                for other in into.get("paths") or ():
-                    found.append((other, "?" + path))
-            candidates = [p for p, _ in found if p not in seen]
-            records = dict(zip(candidates, self._records(candidates, sha), strict=True))
-            next_frontier = []
-            for other, rel in found:
-                if other in seen:
-                    continue
-                rec = records.get(other)
-                if rel.startswith("?"):
-                    target = "/" + rel[1:]
-                    matching = [
-                        lk
-                        for lk in (rec or {}).get("links") or ()
-                        if lk["href"] == target and (not rels or lk["rel"] in rels)
-                    ]
-                    if not matching:
-                        continue
-                    rel = matching[0]["rel"]
-                    edges.add((other, rel, target[1:]))
-                seen.add(other)
-                if len(nodes) >= node_limit:
-                    dropped += 1
-                    continue
-                title = (rec or {}).get("title") or ""
-                nodes.append(
-                    {"path": other, "title": title, "hop": hop, "rel": rel, "derived": False}
-                )
-                next_frontier.append((other, rec))
-            frontier = next_frontier
-        return {
-            "nodes": nodes,
-            "edges": len(edges),
-            "node_limit": node_limit,
-            "dropped_node_count": dropped,
-            "scan_saturated": False,
-        }
-
-    def _tip_paths(self, sha: str) -> list[str]:
-        """Every memory-shaped path in the tree of ``sha``, sorted (a git tree walk)."""
-        import pygit2
-
-        repo = pygit2.Repository(str(self.store))
-        commit = repo.get(sha)
-        if not isinstance(commit, pygit2.Commit):
-            raise path_not_found(sha)
-        tree = commit.tree
-        out: list[str] = []
-
-        def walk(node: Any, prefix: str) -> None:
-            for entry in node:
-                name = prefix + entry.name
-                if entry.type_str == "tree":
-                    walk(entry, name + "/")
-                elif name.endswith(".html"):
-                    out.append(name)
-
-        for bucket in PARA:
-            if bucket in tree:
-                walk(repo.get(tree[bucket].id), bucket + "/")
-        out.sort()
-        return out
+        request = NeighborsRequest(
+            path=strip_path(args["path"]),
+            depth=max(1, min(int(args.get("depth") or 1), 2)),
+            limit=max(1, min(int(args.get("limit") or NEIGHBORS_MAX), NEIGHBORS_MAX)),
+            rels=args.get("rels") or None,
+        )
+        found = msgspec.to_builtins(self.link.run(calls.neighbors(request)))
+        return {key: found[key] for key in _NEIGHBOR_FIELDS}
 
     def memory_list(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        limit = max(1, min(int(args.get("limit") or LIST_DEFAULT), LIST_MAX))
-        sha = str(self.link.call("status")["sha"])
-        para = args.get("para")
-        cursor = args.get("cursor")
-        paths = [
-            p
-            for p in self._tip_paths(sha)
-            if (para is None or p.startswith(para + "/")) and (cursor is None or p > cursor)
-        ]
-        wanted_type = args.get("memory_type")
-        workspace = args.get("workspace")
-        tag = args.get("tag")
-        entity = args.get("entity")
-        facets = list(args.get("facets") or ())
-        files: list[dict[str, Any]] = []
-        next_cursor = None
-        for start in range(0, len(paths), READ_CHUNK):
-            chunk = paths[start : start + READ_CHUNK]
-            for path, record in zip(chunk, self._records(chunk, sha), strict=True):
-                if record is None or (record.get("archived") and para != "archive"):
-                    continue
-                if wanted_type is not None and record.get("memory_type") != wanted_type:
-                    continue
-                if workspace is not None and record.get("workspace") != workspace:
-                    continue
-                if tag is not None and tag not in (record.get("tags") or ()):
-                    continue
-                if entity is not None and entity not in (record.get("entities") or ()):
-                    continue
-                if facets and not _facets_match(record, facets):
-                    continue
-                if len(files) == limit:
-                    next_cursor = files[-1]["path"]
-                    break
-                files.append(
-                    {
-                        "path": path,
-                        "title": record.get("title") or "",
-                        "memory_type": record.get("memory_type") or "",
-                        "gist": record.get("claim") or "",
-                        "workspace": record.get("workspace"),
-                        "para": record.get("para") or path.split("/", 1)[0],
-                        "confidence": _confidence(record),
-                        "importance": _importance(record),
-                        "archived": bool(record.get("archived")),
-                        "updated_at": record.get("updated_at") or record.get("created_at") or "",
-                    }
-                )
-            if next_cursor is not None:
-                break
-        return {"files": files, "next_cursor": next_cursor, "sha": sha}
+        answer = self.link.run(calls.listing(list_request(args)))
+        files = [{key: getattr(row, key) for key in LIST_FIELDS} for row in answer.files]
+        for row in files:
+            row["gist"] = bounded(row["gist"] or "", MAX_CLAIM_CHARS)
+        return {"files": files, "next_cursor": answer.next_cursor, "sha": answer.sha}
 
     def memory_status(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        status = self.link.call("status")
-        sha = str(status["sha"])
-        counts: dict[str, int] = {}
-        archived = 0
-        edges = 0
-        paths = self._tip_paths(sha)
-        for record in self._records(paths, sha):
-            if record is None:
-                continue
-            edges += len(record.get("links") or ())
-            if record.get("archived"):
-                archived += 1
-                continue
-            kind = str(record.get("memory_type"))
-            counts[kind] = counts.get(kind, 0) + 1
-        vectors = status.get("vectors") or {}
-        embedder = status.get("embedder")
+        status_call, census_call = calls.status(), calls.census()
+        raw_status, raw_census = self.link.batch_results(
+            [(status_call.method, status_call.params), (census_call.method, census_call.params)]
+        )
+        status, counted = status_call.decode(raw_status), census_call.decode(raw_census)
         return {
-            "head_sha": sha,
-            "dirty": self._dirty(),
-            "counts_by_type": dict(sorted(counts.items())),
-            "archived_count": archived,
-            "edges": edges,
-            "index_fresh": True,
-            "embedder_up": embedder not in (None, "off"),
-            "vector_coverage": float(vectors.get("coverage") or 0.0),
-            "vector_coverage_floor": 0.95,
-            "last_sleep": _last_sleep(status.get("last_sleep")),
-            "ref": status.get("ref"),
-            "records": status.get("records"),
-            "skipped": status.get("skipped"),
-            "daemon_pid": status.get("pid"),
+            "head_sha": counted.sha,
+            "dirty": bool(counted.dirty),
+            "counts_by_type": counted.counts_by_type,
+            "archived_count": counted.archived_count,
+            "edges": counted.edges,
+            # the SQLite index (recall's) reflects the tip; recall itself catches it up first
+            "index_fresh": status.index is not None and status.index.indexed_sha == counted.sha,
+            "embedder_up": status.embedder not in (None, "off"),
+            "vector_coverage": status.vectors.coverage,
+            "vector_coverage_floor": counted.vector_coverage_floor,
+            "last_sleep": _last_sleep(status.last_sleep),
+            "ref": status.ref,
+            "records": status.records,
+            "skipped": status.skipped,
+            "daemon_pid": status.pid,
+            # ahead/behind, last error and open conflicts (paths, refs) of the followed remote
+            "remote": status.remote,
             # Why the followed remote's last round failed (a refused tip, an unreachable host),
             # so an agent sees that the memory no longer follows: status.remote.last_error.
-            "remote_error": (status.get("remote") or {}).get("last_error"),
+            "remote_error": (status.remote or {}).get("last_error"),
         }
-
-    def _dirty(self) -> bool:
-        """Uncommitted edits to tracked files (new untracked files and ignored ones aside)."""
-        import pygit2
-
-        quiet = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
-        return any(flags & ~quiet for flags in pygit2.Repository(str(self.store)).status().values())
 
     # -- usage state and traces --------------------------------------------------------------
 
     def memory_reinforce(self, args: Mapping[str, Any]) -> dict[str, Any]:
         result = self.link.call(
-            "reinforce", {"paths": [_strip(p) for p in args["paths"]], "signal": args["signal"]}
+            "reinforce", {"paths": [strip_path(p) for p in args["paths"]], "signal": args["signal"]}
         )
         return {
             "bumped": list(result.get("bumped") or ()),
@@ -674,347 +428,34 @@ class Tools:
             for m in (shown or {}).get("memories") or ():
                 links.append(_link_row(m, session_id))
         else:
-            links.extend(self._links_for_path(_strip(str(path))))
+            links.extend(self._links_for_path(strip_path(str(path))))
         if session_id is not None and path is not None:
-            links = [row for row in links if row["path"] == _strip(str(path))]
+            links = [row for row in links if row["path"] == strip_path(str(path))]
         return {"links": links}
 
     def _links_for_path(self, path: str) -> list[dict[str, Any]]:
-        """Read-only from the state plane the daemon writes (``memory_session_links``)."""
-        import sqlite3
-
-        from headd_plane.paths import state_path_of
-
-        db = state_path_of(self.store)
-        if not db.exists():
-            return []
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            from headd_plane.recorder import links_for_path
-
-            rows = links_for_path(conn, path)
-        except sqlite3.Error:
-            return []
-        finally:
-            conn.close()
-        return [
-            {
-                "path": r.path,
-                "session_id": r.session_id,
-                "prompt_id": r.prompt_id,
-                "turn_uuid": r.turn_uuid,
-                "link_kind": r.link_kind,
-                "at": r.at,
-            }
-            for r in rows
-        ]
-
-    # -- writes ----------------------------------------------------------------------------
-
-    def _write_op(self, op: Mapping[str, Any], taken: Callable[[str], bool]) -> dict[str, Any]:
-        """The session op for one memhtml write: the daemon's ``write`` for prose, a ``put``
-        rendered here for ``article_html`` (the daemon's write takes prose only)."""
-        body, markup = _body_or_markup(op)
-        path = op.get("path")
-        if path is not None:
-            from headd.memfile.placement import normalize_path, unusable_reason
-
-            reason = unusable_reason(path)
-            if reason is not None and op.get("strict_path"):
-                raise ToolFailure("ERR_INVALID_MEMORY", f"invalid memory: {reason}")
-            if reason is None and taken(normalize_path(path)):
-                raise ToolFailure(
-                    "ERR_WRITE_CONFLICT",
-                    f"write conflict on {normalize_path(path)}: the path is occupied",
-                )
-            if reason is not None:
-                path = None
-        if markup is None:
-            return {
-                "op": "write",
-                "title": op["title"],
-                "type": op["memory_type"],
-                "claim": "",
-                "body": body,
-                "tags": op.get("tags"),
-                "entities": op.get("entities"),
-                "workspace": op.get("workspace"),
-                "path": path,
-                "importance": op.get("importance"),
-                "confidence": op.get("confidence"),
-            }
-        html, placed = self._render(op, markup, path, taken)
-        return {"op": "put", "path": placed, "html": html}
-
-    def _render(
-        self,
-        op: Mapping[str, Any],
-        markup: str | None,
-        path: str | None,
-        taken: Callable[[str], bool],
-        *,
-        body: str | None = None,
-    ) -> tuple[str, str]:
-        from headd.errors import HeaddError
-        from headd.memfile.placement import choose_path
-        from headd.memfile.render import check_write, fields_from_write, render_memory
-
-        now = self._now()
-        try:
-            fields = fields_from_write(
-                title=op["title"],
-                memory_type=op["memory_type"],
-                now=now,
-                body=body,
-                article_html=markup,
-                tags=op.get("tags") or (),
-                entities=op.get("entities") or (),
-                workspace=op.get("workspace"),
-                importance=op.get("importance"),
-                confidence=op.get("confidence"),
-            )
-            check_write(fields, path or "")
-            placed = choose_path(
-                title=op["title"],
-                memory_type=op["memory_type"],
-                taken=_Taken(taken),
-                now=now,
-                entities=op.get("entities") or (),
-                tags=op.get("tags") or (),
-                workspace=op.get("workspace"),
-                path=path,
-            )
-            html = render_memory(fields)
-        except HeaddError as exc:
-            raise from_exception(exc) from None
-        return html, placed
-
-    def _taken_in(self, session: WriteSession) -> Callable[[str], bool]:
-        def taken(path: str) -> bool:
-            return session.read(path) is not None
-
-        return taken
-
-    @staticmethod
-    def _provenance(args: Mapping[str, Any]) -> Provenance | None:
-        if args.get("session_id") is None:
-            return None
-        return Provenance(args.get("session_id"), args.get("prompt_id"), args.get("turn_uuid"))
-
-    def memory_write(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        with WriteSession(self.link) as session:
-            op = self._write_op(args, self._taken_in(session))
-            applied = session.apply([op])
-            if applied.get("violations"):
-                v = applied["violations"][0]
-                if v.get("kind") == "duplicate" and v.get("existing"):
-                    return _deduped(str(v["existing"]))
-                raise violation_failure(v)
-            for d in applied.get("deduped") or ():
-                return _deduped(str(d["existing"]))
-            path = str((applied.get("paths") or [op.get("path")])[0])
-            landed = session.commit(f"memhtml(write): {args['title']}", self._provenance(args))
-        if 0 in landed.deduped:
-            return _deduped(landed.deduped[0])
-        return {
-            "path": path,
-            "created": True,
-            "deduped": False,
-            "existing_path": None,
-            "commit_sha": landed.sha,
-        }
-
-    def memory_write_batch(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        if args.get("consolidate") is not None:
-            raise ToolFailure(
-                "ERR_UNSUPPORTED",
-                "consolidate is not supported by this server; nothing was written",
-            )
-        ops = list(args["ops"])
-        best_effort = bool(args.get("continue_on_error"))
-        results: list[dict[str, Any]] = [_batch_row(i) for i in range(len(ops))]
-        written: list[int] = []
-        with WriteSession(self.link) as session:
-            taken = self._taken_in(session)
-            for index, op in enumerate(ops):
-                try:
-                    wire = self._write_op(op, taken)
-                    applied = session.apply([wire])
-                    if applied.get("violations"):
-                        v = applied["violations"][0]
-                        if v.get("kind") == "duplicate" and v.get("existing"):
-                            results[index].update(
-                                path=v["existing"], deduped=True, existing_path=v["existing"]
-                            )
-                            continue
-                        raise violation_failure(v)
-                    deduped = applied.get("deduped") or ()
-                    if deduped:
-                        existing = str(deduped[0]["existing"])
-                        results[index].update(path=existing, deduped=True, existing_path=existing)
-                        continue
-                    results[index]["path"] = str((applied.get("paths") or [None])[0])
-                    written.append(index)
-                except ToolFailure as failure:
-                    results[index].update(ok=False, code=failure.code, error=failure.message)
-                    if not best_effort:
-                        for later in range(index + 1, len(ops)):
-                            results[later].update(ok=False, skipped=True)
-                        for earlier in written:
-                            results[earlier].update(ok=False, skipped=True)
-                        return _batch_answer(results, None)
-            sha = None
-            if written:
-                title = ops[written[0]]["title"]
-                more = f" (+{len(written) - 1})" if len(written) > 1 else ""
-                landed = session.commit(f"memhtml(apply): {title}{more}", self._provenance(args))
-                sha = landed.sha
-                if args.get("detect_conflicts"):
-                    self._mark_conflicts(results, landed.contradictions)
-        return _batch_answer(results, sha)
-
-    def _mark_conflicts(
-        self, results: list[dict[str, Any]], contradictions: Iterable[Mapping[str, Any]]
-    ) -> None:
-        by_path = {str(c["path"]): str(c["against"]) for c in contradictions}
-        for row in results:
-            against = by_path.get(str(row.get("path")))
-            if against:
-                record, _ = self._read(against)
-                row["conflict"] = {
-                    "path": _strip(against),
-                    "batch_index": None,
-                    "claim": "" if record is None else record.get("claim") or "",
-                }
-
-    def memory_correct(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        from headd.memfile.archive import (
-            archive_path,
-            supersede_moment,
-            supersede_stamps,
-            superseding_stamps,
-        )
-
-        target = _strip(args["target_path"])
-        record = self._live(target)
-        old_html = self._blob(record)
-        now = self._now()
-        moved_to = archive_path(target, now.year)
-        body, markup = _body_or_markup(args)
-        with WriteSession(self.link) as session:
-            seen = self._taken_in(session)
-
-            def taken(path: str) -> bool:
-                return path != target and seen(path)
-
-            spec = {"title": args["title"], "memory_type": record["memory_type"]}
-            new_html, new_path = self._render(spec, markup, None, taken, body=body)
-            moment = supersede_moment(new_html, _event_at(new_path, new_html), now)
-            new_html = superseding_stamps(new_html, old_archive_path=moved_to, moment=moment)
-            old_stamped = supersede_stamps(old_html, new_path=new_path, moment=moment, now=now)
-            applied = session.apply(
-                [
-                    {"op": "archive", "path": target, "to": moved_to, "html": old_stamped},
-                    {"op": "put", "path": new_path, "html": new_html},
-                ]
-            )
-            if applied.get("violations"):
-                raise violation_failure(applied["violations"][0])
-            reason = " ".join(str(args.get("reason") or "").split())
-            landed = session.commit(
-                f"memhtml(correct): {args['title']}\n\n{reason}".rstrip(), self._provenance(args)
-            )
-        return {
-            "path": new_path,
-            "superseded": [moved_to],
-            "archived": [moved_to],
-            "commit_sha": landed.sha,
-        }
-
-    def _blob(self, record: Mapping[str, Any]) -> str:
-        import pygit2
-
-        repo = pygit2.Repository(str(self.store))
-        blob = repo.get(str(record["blob_sha"]))
-        if not isinstance(blob, pygit2.Blob):
-            raise path_not_found(str(record["path"]))
-        return bytes(blob.data).decode("utf-8")
-
-    def memory_link(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        src = _strip(args["src_path"])
-        dst = _strip(args["dst_path"])
-        rel = str(args["rel"])
-        record = self._live(src)
-        other, _ = self._read(dst)
-        if other is None:
-            raise path_not_found(dst)
-        href = "/" + dst
-        sha = None
-        if not any(lk["rel"] == rel and lk["href"] == href for lk in record.get("links") or ()):
-            with WriteSession(self.link) as session:
-                applied = session.apply([{"op": "link", "path": src, "rel": rel, "href": href}])
-                if applied.get("violations"):
-                    raise violation_failure(applied["violations"][0])
-                sha = session.commit(f"memhtml(link): {rel} {src} -> {dst}").sha
-        return {"ok": True, "rel": rel, "src_path": src, "dst_path": dst, "commit_sha": sha}
-
-    def memory_archive(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        path = _strip(args["path"])
-        self._live(path)
-        with WriteSession(self.link) as session:
-            applied = session.apply([{"op": "archive", "path": path}])
-            if applied.get("violations"):
-                raise violation_failure(applied["violations"][0])
-            moved = str((applied.get("paths") or [""])[-1])
-            reason = " ".join(str(args.get("reason") or "").split())
-            landed = session.commit(f"memhtml(archive): {path} — {reason}")
-        return {"path": path, "archive_path": moved, "commit_sha": landed.sha}
+        """The state plane's ``memory_session_links`` rows for ``path``, read by the daemon."""
+        links = self.link.run(calls.traces_links(path)).links
+        return [msgspec.to_builtins(row) for row in links]
 
 
-class _Taken(AbstractSet[str]):
-    """``choose_path``'s set of occupied paths, asked of the session's view one path at a time
-    (placement only ever asks ``in``)."""
-
-    def __init__(self, taken: Callable[[str], bool]) -> None:
-        self._taken = taken
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and self._taken(path)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-
-def _event_at(path: str, html: str) -> str | None:
-    from headd.memfile.parse import parse_memory
-
-    try:
-        return parse_memory(path, html).event_at
-    except Exception:  # an unparsable file is refused by the daemon's own check
-        return None
+def list_request(args: Mapping[str, Any]) -> ListRequest:
+    """memhtml's ``memory_list`` arguments as the daemon's ``list`` request."""
+    memory_type = args.get("memory_type")
+    return ListRequest(
+        types=None if memory_type is None else [memory_type],
+        workspace=args.get("workspace"),
+        tags=None if args.get("tag") is None else [args["tag"]],
+        entity=args.get("entity"),
+        facets=args.get("facets") or None,
+        para=args.get("para"),
+        include_archived=bool(args.get("include_archived")),
+        limit=max(1, min(int(args.get("limit") or LIST_DEFAULT), LIST_MAX)),
+        cursor=args.get("cursor"),
+    )
 
 
-def _facets_match(record: Mapping[str, Any], wanted: Sequence[str]) -> bool:
-    """Values under one name broaden, different names narrow (memhtml's composition)."""
-    have = {(f.get("name"), f.get("value")) for f in record.get("facets") or ()}
-    by_name: dict[str, set[str]] = {}
-    for spec in wanted:
-        name, _, value = spec.partition("=")
-        by_name.setdefault(name, set()).add(value)
-    return all(any((n, v) in have for v in values) for n, values in by_name.items())
-
-
-def _deduped(existing: str) -> dict[str, Any]:
-    return {
-        "path": existing,
-        "created": False,
-        "deduped": True,
-        "existing_path": existing,
-        "commit_sha": None,
-    }
+_NEIGHBOR_FIELDS = ("nodes", "edges", "node_limit", "dropped_node_count", "scan_saturated")
 
 
 def _link_row(m: Mapping[str, Any], session_id: str) -> dict[str, Any]:
@@ -1028,43 +469,20 @@ def _link_row(m: Mapping[str, Any], session_id: str) -> dict[str, Any]:
     }
 
 
-def _batch_row(index: int) -> dict[str, Any]:
-    return {
-        "index": index,
-        "ok": True,
-        "path": None,
-        "deduped": False,
-        "existing_path": None,
-        "code": None,
-        "error": None,
-        "skipped": False,
-        "conflict": None,
-        "near_duplicates": None,
-        "consolidated_into": None,
-        "superseded_path": None,
-    }
-
-
-def _batch_answer(results: list[dict[str, Any]], sha: str | None) -> dict[str, Any]:
-    summary = {
-        "total": len(results),
-        "written": sum(1 for r in results if r["ok"] and not r["deduped"] and not r["skipped"]),
-        "deduped": sum(1 for r in results if r["deduped"]),
-        "failed": sum(1 for r in results if not r["ok"] and not r["skipped"]),
-        "skipped": sum(1 for r in results if r["skipped"]),
-        "consolidated": 0,
-    }
-    # near-duplicate detection is not run here: memhtml's "unchecked" answer (degraded).
-    return {
-        "results": results,
-        "summary": summary,
-        "commit_sha": sha,
-        "near_duplicates_degraded": True,
-    }
-
-
-def _last_sleep(latest: Any) -> dict[str, Any] | None:
+def _last_sleep(latest: SleepStatusAnswer | None) -> dict[str, Any] | None:
     """The daemon's ``status.last_sleep`` in memhtml's ``memory_status`` shape."""
-    if not isinstance(latest, Mapping) or not latest.get("run_id"):
+    if latest is None or not latest.run_id:
         return None
-    return {key: latest.get(key) for key in ("run_id", "status", "started_at")}
+    return {"run_id": latest.run_id, "status": latest.status, "started_at": latest.started_at}
+
+
+def _scope_narrows(args: Mapping[str, Any]) -> bool:
+    """Whether a search's scope can empty it (memhtml's ``scopeNarrows``): a type, workspace,
+    tag, entity or facet was asked for."""
+    return bool(
+        args.get("memory_types")
+        or args.get("workspace")
+        or any(str(tag).strip() for tag in args.get("tags") or ())
+        or args.get("entity")
+        or any("=" in str(facet) for facet in args.get("facets") or ())
+    )

@@ -28,6 +28,7 @@ _KIND_CODES = {
     "duplicate": "ERR_DUPLICATE_CONTENT",
     "claim-edit": "ERR_WRITE_CONFLICT",
     "worktree-dirty": "ERR_DIRTY_TREE",
+    "too-large": "ERR_TOO_LARGE",
 }
 
 
@@ -66,6 +67,11 @@ def violation_failure(violation: Mapping[str, Any]) -> ToolFailure:
         message = f"the store's work tree has uncommitted edits at {', '.join(violation.get('paths') or ())}"
     elif kind == "batch-cap":
         message = f"a batch holds at most {violation.get('cap')} ops, not {violation.get('count')}"
+    elif kind == "too-large":
+        message = (
+            f"too large: the memory is {violation.get('count')} bytes and the limit is"
+            f" {violation.get('cap')} bytes; keep one fact, put the rest in a file and link it"
+        )
     elif reasons:
         message = "invalid memory: " + "; ".join(str(r) for r in reasons)
     else:

@@ -24,6 +24,8 @@ from typing import Any
 
 import msgspec
 
+from headd.secrets.rules import redact
+
 #: Record types read for session facts (memhtml's allowlist).
 READ_TYPES = frozenset(
     {"user", "assistant", "system", "attachment", "agent-name", "ai-title", "pr-link"}
@@ -41,6 +43,19 @@ SKIP_TYPES = frozenset(
 )
 FIRST_PROMPT_LIMIT = 500
 TEXT_HEAD_LIMIT = 200
+#: Characters read past a head's limit before redacting, so a credential the cut would halve
+#: is still whole when the rules see it (a private key block is longer: the rule takes its
+#: base64 lines as far as they go).
+REDACT_MARGIN = 600
+
+
+def kept_head(text: str, limit: int) -> str:
+    """The first ``limit`` characters of a transcript's text as the index keeps them: with
+    every credential-shaped value replaced by its kind, since the index is searchable and
+    its rows travel in answers (docs/design/importers.md, "The transcript index")."""
+    return redact(text[: limit + REDACT_MARGIN])[:limit]
+
+
 SYNTHETIC_MODEL = "<synthetic>"
 #: Text openings of user records that the harness wrote, not the person.
 HARNESS_PREFIXES = (
@@ -304,7 +319,8 @@ class Folder:
         if agent_id is not None:
             self._agents[agent_id] = None
         if kind == "ai-title":
-            out.ai_title = _str(record.aiTitle) or out.ai_title
+            title = _str(record.aiTitle)
+            out.ai_title = redact(title) if title else out.ai_title
             return
         if kind == "agent-name":
             out.agent_name = _str(record.agentName) or out.agent_name
@@ -330,13 +346,14 @@ class Folder:
         content = _user_content(record.message)
         text = content.text
         if out.first_prompt == "" and text:
-            out.first_prompt = text[:FIRST_PROMPT_LIMIT]
+            out.first_prompt = kept_head(text, FIRST_PROMPT_LIMIT)
         prompt_id = _str(record.promptId)
         if prompt_id is not None:
-            row = PromptRow(prompt_id, uuid, at or "", agent_id, text[:TEXT_HEAD_LIMIT], text != "")
+            head = kept_head(text, TEXT_HEAD_LIMIT)
+            row = PromptRow(prompt_id, uuid, at or "", agent_id, head, text != "")
             _add_prompt(out.id_prompts, self._id_index, row)
         elif is_typed_prompt(record, content):
-            row = PromptRow(uuid, uuid, at or "", agent_id, text[:TEXT_HEAD_LIMIT], True)
+            row = PromptRow(uuid, uuid, at or "", agent_id, kept_head(text, TEXT_HEAD_LIMIT), True)
             _add_prompt(out.typed_prompts, self._typed_index, row)
 
     def finish(self) -> FileExtract:

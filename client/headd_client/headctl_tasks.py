@@ -1,0 +1,296 @@
+"""memhtml's ``task add``, ``task status``, ``task list`` and ``entity activity`` in ``headctl``.
+
+A task is a ``task`` memory: ``task add`` is the bridge's write (placed under
+``projects/<ws>/tasks/`` or ``areas/inbox/tasks/`` by the one placement rule), ``task status``
+re-stamps the file's status in one daemon session (and, for ``done``, archives it in the same
+commit, as memhtml does), and ``task list`` and ``entity activity`` are the daemon's ``tasks`` and
+``entity.activity``: scans of the version, never ranked. JSON keys are memhtml's command line's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from headd.memfile.vocabulary import TASK_STATUSES
+from headd.wire.browse import ENTITY_ACTIVITY_DEFAULT, LIST_DEFAULT
+from headd_client.headctl_commands import Command, Context
+from headd_client.headctl_memhtml import (
+    Answer,
+    Human,
+    camel_keys,
+    provenance,
+    provenance_flags,
+    runner,
+)
+
+_DONE = "done"
+
+
+# -- task add -------------------------------------------------------------------------------
+
+
+def _add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--title", required=True, help="what the task is (its title and file name)")
+    p.add_argument("--claim", help="the task statement, as the <mark> (default: the title)")
+    p.add_argument(
+        "--body", action="append", metavar="TEXT", help="a paragraph of notes (repeatable)"
+    )
+    p.add_argument(
+        "--status",
+        choices=TASK_STATUSES,
+        default="todo",
+        help="the opening status (default todo)",
+    )
+    p.add_argument("--due", metavar="DATE", help="an ISO date or datetime deadline")
+    p.add_argument("--workspace", metavar="SLUG", help="route the task to projects/<slug>/tasks/")
+    p.add_argument("--tag", action="append", metavar="TAG", help="a tag (repeatable)")
+    p.add_argument("--entity", action="append", metavar="TYPE:NAME", help="an entity (repeatable)")
+    provenance_flags(p, "the session that opened the task")
+
+
+def _add(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
+    written = tools.memory_write(
+        {
+            "title": args.title,
+            "claim": args.claim or args.title,
+            "body": list(args.body or ()),
+            "memory_type": "task",
+            "task_status": args.status,
+            "due": args.due,
+            "workspace": args.workspace,
+            "tags": args.tag,
+            "entities": args.entity,
+            **provenance(args),
+        }
+    )
+    out = camel_keys(written, ["path", "created", "deduped", "existing_path"])
+    out["taskStatus"] = args.status
+    out["dueAt"] = args.due
+    out["commitSha"] = written["commit_sha"]
+    return out
+
+
+def _show_added(result: Mapping[str, Any], out: TextIO) -> None:
+    if result["deduped"]:
+        out.write(f"already held at {result['path']} (nothing written)\n")
+        return
+    out.write(
+        f"opened {result['path']} ({result['taskStatus']})  "
+        f"commit {str(result['commitSha'])[:12]}\n"
+    )
+
+
+# -- task status ----------------------------------------------------------------------------
+
+
+def _status_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", metavar="PATH", help="the task file")
+    p.add_argument(
+        "status", metavar="STATUS", choices=TASK_STATUSES, help="todo, doing, blocked, done"
+    )
+    p.add_argument("--reason", default="", help="why it closed (on the archive commit, for done)")
+
+
+def _status(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
+    from headd.memfile.render import format_instant
+    from headd_client.mcp.failures import ToolFailure
+    from headd_client.mcp.writes import WriteSession, violation_failure
+
+    path = args.path.strip().lstrip("/")
+    record = tools._live(path)
+    if record.get("memory_type") != "task":
+        raise ToolFailure("ERR_INVALID_MEMORY", f"invalid memory: {path} is not a task")
+    if record.get("task_status") == args.status:
+        return {
+            "path": path,
+            "taskStatus": args.status,
+            "archived": False,
+            "commitSha": None,
+            "unchanged": True,
+        }
+    stamp = format_instant(datetime.now(UTC))
+    done = args.status == _DONE
+    moved = path
+    with WriteSession(tools.link) as session:
+        # two applies, one commit: the archive stamps the file the retask left, which the
+        # session's view holds only once the retask is applied
+        batches: list[list[dict[str, Any]]] = [
+            [{"op": "retask", "path": path, "status": args.status, "at": stamp}]
+        ]
+        if done:
+            batches.append([{"op": "archive", "path": path}])
+        for ops in batches:
+            applied = session.apply(ops)
+            if applied.get("violations"):
+                raise violation_failure(applied["violations"][0])
+            moved = str((applied.get("paths") or [path])[-1])
+        reason = " ".join(str(args.reason or "").split())
+        message = (
+            f"memhtml(archive): {path}" + (f" — {reason}" if reason else "")
+            if done
+            else f"memhtml(task): {args.status} {path}"
+        )
+        landed = session.commit(message)
+    out: dict[str, Any] = {"path": path, "taskStatus": args.status, "archived": done}
+    out["archivePath"] = moved if done else None
+    out.update(commitSha=landed.sha, unchanged=False)
+    return out
+
+
+def _show_status(result: Mapping[str, Any], out: TextIO) -> None:
+    if result["unchanged"]:
+        out.write(f"{result['path']} is already {result['taskStatus']} (nothing committed)\n")
+        return
+    where = f", archived to {result['archivePath']}" if result.get("archivePath") else ""
+    out.write(
+        f"{result['path']} -> {result['taskStatus']}{where}  "
+        f"commit {str(result['commitSha'])[:12]}\n"
+    )
+
+
+# -- task list ------------------------------------------------------------------------------
+
+
+def _list_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--status", choices=TASK_STATUSES, help="one task status")
+    p.add_argument("--workspace", metavar="SLUG", help="one workspace")
+    p.add_argument(
+        "--due-before", metavar="DATE", help="tasks due strictly before this calendar day"
+    )
+    p.add_argument(
+        "--limit", type=int, default=LIST_DEFAULT, metavar="N", help="rows per page (default 50)"
+    )
+    p.add_argument("--cursor", metavar="PATH", help="the nextCursor of the previous page")
+    p.add_argument(
+        "--include-archived",
+        action="store_true",
+        help="include finished tasks (done archives them, so they are otherwise absent)",
+    )
+
+
+_TASK_KEYS = (
+    "path",
+    "title",
+    "task_status",
+    "workspace",
+    "archived",
+    "updated_at",
+    "blocked_by",
+)
+
+
+def _list(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
+    answer = tools.link.call(
+        "tasks",
+        {
+            "status": args.status,
+            "workspace": args.workspace,
+            "due_before": args.due_before,
+            "limit": args.limit,
+            "cursor": args.cursor,
+            "include_archived": args.include_archived or None,
+        },
+    )
+    rows = []
+    for task in answer["tasks"]:
+        row = camel_keys(task, _TASK_KEYS)
+        row["dueAt"] = task["due"]
+        rows.append(row)
+    return {"tasks": rows, "nextCursor": answer["next_cursor"]}
+
+
+def _show_list(result: Mapping[str, Any], out: TextIO) -> None:
+    for task in result["tasks"]:
+        due = f"  due {task['dueAt']}" if task.get("dueAt") else ""
+        blocked = f"  blocked by {', '.join(task['blockedBy'])}" if task["blockedBy"] else ""
+        out.write(f"{task['taskStatus'] or '-':<8}{task['path']}  {task['title']}{due}{blocked}\n")
+    if result.get("nextCursor"):
+        out.write(f"more: --cursor {result['nextCursor']}\n")
+    elif not result["tasks"]:
+        out.write("no tasks\n")
+
+
+# -- entity activity ------------------------------------------------------------------------
+
+
+def _activity_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--type", dest="entity_type", metavar="TYPE", help="one entity type (service)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=ENTITY_ACTIVITY_DEFAULT,
+        metavar="N",
+        help="rows, 1 to 500 (clamped into that range; default 50)",
+    )
+    p.add_argument("--include-archived", action="store_true", help="count archived memories too")
+
+
+def _activity(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
+    answer = tools.link.call(
+        "entity.activity",
+        {
+            "type": args.entity_type,
+            "limit": args.limit,
+            "include_archived": args.include_archived or None,
+        },
+    )
+    return {
+        "entities": [camel_keys(row) for row in answer["entities"]],
+        "entityCount": answer["entity_count"],
+        "limit": answer["limit"],
+    }
+
+
+def _show_activity(result: Mapping[str, Any], out: TextIO) -> None:
+    for row in result["entities"]:
+        out.write(f"{row['lastActivityAt'] or '-':<21}{row['fileCount']:>5}  {row['entity']}\n")
+    if not result["entities"]:
+        out.write("no entities\n")
+
+
+# -- the table ------------------------------------------------------------------------------
+
+
+def commands() -> list[Command]:
+    def command(
+        words: tuple[str, ...],
+        help_: str,
+        arguments: Any,
+        answer: Answer,
+        human: Human,
+    ) -> Command:
+        return Command(words, help_, arguments, local=runner(answer, human))
+
+    return [
+        command(
+            ("task", "add"),
+            "open a task: a task memory under projects/<ws>/tasks/ or areas/inbox/tasks/",
+            _add_args,
+            _add,
+            _show_added,
+        ),
+        command(
+            ("task", "status"),
+            "move a task's status (done stamps and archives it, in one commit)",
+            _status_args,
+            _status,
+            _show_status,
+        ),
+        command(
+            ("task", "list"),
+            "the task working set: a scan in path order with blockers, never ranked",
+            _list_args,
+            _list,
+            _show_list,
+        ),
+        command(
+            ("entity", "activity"),
+            "every entity with its file count and last activity, newest first",
+            _activity_args,
+            _activity,
+            _show_activity,
+        ),
+    ]

@@ -1,0 +1,379 @@
+"""The write tools: ``memory_write``, ``memory_write_batch``, ``memory_correct``, ``memory_link``
+and ``memory_archive``, each one daemon session and one commit (``writes.py``).
+
+A prose write is the daemon's ``write`` op (rendered and placed there); markup, a task and a
+correction are rendered here with the writer's own functions (``headd.memfile.render``) and sent
+as ``put``. ``headctl``'s ``write``, ``apply``, ``correct``, ``link``, ``archive`` and ``task``
+commands call these same methods, so the two doors refuse and place alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from datetime import datetime
+from typing import Any
+
+from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
+from headd_client.mcp.shapes import body_or_markup, strip_path
+from headd_client.mcp.spawn import DaemonLink
+from headd_client.mcp.writes import Provenance, WriteSession, violation_failure
+
+
+class WriteTools:
+    """The write handlers, and the reads they need, over one daemon link."""
+
+    link: DaemonLink
+    clock: Callable[[], datetime]
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _read(self, path: str, at: str | None = None) -> tuple[Any, str]:
+        answer = self.link.call("read", {"path": strip_path(path), "at": at})
+        return answer.get("record"), str(answer.get("sha"))
+
+    def _live(self, path: str) -> Mapping[str, Any]:
+        record, _ = self._read(path)
+        if record is None or record.get("archived"):
+            raise path_not_found(strip_path(path))
+        return dict(record)
+
+    def _now(self) -> datetime:
+        return self.clock()
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def _write_op(self, op: Mapping[str, Any], taken: Callable[[str], bool]) -> dict[str, Any]:
+        """The session op for one memhtml write: the daemon's ``write`` for prose, a ``put``
+        rendered here for ``article_html`` (the daemon's write takes prose only)."""
+        body, markup = body_or_markup(op)
+        path = op.get("path")
+        if path is not None:
+            from headd.memfile.placement import normalize_path, unusable_reason
+
+            reason = unusable_reason(path)
+            if reason is not None and op.get("strict_path"):
+                raise ToolFailure("ERR_INVALID_MEMORY", f"invalid memory: {reason}")
+            if reason is None and taken(normalize_path(path)):
+                raise ToolFailure(
+                    "ERR_WRITE_CONFLICT",
+                    f"write conflict on {normalize_path(path)}: the path is occupied",
+                )
+            if reason is not None:
+                path = None
+        if markup is None and op.get("task_status") is None:
+            return {
+                "op": "write",
+                "title": op["title"],
+                "type": op["memory_type"],
+                "claim": op.get("claim") or "",
+                "body": body,
+                "tags": op.get("tags"),
+                "entities": op.get("entities"),
+                "workspace": op.get("workspace"),
+                "path": path,
+                "importance": op.get("importance"),
+                "confidence": op.get("confidence"),
+            }
+        html, placed = self._render(op, markup, path, taken, body=body)
+        return {"op": "put", "path": placed, "html": html}
+
+    def _render(
+        self,
+        op: Mapping[str, Any],
+        markup: str | None,
+        path: str | None,
+        taken: Callable[[str], bool],
+        *,
+        body: str | list[str] | None = None,
+    ) -> tuple[str, str]:
+        from headd.errors import HeaddError
+        from headd.memfile.placement import choose_path
+        from headd.memfile.render import check_write, fields_from_write, render_memory
+
+        now = self._now()
+        try:
+            fields = fields_from_write(
+                title=op["title"],
+                memory_type=op["memory_type"],
+                now=now,
+                claim=op.get("claim") or "",
+                body=body,
+                article_html=markup,
+                tags=op.get("tags") or (),
+                entities=op.get("entities") or (),
+                workspace=op.get("workspace"),
+                importance=op.get("importance"),
+                confidence=op.get("confidence"),
+                task_status=op.get("task_status"),
+                due=op.get("due"),
+            )
+            check_write(fields, path or "")
+            placed = choose_path(
+                title=op["title"],
+                memory_type=op["memory_type"],
+                taken=_Taken(taken),
+                now=now,
+                entities=op.get("entities") or (),
+                tags=op.get("tags") or (),
+                workspace=op.get("workspace"),
+                path=path,
+            )
+            html = render_memory(fields)
+        except HeaddError as exc:
+            raise from_exception(exc) from None
+        return html, placed
+
+    def _taken_in(self, session: WriteSession) -> Callable[[str], bool]:
+        def taken(path: str) -> bool:
+            return session.read(path) is not None
+
+        return taken
+
+    @staticmethod
+    def _provenance(args: Mapping[str, Any]) -> Provenance | None:
+        if args.get("session_id") is None:
+            return None
+        return Provenance(args.get("session_id"), args.get("prompt_id"), args.get("turn_uuid"))
+
+    def memory_write(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        with WriteSession(self.link) as session:
+            op = self._write_op(args, self._taken_in(session))
+            applied = session.apply([op])
+            if applied.get("violations"):
+                v = applied["violations"][0]
+                if v.get("kind") == "duplicate" and v.get("existing"):
+                    return _deduped(str(v["existing"]))
+                raise violation_failure(v)
+            for d in applied.get("deduped") or ():
+                return _deduped(str(d["existing"]))
+            path = str((applied.get("paths") or [op.get("path")])[0])
+            landed = session.commit(f"memhtml(write): {args['title']}", self._provenance(args))
+        if 0 in landed.deduped:
+            return _deduped(landed.deduped[0])
+        return {
+            "path": path,
+            "created": True,
+            "deduped": False,
+            "existing_path": None,
+            "commit_sha": landed.sha,
+        }
+
+    def memory_write_batch(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        if args.get("consolidate") is not None:
+            raise ToolFailure(
+                "ERR_UNSUPPORTED",
+                "consolidate is not supported by this server; nothing was written",
+            )
+        ops = list(args["ops"])
+        best_effort = bool(args.get("continue_on_error"))
+        results: list[dict[str, Any]] = [_batch_row(i) for i in range(len(ops))]
+        written: list[int] = []
+        with WriteSession(self.link) as session:
+            taken = self._taken_in(session)
+            for index, op in enumerate(ops):
+                try:
+                    wire = self._write_op(op, taken)
+                    applied = session.apply([wire])
+                    if applied.get("violations"):
+                        v = applied["violations"][0]
+                        if v.get("kind") == "duplicate" and v.get("existing"):
+                            results[index].update(
+                                path=v["existing"], deduped=True, existing_path=v["existing"]
+                            )
+                            continue
+                        raise violation_failure(v)
+                    deduped = applied.get("deduped") or ()
+                    if deduped:
+                        existing = str(deduped[0]["existing"])
+                        results[index].update(path=existing, deduped=True, existing_path=existing)
+                        continue
+                    results[index]["path"] = str((applied.get("paths") or [None])[0])
+                    written.append(index)
+                except ToolFailure as failure:
+                    results[index].update(ok=False, code=failure.code, error=failure.message)
+                    if not best_effort:
+                        for later in range(index + 1, len(ops)):
+                            results[later].update(ok=False, skipped=True)
+                        for earlier in written:
+                            results[earlier].update(ok=False, skipped=True)
+                        return _batch_answer(results, None)
+            sha = None
+            if written:
+                title = ops[written[0]]["title"]
+                more = f" (+{len(written) - 1})" if len(written) > 1 else ""
+                landed = session.commit(f"memhtml(apply): {title}{more}", self._provenance(args))
+                sha = landed.sha
+                if args.get("detect_conflicts"):
+                    self._mark_conflicts(results, landed.contradictions)
+        return _batch_answer(results, sha)
+
+    def _mark_conflicts(
+        self, results: list[dict[str, Any]], contradictions: Iterable[Mapping[str, Any]]
+    ) -> None:
+        by_path = {str(c["path"]): str(c["against"]) for c in contradictions}
+        for row in results:
+            against = by_path.get(str(row.get("path")))
+            if against:
+                record, _ = self._read(against)
+                row["conflict"] = {
+                    "path": strip_path(against),
+                    "batch_index": None,
+                    "claim": "" if record is None else record.get("claim") or "",
+                }
+
+    def memory_correct(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        from headd.memfile.archive import (
+            archive_path,
+            supersede_moment,
+            supersede_stamps,
+            superseding_stamps,
+        )
+
+        target = strip_path(args["target_path"])
+        record = self._live(target)
+        old_html = self._blob(record)
+        now = self._now()
+        moved_to = archive_path(target, now.year, lambda p: self._read(p)[0] is not None)
+        body, markup = body_or_markup(args)
+        with WriteSession(self.link) as session:
+            seen = self._taken_in(session)
+
+            def taken(path: str) -> bool:
+                return path != target and seen(path)
+
+            spec = {
+                "title": args["title"],
+                "memory_type": args.get("memory_type") or record["memory_type"],
+                "claim": args.get("claim"),
+            }
+            new_html, new_path = self._render(spec, markup, None, taken, body=body)
+            moment = supersede_moment(new_html, _event_at(new_path, new_html), now)
+            new_html = superseding_stamps(new_html, old_archive_path=moved_to, moment=moment)
+            old_stamped = supersede_stamps(old_html, new_path=new_path, moment=moment, now=now)
+            applied = session.apply(
+                [
+                    {"op": "archive", "path": target, "to": moved_to, "html": old_stamped},
+                    {"op": "put", "path": new_path, "html": new_html},
+                ]
+            )
+            if applied.get("violations"):
+                raise violation_failure(applied["violations"][0])
+            reason = " ".join(str(args.get("reason") or "").split())
+            landed = session.commit(
+                f"memhtml(correct): {args['title']}\n\n{reason}".rstrip(), self._provenance(args)
+            )
+        return {
+            "path": new_path,
+            "superseded": [moved_to],
+            "archived": [moved_to],
+            "commit_sha": landed.sha,
+        }
+
+    def _blob(self, record: Mapping[str, Any]) -> str:
+        path = str(record["path"])
+        html = self.link.call("source", {"path": path})["html"]
+        if html is None:
+            raise path_not_found(path)
+        return str(html)
+
+    def memory_link(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        src = strip_path(args["src_path"])
+        dst = strip_path(args["dst_path"])
+        rel = str(args["rel"])
+        record = self._live(src)
+        other, _ = self._read(dst)
+        if other is None:
+            raise path_not_found(dst)
+        href = "/" + dst
+        sha = None
+        if not any(lk["rel"] == rel and lk["href"] == href for lk in record.get("links") or ()):
+            with WriteSession(self.link) as session:
+                applied = session.apply([{"op": "link", "path": src, "rel": rel, "href": href}])
+                if applied.get("violations"):
+                    raise violation_failure(applied["violations"][0])
+                sha = session.commit(f"memhtml(link): {rel} {src} -> {dst}").sha
+        return {"ok": True, "rel": rel, "src_path": src, "dst_path": dst, "commit_sha": sha}
+
+    def memory_archive(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        path = strip_path(args["path"])
+        self._live(path)
+        with WriteSession(self.link) as session:
+            applied = session.apply([{"op": "archive", "path": path}])
+            if applied.get("violations"):
+                raise violation_failure(applied["violations"][0])
+            moved = str((applied.get("paths") or [""])[-1])
+            reason = " ".join(str(args.get("reason") or "").split())
+            landed = session.commit(f"memhtml(archive): {path} — {reason}")
+        return {"path": path, "archive_path": moved, "commit_sha": landed.sha}
+
+
+class _Taken(AbstractSet[str]):
+    """``choose_path``'s set of occupied paths, asked of the session's view one path at a time
+    (placement only ever asks ``in``)."""
+
+    def __init__(self, taken: Callable[[str], bool]) -> None:
+        self._taken = taken
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self._taken(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _event_at(path: str, html: str) -> str | None:
+    from headd.memfile.parse import parse_memory
+
+    try:
+        return parse_memory(path, html).event_at
+    except Exception:  # an unparsable file is refused by the daemon's own check
+        return None
+
+
+def _deduped(existing: str) -> dict[str, Any]:
+    return {
+        "path": existing,
+        "created": False,
+        "deduped": True,
+        "existing_path": existing,
+        "commit_sha": None,
+    }
+
+
+def _batch_row(index: int) -> dict[str, Any]:
+    return {
+        "index": index,
+        "ok": True,
+        "path": None,
+        "deduped": False,
+        "existing_path": None,
+        "code": None,
+        "error": None,
+        "skipped": False,
+        "conflict": None,
+        "near_duplicates": None,
+        "consolidated_into": None,
+        "superseded_path": None,
+    }
+
+
+def _batch_answer(results: list[dict[str, Any]], sha: str | None) -> dict[str, Any]:
+    summary = {
+        "total": len(results),
+        "written": sum(1 for r in results if r["ok"] and not r["deduped"] and not r["skipped"]),
+        "deduped": sum(1 for r in results if r["deduped"]),
+        "failed": sum(1 for r in results if not r["ok"] and not r["skipped"]),
+        "skipped": sum(1 for r in results if r["skipped"]),
+        "consolidated": 0,
+    }
+    # near-duplicate detection is not run here: memhtml's "unchecked" answer (degraded).
+    return {
+        "results": results,
+        "summary": summary,
+        "commit_sha": sha,
+        "near_duplicates_degraded": True,
+    }
