@@ -4,7 +4,7 @@ The fold never raises. Transcripts are written by a live process and by many Cla
 versions, so a line that is not JSON (or not an object with a string ``type``) is counted as
 bad, a record type this code does not know is counted as unknown, and both are normal.
 
-It follows memhtml 0.15.1's reading rules (``shared/data/traces/FORMAT.md`` section 6) so the
+It follows memhtml 0.15.1's reading rules for Claude Code transcripts so the
 ``traces`` columns match what that tool derives, with one addition: prompts. Where the format
 has ``promptId`` a prompt is a distinct id (the typed record and the tool results of its turn
 share one). Older transcripts have none, and memhtml records zero prompts for them; here a
