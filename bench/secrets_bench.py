@@ -6,7 +6,7 @@ Usage: ``python -m bench.secrets_bench [--limit N]``, with ``HEADD_SCIFACT`` and
 every SciFact abstract (title and text, one text each) and every LoCoMo development turn (text
 and photo caption), read from the shared data directory; none of it holds a credential, so every
 text with a finding is a false refusal. The credential corpus is the tests' (``tests/
-secret_corpus.py``): one credential per text, each of a kind the door must name.
+support/secret_corpus.py``): one credential per text, each of a kind the door must name.
 ``detect-secrets`` runs with its default plugins and filters as on a file (the bench extra);
 its figures are absent when it is not installed.
 """
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="at most N texts per corpus")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(REPO / "tests"))
+    sys.path.insert(0, str(REPO / "tests" / "support"))
     from secret_corpus import ORDINARY, SECRETS
 
     corpora = {

@@ -11,6 +11,7 @@ The tree::
     │   ├── DiscriminationFailed    ERR_DISCRIMINATION_FAILED (the head gate refused)
     │   ├── RebuildNoEmbedRefused   ERR_REBUILD_NO_EMBED_REFUSED (a rebuild would leave vectors stale)
     │   ├── SecretFound             ERR_SECRET (a write holds a credential; never echoes it)
+    │   ├── SleepRunMerged          ERR_SLEEP_RUN_MERGED (a merged run is history, not discardable)
     │   └── SessionNotFound         ERR_SESSION_NOT_FOUND
     ├── Conflict                    another writer or a moving tip got there first: retry
     │   ├── WriteConflict           ERR_WRITE_CONFLICT
@@ -164,6 +165,13 @@ class SecretFound(CallerError):
     code = "ERR_SECRET"
 
 
+class SleepRunMerged(CallerError):
+    """``sleep.discard`` of a run whose changes are on main: deleting its branch would undo
+    nothing and lose the record of what landed."""
+
+    code = "ERR_SLEEP_RUN_MERGED"
+
+
 class SessionNotFound(CallerError):
     code = "ERR_SESSION_NOT_FOUND"
 
@@ -251,6 +259,7 @@ DOMAIN_ERRORS: dict[str, type[HeaddError]] = {
         StorageFailure,
         DiscriminationFailed,
         SecretFound,
+        SleepRunMerged,
         SessionNotFound,
         SessionLocked,
         DaemonRunning,

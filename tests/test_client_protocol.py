@@ -112,7 +112,9 @@ def test_the_groups_say_who_is_at_fault_and_the_wire_codes_stay() -> None:
             "ERR_INVALID_OP",
             "ERR_PATH_NOT_FOUND",
             "ERR_REBUILD_NO_EMBED_REFUSED",
+            "ERR_SECRET",
             "ERR_SESSION_NOT_FOUND",
+            "ERR_SLEEP_RUN_MERGED",
         ],
         Conflict: ["ERR_INDEX_STALE", "ERR_SESSION_LOCKED", "ERR_WRITE_CONFLICT"],
         EnvironmentFailure: [

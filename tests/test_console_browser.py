@@ -142,6 +142,29 @@ def test_time_travel_answers_search_as_of_that_commit(page: Any, console: Runnin
     assert "at must be a commit" in page.inner_text("main")
 
 
+def test_time_travel_follows_an_old_hit_to_the_memory_as_it_was(
+    page: Any, console: Running
+) -> None:
+    old_claim = "Postgres is the system of record for orders."
+    page.goto(f"{console.origin}/?q=postgres+orders&at={console.seed}")
+    assert console.seed[:12] in page.locator("#time-travel").inner_text()
+    hit = page.locator("li.hit", has_text="Postgres is the system of record").first
+    assert old_claim in hit.inner_text() and "refunds" not in hit.inner_text()
+    hit.locator("a.title").click()
+    assert f"at={console.seed}" in page.url  # the hit's link carries the commit along
+    assert console.seed[:12] in page.locator("#time-travel").inner_text()
+    assert page.locator("p.claim mark").inner_text() == old_claim
+    page.get_by_role("link", name="History").click()
+    # history as of that commit: the versions up to it, the later one not yet written
+    assert console.seed[:12] in page.locator("#time-travel").inner_text()
+    assert page.locator("li.version").count() == 1
+    assert "refunds" not in page.inner_text("main")
+    page.goto(f"{console.origin}/memory?path={POSTGRES}&at={console.seed}")
+    page.get_by_role("link", name="Back to now").click()
+    assert page.locator("#time-travel").count() == 0
+    assert "refunds" in page.locator("p.claim mark").inner_text()
+
+
 def test_hostile_memory_markup_does_nothing(page: Any, console: Running) -> None:
     dialogs: list[str] = []
     requests: list[str] = []
@@ -318,6 +341,19 @@ def test_merge_asks_the_daemon_and_a_refusal_moves_nothing(page: Any, console: R
     assert repo.head.target == before
 
 
+def test_discard_asks_the_daemon_and_the_run_leaves_the_list(page: Any, console: Running) -> None:
+    """Discard is the daemon's ``sleep.discard``: the run's branch goes, main stays."""
+    before = pygit2.Repository(str(console.store)).head.target
+    page.goto(console.origin + "/review")
+    page.locator("article#run-2026-12-04").get_by_role("button", name="Discard").click()
+    page.wait_for_load_state()
+    assert "sleep run discarded" in page.locator(".notice").inner_text(), page.inner_text("main")
+    assert page.locator("article#run-2026-12-04").count() == 0
+    repo = pygit2.Repository(str(console.store))
+    assert repo.references.get("refs/heads/sleep/2026-12-04") is None
+    assert repo.head.target == before
+
+
 def test_a_real_sleep_run_is_reviewed_by_phase_and_merged(page: Any, console: Running) -> None:
     """The daemon's own sleep run: its phases' counts on the review page, then Merge lands it
     through the gates (``sleep.merge``) and the run leaves the list."""
@@ -335,6 +371,9 @@ def test_a_real_sleep_run_is_reviewed_by_phase_and_merged(page: Any, console: Ru
         report = client.call("sleep.run", {"date": "2026-12-05"})
     assert report["head"] != report["base"], report  # placement moved the inbox memory
     page.goto(console.origin + "/review")
+    last = page.locator("section.last-sleep")
+    assert "sleep/2026-12-05" in last.inner_text() and "awaiting review" in last.inner_text()
+    assert last.locator("dl.phase-counts dt").count() >= 1
     run = page.locator("article#run-2026-12-05")
     assert run.locator("dl.phase-counts dt").count() >= 1
     assert "The file moved unchanged." in (run.text_content() or "")  # a move, not a diff
@@ -345,3 +384,30 @@ def test_a_real_sleep_run_is_reviewed_by_phase_and_merged(page: Any, console: Ru
     assert "resources/geology/zircon-dates-the-basalt.html" in _tree_paths(head)
     assert inbox not in _tree_paths(head)
     assert page.locator("article#run-2026-12-05").count() == 0
+    last = page.locator("section.last-sleep").inner_text()
+    assert "sleep/2026-12-05" in last and "merged" in last and "awaiting" not in last
+
+
+def test_a_replayed_merge_leaves_the_list(page: Any, console: Running) -> None:
+    """A run merged after main moved lands as a replay, so its branch's tip is not on main; the
+    page asks ``sleep.review`` and leaves it out all the same."""
+    inbox = "areas/inbox/obsidian-is-volcanic-glass.html"
+    sha = external_commit(
+        console.store,
+        {inbox: memory_html("Obsidian", "Obsidian is volcanic glass.", tags=("geology",))},
+    )
+    with Client(console.daemon.socket_path, timeout=120) as client:
+        assert wait_for(lambda: client.call("status")["sha"] == sha, 20, 0.1)
+        report = client.call("sleep.run", {"date": "2026-12-06"})
+        assert report["head"] != report["base"], report
+        moved = external_commit(
+            console.store,
+            {"resources/notes/tea-is-brewed.html": memory_html("Tea", "Tea is brewed hot.")},
+        )
+        assert wait_for(lambda: client.call("status")["sha"] == moved, 20, 0.1)
+        merged = client.call("sleep.merge", {"run": report["run_id"]})
+    assert merged["merged"] and merged["replayed"], merged
+    page.goto(console.origin + "/review")
+    assert page.locator("article#run-2026-12-06").count() == 0
+    last = page.locator("section.last-sleep").inner_text()
+    assert "sleep/2026-12-06" in last and "merged" in last

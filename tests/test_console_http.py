@@ -157,6 +157,27 @@ def test_a_same_origin_post_with_its_csrf_field_commits(console: Running) -> Non
     assert f"memhtml(archive): {POSTGRES}" in head.message
 
 
+def test_discard_is_a_checked_post_that_deletes_only_the_run(console: Running) -> None:
+    repo = pygit2.Repository(str(console.store))
+    main = repo.head.target
+    ref = "refs/heads/sleep/2026-12-01"
+    repo.references.create(ref, main)
+    body = urlencode({"csrf": console.server.secret.csrf, "run": "sleep/2026-12-01"})
+    headers = {"Host": own_host(console), "Cookie": cookie(console)}
+    forged = urlencode({"csrf": "forged", "run": "sleep/2026-12-01"})
+    for origin, form in (("http://attacker.invalid", body), (console.origin, forged)):
+        status, _, _ = request(console, "POST", "/do/discard", {**headers, "Origin": origin}, form)
+        assert status == 403
+        assert repo.references.get(ref) is not None
+    headers["Origin"] = console.origin
+    status, answer, _ = request(console, "POST", "/do/discard", headers, body)
+    assert status == 303 and "discarded" in answer["location"]
+    repo = pygit2.Repository(str(console.store))
+    assert repo.references.get(ref) is None and repo.head.target == main
+    status, _, page = request(console, "POST", "/do/discard", headers, body)
+    assert status == 409 and "no sleep run sleep/2026-12-01" in page
+
+
 def test_the_server_listens_on_loopback_only(console: Running) -> None:
     assert console.server.sock.getsockname()[0] == "127.0.0.1"
 

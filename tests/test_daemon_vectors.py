@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pygit2
 from headd_plane.head_vectors import load_cache
 from headd_plane.plane import index_path_of
@@ -18,6 +22,7 @@ from support.stores import make_store
 
 from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder
+from headd.head.indexes import IndexedView
 from headd.head.vectors import VectorSpace, title_text_of, vector_keys_of, vector_text_of
 from headd.head.version import load_head
 
@@ -116,3 +121,86 @@ def test_index_db_keeps_the_embedders_float32_values(tmp_path: Path) -> None:
     assert set(stored) == set(texts)
     for key, text in texts.items():
         assert stored[key] == embedder.embed([text])[0].astype("<f4").tobytes()
+
+
+class HeldEmbedder(HashingEmbedder):
+    """The hashing embedder, but a query's embedding waits for ``release`` (a slow model call)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.entered = threading.Event()
+        self.hold = False
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if self.hold:
+            self.entered.set()
+            assert self.release.wait(timeout=30)
+        return super().embed(texts)
+
+
+def held_service(tmp_path: Path) -> tuple[IndexedView, HeldEmbedder, VectorService]:
+    """A store's version, a held embedder and a service over both (not filled yet)."""
+    store = tmp_path / "store"
+    sha = make_store(store)
+    view = load_head(pygit2.Repository(str(store)), sha)
+    embedder = HeldEmbedder()
+    return view, embedder, service(store, embedder)
+
+
+async def filled_then_held(view: IndexedView, embedder: HeldEmbedder, svc: VectorService) -> int:
+    """Fill the vectors, then hold every later model call; the calls made so far."""
+    svc.schedule_fill(view)
+    await svc.wait_idle()
+    embedder.hold = True
+    return embedder.calls
+
+
+async def until_entered(embedder: HeldEmbedder) -> None:
+    while not embedder.entered.is_set():
+        await asyncio.sleep(0.001)
+
+
+def test_an_embedding_in_flight_blocks_neither_lexical_nor_repeated_queries(
+    tmp_path: Path,
+) -> None:
+    view, embedder, svc = held_service(tmp_path)
+
+    async def run() -> None:
+        # one worker thread for the loop's hops: a held model call occupies it whole
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(1))
+        svc.schedule_fill(view)
+        await svc.wait_idle()
+        seen = await svc.for_search(view, "postgres orders", True)
+        assert seen.ran
+        embedder.hold = True
+        held = asyncio.ensure_future(svc.for_search(view, "a query new to the daemon", True))
+        await until_entered(embedder)
+        lexical = await asyncio.wait_for(svc.for_search(view, "anything", False), 2)
+        assert not lexical.ran and lexical.coverage == 1.0
+        again = await asyncio.wait_for(svc.for_search(view, "postgres orders", True), 2)
+        assert again.ran and np.array_equal(again.query_vector, seen.query_vector)
+        assert not held.done()
+        embedder.release.set()
+        assert (await held).ran
+
+    asyncio.run(run())
+
+
+def test_a_query_asked_again_while_it_embeds_waits_for_the_same_model_call(
+    tmp_path: Path,
+) -> None:
+    view, embedder, svc = held_service(tmp_path)
+
+    async def run() -> None:
+        calls = await filled_then_held(view, embedder, svc)
+        first = asyncio.ensure_future(svc.for_search(view, "postgres orders", True))
+        await until_entered(embedder)
+        second = asyncio.ensure_future(svc.for_search(view, "postgres orders", True))
+        await asyncio.sleep(0.05)
+        embedder.release.set()
+        a, b = await first, await second
+        assert a.ran and b.ran and np.array_equal(a.query_vector, b.query_vector)
+        assert embedder.calls == calls + 1
+
+    asyncio.run(run())

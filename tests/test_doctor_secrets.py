@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from secret_corpus import SECRETS
 from support.daemon import headctl, short_socket_dir
 from support.git import git
 from support.memory import memory_html
+from support.secret_corpus import SECRETS
 from support.stores import Store, make_store
 
 from headd.secrets.history import scan_history

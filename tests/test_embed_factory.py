@@ -111,15 +111,16 @@ def test_choosing_auto_imports_no_model_library() -> None:
 
 
 @pytest.mark.parametrize("name", ["auto", "minilm", "all-MiniLM-L6-v2-int8-t160"])
-def test_the_daemons_local_model_converts_inside_the_store(tmp_path: Path, name: str) -> None:
-    # The contract: everything the daemon writes lives under <store>/.memhtml/.
+def test_the_daemons_local_model_converts_once_per_machine(tmp_path: Path, name: str) -> None:
+    # The model is converted into the machine's cache, shared by every store (inside the store's
+    # git-ignored .memhtml/headd/ only when that cache cannot be written).
     from headd.daemon.main import make_embedder as daemon_embedder
 
     store = tmp_path / "store"
     if not local_model_installed():
         pytest.skip("the embed extra is absent")
-    embedder = daemon_embedder(name, store, {})
+    embedder = daemon_embedder(name, store, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert isinstance(embedder, OnnxEmbedder)
-    assert embedder._model_cache == store / ".memhtml" / "headd" / "models"
+    assert embedder._model_cache == tmp_path / "cache" / "headd" / "models"
     chosen = daemon_embedder("auto", store, {"HEADD_MODEL_CACHE": str(tmp_path / "shared")})
     assert isinstance(chosen, OnnxEmbedder) and chosen._model_cache == tmp_path / "shared"

@@ -287,3 +287,15 @@ def test_concurrent_callers_never_run_more_calls_than_threads() -> None:
         caller.join()
     embedder.close()
     assert 1 <= session.most <= 2
+
+
+@needs_model
+def test_queries_the_model_cannot_tell_apart_share_one_cached_vector(model: OnnxEmbedder) -> None:
+    from headd.embed.query_cache import QueryVectorCache
+
+    cache = QueryVectorCache(model)
+    first = cache.vector_for("Where did the Cat  SIT?")
+    again = cache.vector_for("where did the cat sit ?")
+    assert again is first
+    np.testing.assert_array_equal(model.embed(["where did the cat sit ?"])[0], first)
+    assert (cache.stats().hits, cache.stats().misses) == (1, 1)

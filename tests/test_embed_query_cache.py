@@ -120,3 +120,34 @@ def test_concurrent_lookups_agree_and_stay_bounded() -> None:
     assert cache.stats().size <= 8
     stats = cache.stats()
     assert stats.hits + stats.misses == 240
+
+
+class KeyedEmbedder(CountingEmbedder):
+    """An embedder whose vectors ignore case and spacing, and that says so with ``query_key``."""
+
+    def query_key(self, text: str) -> str:
+        return " ".join(text.lower().split())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return super().embed([self.query_key(t) for t in texts])
+
+
+def test_the_embedders_query_key_is_the_key() -> None:
+    fake = KeyedEmbedder()
+    cache = QueryVectorCache(fake)
+    first = cache.vector_for("Alpha  Beta")
+    np.testing.assert_array_equal(cache.vector_for("alpha beta"), first)
+    assert len(fake.calls) == 1
+    assert cache.stats().size == 1
+
+
+def test_peek_answers_hits_and_never_calls_the_model() -> None:
+    fake = CountingEmbedder()
+    cache = QueryVectorCache(fake)
+    assert cache.peek("q") is None
+    assert fake.calls == []
+    vector = cache.vector_for("q")
+    assert cache.peek("q") is vector
+    assert len(fake.calls) == 1
+    stats = cache.stats()
+    assert (stats.hits, stats.misses) == (1, 1)

@@ -228,3 +228,23 @@ def test_spacing_marks_with_a_combining_class_take_the_whole_text_path() -> None
     for text in [swapped, "e\u0301\U0001d165x", "\U0001d165\u0316a", "A\u1b44\u0301,b"]:
         assert normalize(text) == _normalize_chars(text)
         assert words_of(text) == _pre_tokenize_by_rule(_normalize_chars(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=200))
+def test_the_query_key_embeds_as_its_text_does(real: WordPieceTokenizer, text: str) -> None:
+    """The query cache's key (``OnnxEmbedder.query_key``) holds the text's word pieces: texts
+    with one key get one vector, so a cached vector may answer any of them."""
+    from headd.embed.onnx_minilm import MAX_TOKENS, OnnxEmbedder
+
+    key = OnnxEmbedder().query_key(text)
+    assert real.encode(key, MAX_TOKENS) == real.encode(text, MAX_TOKENS)
+    assert OnnxEmbedder().query_key(key) == key
+
+
+def test_the_query_key_folds_case_spacing_and_accents() -> None:
+    from headd.embed.onnx_minilm import OnnxEmbedder
+
+    key = OnnxEmbedder().query_key
+    assert key("What is  Postgres's\tcafé?") == key("what is postgres ' s cafe ?")
+    assert key("postgres orders") != key("postgres order")

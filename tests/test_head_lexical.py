@@ -15,6 +15,7 @@ from headd.head.lexical import (
     LENGTH_CHUNK,
     STOP_WORDS,
     LexicalBuilder,
+    _apply,
     _build,
     _bulk_build,
     bm25_scores,
@@ -275,3 +276,30 @@ def test_lengths_in_chunks_equal_a_whole_array_and_share_what_an_edit_misses(
         for position, chunk in enumerate(parent.length_chunks):
             if position != ident // LENGTH_CHUNK and position < len(parent.length_chunks) - 1:
                 assert chunks[position] is chunk
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 60), st.integers(1, 9), min_size=1, max_size=30),
+    st.integers(0, 60),
+    st.one_of(st.none(), st.integers(1, 9)),
+)
+def test_one_document_edit_of_a_bucket_equals_its_fresh_build(
+    bucket: dict[int, int], ident: int, count: int | None
+) -> None:
+    """An advance's common case (one document set or dropped in a bucket, ``_apply_one``),
+    anywhere in the bucket, equals the bucket built from scratch."""
+    expected = dict(bucket)
+    if count is None:
+        expected.pop(ident, None)
+        got = _apply(_build(bucket), None, {ident})
+    else:
+        expected[ident] = count
+        got = _apply(_build(bucket), {ident: count}, None)
+    if not expected:
+        assert got is None
+        return
+    assert got is not None
+    want = _build(expected)
+    assert got.ids.tolist() == want.ids.tolist() and got.tfs.tolist() == want.tfs.tolist()
+    assert got.ids.dtype == want.ids.dtype and got.tfs.dtype == want.tfs.dtype

@@ -17,10 +17,10 @@ from typing import Any
 import anyio
 import pytest
 from headd_client.sync_client import Client
-from secret_corpus import ORDINARY, SECRETS
 from support.daemon import Daemon, headctl, short_socket_dir
 from support.git import tip
 from support.mcp import bridge, error_text, structured
+from support.secret_corpus import ORDINARY, SECRETS
 from support.stores import SEED_FILES, TickingClock, make_store
 
 from headd.errors import HeaddError, SecretFound

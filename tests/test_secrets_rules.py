@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from secret_corpus import ORDINARY, SECRETS
 from support.data import clone_anchor
+from support.secret_corpus import ORDINARY, SECRETS
 
 from headd.secrets import rules
 from headd.secrets.rules import entropy, is_placeholder, redact, scan

@@ -3,6 +3,7 @@ main during the review, merge (replayed), status, and a refused merge's exit and
 
 Mutation notes (each applied once, the named test seen red, then reverted):
 - ``SleepMerge`` dispatch not advancing the follower -> ``test_run_review_merge_status``.
+- ``discard_run`` without its ``is_merged`` refusal -> ``test_discard_deletes_the_branch_only``.
 """
 
 from __future__ import annotations
@@ -139,6 +140,42 @@ def test_bad_input_is_refused(ctl: Ctl) -> None:
         code, _, err = ctl.run("sleep", "merge", hostile)
         assert code != 0 and "not a sleep run id" in err, hostile
     assert git(ctl.store, "status", "--porcelain") == ""
+
+
+def test_discard_deletes_the_branch_only(ctl: Ctl) -> None:
+    main_before = tip(ctl.store)
+    report = ctl.json("sleep", "run", "--date", RUN_DAY)
+    run = report["run_id"]
+    assert git(ctl.store, "rev-parse", f"refs/heads/{run}") == report["head"]
+    code, text, _ = ctl.run("sleep", "discard", run)
+    assert code == 0 and f"{run} discarded" in text and "main is unchanged" in text
+    assert git(ctl.store, "branch", "--list", run) == ""
+    assert tip(ctl.store) == main_before
+    assert git(ctl.store, "status", "--porcelain") == ""
+    assert ctl.json("sleep", "status")["runs"] == []
+    code, _, err = ctl.run("sleep", "discard", run)  # gone: an unknown id
+    assert code != 0 and "no sleep run" in err
+    code, _, err = ctl.run("sleep", "discard", "sleep/../../main")
+    assert code != 0 and "not a sleep run id" in err
+    # a merged run is history: refused, its branch kept
+    again = ctl.json("sleep", "run", "--date", RUN_DAY)
+    assert ctl.json("sleep", "merge", again["run_id"])["merged"]
+    landed = tip(ctl.store)
+    code, _, err = ctl.run("sleep", "discard", again["run_id"])
+    assert code != 0 and "ERR_SLEEP_RUN_MERGED" in err
+    assert git(ctl.store, "rev-parse", f"refs/heads/{again['run_id']}") == again["head"]
+    assert tip(ctl.store) == landed
+
+
+def test_discard_answers_as_typed(ctl: Ctl) -> None:
+    report = ctl.json("sleep", "run", "--date", RUN_DAY)
+    answer = ctl.json("sleep", "discard", report["run_id"])
+    assert answer == {
+        "run_id": report["run_id"],
+        "head": report["head"],
+        "base": report["base"],
+        "discarded": True,
+    }
 
 
 def test_memory_status_reports_the_last_sleep(ctl: Ctl) -> None:

@@ -206,3 +206,30 @@ def test_a_used_memory_folded_into_its_duplicate_is_not_an_eviction(store: Path)
     )
     assert report.passed and not report.used_evicted and not report.undeclared_evictions
     assert [r.how for r in report.results if r.path == folded] == ["moved"]
+
+
+def test_a_discard_deletes_only_the_tip_it_read(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The branch moving between the read and the delete (a resume committing) is a
+    WriteConflict, and the moved branch stands; main never moves."""
+    from headd.errors import WriteConflict
+    from headd.sleep import discard
+
+    repo = git_io.open_repo(store)
+    main_before = tip(store)
+    run = start_run(repo, day=DAY)
+    read_base = discard.run_base
+
+    def resume_in_between(repo: pygit2.Repository, run_id: str, branch_sha: str) -> str:
+        git(store, "update-ref", f"refs/heads/{run_id}", run.base)  # another writer's move
+        return read_base(repo, run_id, branch_sha)
+
+    monkeypatch.setattr(discard, "run_base", resume_in_between)
+    with pytest.raises(WriteConflict):
+        discard.discard_run(repo, run.run_id)
+    assert git(store, "rev-parse", f"refs/heads/{run.run_id}") == run.base
+    assert tip(store) == main_before
+    monkeypatch.undo()
+    answer = discard.discard_run(git_io.open_repo(store), run.run_id)
+    assert answer.head == run.base and git(store, "branch", "--list", run.run_id) == ""

@@ -498,3 +498,32 @@ def test_splices_and_moves_of_committed_files_write_their_bytes_from_git(
     moved = file_at(store, result.sha or "", "resources/geo/capital.html")
     assert moved == add_entity(CAPITAL, "place:india")
     assert file_at(store, result.sha or "", "areas/inbox/capital.html") is None
+
+
+def test_a_commit_pays_one_fsync_its_intents_and_a_lost_settled_line_recovers(
+    manager: SessionManager, store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``Settled`` after an intent is written without an fsync (a restart re-derives it
+    from git); cut from the log, as a power cut could, the session comes back on its commit."""
+    import os
+
+    s = session_with(manager, Put(path="areas/fsync.html", html=memory_html("Fsync fact")))
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    result = manager.commit(s, "one fsync")
+    monkeypatch.undo()
+    assert result.outcome == "committed"
+    assert len(synced) == 1
+    log_path = manager.log.path_of(s)
+    lines = log_path.read_bytes().splitlines(keepends=True)
+    assert b'"ev":"settled"' in lines[-1] and b'"ev":"intent"' in lines[-2]
+    log_path.write_bytes(b"".join(lines[:-1]))
+    again = SessionManager(store, clock=TickingClock())
+    assert again.info(s).base == result.sha == tip(store)
+    assert again.info(s).ops == 0

@@ -52,6 +52,10 @@ def reference(version, ops, read_blob):
             if current is not None and not current.archived:
                 violations.append(("claim-edit", index, None))
                 continue
+        if isinstance(op, Archive) and op.to is not None and view.record(op.to) is not None:
+            # every archived version stays at the tip: a held destination is refused
+            violations.append(("format", index, None))
+            continue
         try:
             view = with_overlay(view, [op], read_blob)
         except HeaddError:

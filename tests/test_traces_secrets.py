@@ -14,7 +14,7 @@ from pathlib import Path
 
 from headd_plane.db import open_writer
 from headd_plane.traces import traces_index, traces_search, traces_show
-from secret_corpus import SECRETS
+from support.secret_corpus import SECRETS
 
 from headd.secrets import rules
 

@@ -39,6 +39,10 @@ def test_fill_search_and_restart_through_the_socket(tmp_path: Path) -> None:
         }
         hybrid = call(daemon, "search", query="postgres orders")
         assert hybrid["degraded"] is False and hybrid["vectors"] == {"coverage": 1.0}
+        cached = call(daemon, "search", query="postgres orders")  # its vector from the cache
+        assert [(h["path"], h["score"]) for h in cached["hits"]] == [
+            (h["path"], h["score"]) for h in hybrid["hits"]
+        ]
         # one copy per key (256 float16 and a float32 scale), then the followed version's
         # matrix: 16 rows at least (256 float32, a float64 norm, two flags each)
         held = call(daemon, "status", memory=True)["memory"]["vectors"]

@@ -1,4 +1,4 @@
-"""``headctl sleep plan|run|review|merge|resume|status``: the ``sleep.*`` methods, shown.
+"""``headctl sleep plan|run|review|merge|discard|resume|status``: the ``sleep.*`` methods, shown.
 
 Each is one daemon call. ``merge`` exits 1 when the gates refuse (nothing moved; the reports are
 printed, and with ``--json`` the whole answer), as ``gate`` does.
@@ -12,7 +12,7 @@ from typing import Any, TextIO, TypeVar
 
 C = TypeVar("C")
 
-GROUP_HELP = "curation on a review branch: plan, run, review, merge, resume, status"
+GROUP_HELP = "curation on a review branch: plan, run, review, merge, discard, resume, status"
 
 
 def _phases(value: str | None) -> list[str] | None:
@@ -126,6 +126,14 @@ def show_merge(result: Any, args: argparse.Namespace, out: TextIO) -> None:
             print(f"    used       {path}", file=out)
 
 
+def show_discard(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+    print(
+        f"{result.get('run_id')} discarded: its branch at {str(result.get('head'))[:12]} is "
+        "deleted; main is unchanged",
+        file=out,
+    )
+
+
 def show_status(result: Any, args: argparse.Namespace, out: TextIO) -> None:
     if not result.get("run_id"):
         print("no sleep run yet", file=out)
@@ -167,6 +175,13 @@ def commands(c: Callable[..., C]) -> list[C]:
             _merge_args,
             lambda a, _c: ("sleep.merge", {"run": a.run, "skip_gate": a.skip_gate}),
             show_merge,
+        ),
+        c(
+            ("sleep", "discard"),
+            "delete RUN's review branch, main untouched (refused for a merged run)",
+            _run_id_args,
+            lambda a, _c: ("sleep.discard", {"run": a.run}),
+            show_discard,
         ),
         c(
             ("sleep", "resume"),

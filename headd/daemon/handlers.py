@@ -108,6 +108,7 @@ from headd.wire.methods import (
     SessionOpen,
     SessionRebase,
     Skipped,
+    SleepDiscard,
     SleepMerge,
     SleepPlan,
     SleepResume,
@@ -312,7 +313,14 @@ class Service:
                 return await self.exec(request, at)
             case SleepStatus():
                 return self._sleep_calls.status()
-            case SleepPlan() | SleepRun() | SleepReview() | SleepMerge() | SleepResume():
+            case (
+                SleepPlan()
+                | SleepRun()
+                | SleepReview()
+                | SleepMerge()
+                | SleepResume()
+                | SleepDiscard()
+            ):
                 result = await self._sleep_calls.call(request)
                 if self.remote is not None and getattr(result, "merged", False):
                     self.remote.poke()

@@ -2,7 +2,8 @@
 
 Runs, plans and merges read versions through the follower (its cached, incrementally advanced
 versions), write only the run's own branch, and land on main under the session manager's commit
-lock, so a merge and a session commit never race for the ref. One thread at background priority:
+lock, so a merge and a session commit never race for the ref; a discard deletes only the run's
+branch. One thread at background priority:
 two runs never interleave, and a run leaves the cores to searches.
 """
 
@@ -22,7 +23,14 @@ from headd.head.indexes import IndexedView
 from headd.store import git_io
 from headd.thread_priority import lower_thread_priority
 from headd.wire.answers import SleepStatusAnswer
-from headd.wire.methods import SleepMerge, SleepPlan, SleepResume, SleepReview, SleepRun
+from headd.wire.methods import (
+    SleepDiscard,
+    SleepMerge,
+    SleepPlan,
+    SleepResume,
+    SleepReview,
+    SleepRun,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +45,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-SleepRequest = SleepPlan | SleepRun | SleepReview | SleepMerge | SleepResume
+SleepRequest = SleepPlan | SleepRun | SleepReview | SleepMerge | SleepResume | SleepDiscard
 
 
 def run_day(value: str | None, now: datetime) -> date:
@@ -70,7 +78,8 @@ class SleepCalls:
         def versions(sha: str) -> IndexedView:
             return asyncio.run_coroutine_threadsafe(self.follower.at(sha), loop).result()
 
-        live = await self._live_usage() if not isinstance(request, SleepReview) else None
+        reads_usage = not isinstance(request, SleepReview | SleepDiscard)
+        live = await self._live_usage() if reads_usage else None
         mined: list[tuple[str, list[tuple[str, str, float]]]] = []
         result = await loop.run_in_executor(
             self._worker,
@@ -158,6 +167,7 @@ class SleepCalls:
         edges: Callable[[str, list[tuple[str, str, float]]], None],
     ) -> Any:
         from headd.sleep.branch import MAIN
+        from headd.sleep.discard import discard_run
         from headd.sleep.merge import merge_run
         from headd.sleep.review import plan_run, review_run
         from headd.sleep.run import resume_run, start_run
@@ -196,6 +206,8 @@ class SleepCalls:
                 )
             case SleepReview(run=run, diff=diff):
                 return review_run(repo, run, diff=diff)
+            case SleepDiscard(run=run):
+                return discard_run(repo, run)
             case SleepMerge(run=run, skip_gate=skip_gate):
                 lock = self.sessions.exclusive() if self.sessions is not None else None
                 return merge_run(

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +148,9 @@ class VectorService:
         self._monotonic = monotonic
         self.cache: VectorCache | None = None
         self._queries: QueryVectorCache | None = None
+        #: Query embeddings running, by cache key: a query asked again meanwhile waits for the
+        #: same model call instead of starting a second one.
+        self._embedding: dict[Hashable, asyncio.Future[npt.NDArray[np.float32]]] = {}
         self._coverage: tuple[IndexedView, VectorCache, float] | None = None
         self._matrix: VersionMatrix | None = None
         self._tip: IndexedView | None = None
@@ -231,18 +234,38 @@ class VectorService:
         coverage = self.coverage(view)
         if not wanted or coverage < MIN_COVERAGE:
             return SearchVectors(None, None, coverage)
-        loop = asyncio.get_running_loop()
-        try:
-            vector = await loop.run_in_executor(None, self._queries.vector_for, query)
-        except Exception as exc:  # a model failure degrades the search, never fails it
-            log.warning("query embed failed: %s", exc)
-            return SearchVectors(None, None, coverage)
+        # A query seen before answers on the loop; only an unseen one hops to a worker thread, where
+        # the model runs without the GIL, so the loop keeps serving (lexical searches included).
+        vector = self._queries.peek(query)
+        if vector is None:
+            try:
+                vector = await asyncio.shield(self._embed_query(self._queries, query))
+            except Exception as exc:  # a model failure degrades the search, never fails it
+                log.warning("query embed failed: %s", exc)
+                return SearchVectors(None, None, coverage)
         cache = self.cache
         dim = cache.space.dim
         if getattr(vector, "ndim", 0) != 1 or vector.shape[0] != dim:
             log.warning("query vector of shape %s for %s", getattr(vector, "shape", None), dim)
             return SearchVectors(None, None, coverage)
         return SearchVectors(self.matrix_for(view, cache), vector, coverage)
+
+    def _embed_query(
+        self, queries: QueryVectorCache, query: str
+    ) -> asyncio.Future[npt.NDArray[np.float32]]:
+        key = queries.key(query)
+        running = self._embedding.get(key)
+        if running is None:
+            running = asyncio.get_running_loop().run_in_executor(None, queries.vector_for, query)
+            self._embedding[key] = running
+
+            def finished(done: asyncio.Future[npt.NDArray[np.float32]]) -> None:
+                self._embedding.pop(key, None)
+                if not done.cancelled():
+                    done.exception()  # retrieved: a waiter that went away leaves no warning
+
+            running.add_done_callback(finished)
+        return running
 
     def status(self, view: IndexedView) -> VectorsStatus:
         """``status.vectors`` (docs/protocol.md, ``status``)."""

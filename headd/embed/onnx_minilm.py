@@ -40,7 +40,7 @@ else:  # numpy waits for the first embedding: a daemon's start does not need it 
 
 from headd.embed.pooling import l2_normalize, masked_mean
 from headd.embed.quantize import converted_path, quantized_weights
-from headd.embed.wordpiece import WordPieceTokenizer, load_tokenizer_json
+from headd.embed.wordpiece import WordPieceTokenizer, load_tokenizer_json, words_of
 from headd.errors import ModelUnavailable
 from headd.thread_priority import lower_thread_priority
 
@@ -242,6 +242,12 @@ class OnnxEmbedder:
     def load(self) -> None:
         """Load now (idempotent); a daemon calls this off the request path to warm up."""
         self._ensure_loaded()
+
+    def query_key(self, text: str) -> str:
+        """The words the tokenizer sees, space-joined: two texts with equal keys get equal word
+        pieces, hence equal vectors, so the query cache may answer one with the other. Needs
+        no loaded model (the normalization is BERT's uncased one, fixed in ``wordpiece``)."""
+        return " ".join(words_of(text))
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """One L2-normalized float32 row per text, in the order given."""

@@ -4,6 +4,8 @@ Structural (a ``Protocol``), so the head never imports a model library and tests
 deterministic :class:`headd.embed.hashing.HashingEmbedder`. ``space`` names the vector space as
 ``<model id>@<dimension>`` (the form ``index_state.embed_model`` stores); two embedders with the
 same space must produce interchangeable vectors, and a cache refuses vectors of another space.
+An embedder may also offer ``query_key(text)``: a key equal for texts it embeds alike, which the
+query cache (:mod:`headd.embed.query_cache`) uses instead of the exact text.
 """
 
 from __future__ import annotations

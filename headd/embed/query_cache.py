@@ -1,18 +1,23 @@
 """Query vectors remembered by query text, least recently used first out.
 
 Why: search itself never embeds, so the caller embeds the query first, and an agent
-repeats queries (retries, paging, the same recall each turn). One model call costs tens of
+repeats queries (retries, paging, the same recall each turn, the same words in another case or
+spacing). One model call costs tens of
 milliseconds on two cores; a dict look-up costs nothing. Documents never go through here: their
 vectors are keyed by content hash in the vector cache.
 
-The cache belongs to one embedder, hence one vector space; a new space needs a new cache. The
-vectors it hands out are read-only views, so no caller can corrupt what the next caller gets.
+The key is the embedder's ``query_key(text)`` when it has one (the local model's: the words its
+tokenizer sees, so ``"What is X?"`` and ``"what is  x ?"`` share one entry, since they embed
+alike), else the exact text. The cache belongs to one embedder, hence one vector space; a new
+space needs a new cache. The vectors it hands out are read-only views, so no caller can corrupt
+what the next caller gets.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -50,7 +55,9 @@ class QueryVectorCache:
             raise ValueError("capacity must be positive")
         self.embedder = embedder
         self.capacity = capacity
-        self._entries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        key: Callable[[str], Hashable] | None = getattr(embedder, "query_key", None)
+        self._key: Callable[[str], Hashable] = key if callable(key) else _exact
+        self._entries: OrderedDict[Hashable, npt.NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
@@ -59,15 +66,21 @@ class QueryVectorCache:
     def space(self) -> str:
         return self.embedder.space
 
+    def key(self, query: str) -> Hashable:
+        """What the cache files ``query`` under: equal keys get one vector."""
+        return self._key(query)
+
+    def peek(self, query: str) -> npt.NDArray[np.float32] | None:
+        """The cached vector (counted as a hit), or None without calling the model: cheap enough
+        for an event loop, so a repeated query skips the hop to a worker thread."""
+        return self._lookup(self._key(query), count_miss=False)
+
     def vector_for(self, query: str) -> npt.NDArray[np.float32]:
         """The query's unit vector (1-D, read-only); ModelUnavailable passes through uncached."""
-        with self._lock:
-            hit = self._entries.get(query)
-            if hit is not None:
-                self._entries.move_to_end(query)
-                self._hits += 1
-                return hit
-            self._misses += 1
+        key = self._key(query)
+        hit = self._lookup(key, count_miss=True)
+        if hit is not None:
+            return hit
         vectors = self.embedder.embed([query])
         if vectors.ndim != 2 or vectors.shape[0] != 1:
             raise ModelUnavailable(
@@ -77,11 +90,21 @@ class QueryVectorCache:
         vector = np.array(vectors[0], dtype=np.float32)
         vector.setflags(write=False)
         with self._lock:
-            self._entries[query] = vector
-            self._entries.move_to_end(query)
+            self._entries[key] = vector
+            self._entries.move_to_end(key)
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
         return vector
+
+    def _lookup(self, key: Hashable, *, count_miss: bool) -> npt.NDArray[np.float32] | None:
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                self._hits += 1
+            elif count_miss:
+                self._misses += 1
+            return hit
 
     def stats(self) -> QueryCacheStats:
         with self._lock:
@@ -90,3 +113,7 @@ class QueryVectorCache:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+
+
+def _exact(query: str) -> str:
+    return query

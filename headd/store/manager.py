@@ -220,6 +220,11 @@ class SessionManager:
         the landing itself: the commit then pays one fsync for its ``Settled`` instead of three
         (append, temp file, directory), and a session closed after its commit, the common case,
         never pays for a compaction whose log it deletes.
+
+        The ``Settled`` of a pending intent is written without an fsync: the intent is on disk,
+        and a restart that finds a log ending in it settles it again by asking git (``recovery``),
+        which is the truth the line records; git's own ref update is not fsynced either, so the
+        fsync bought nothing a power cut would keep. A commit then pays one fsync, its intent's.
         """
         with self._registry:
             before = self._states[session_id]
@@ -227,7 +232,8 @@ class SessionManager:
         if session_id in self._uncompacted and not isinstance(event, Closed):
             self._log_compacted(before, event)
         else:
-            self.log.append(session_id, event)
+            rederived = isinstance(event, Settled) and before.pending is not None
+            self.log.append(session_id, event, durable=not rederived)
         if isinstance(event, Settled) and event.landed:
             self._uncompacted.add(session_id)
         else:

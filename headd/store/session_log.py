@@ -45,8 +45,10 @@ class SessionLog:
     def exists(self, session_id: str) -> bool:
         return self.path_of(session_id).exists()
 
-    def append(self, session_id: str, *events: Event) -> None:
-        """Append events durably (one write, then fsync)."""
+    def append(self, session_id: str, *events: Event, durable: bool = True) -> None:
+        """Append events in one write, then fsync unless ``durable`` is False: for an event a
+        restart re-derives when it is lost (the next durable append or compaction carries it
+        to disk with the rest)."""
         data = b"".join(_encode(event) + b"\n" for event in events)
         path = self.path_of(session_id)
         try:
@@ -54,7 +56,8 @@ class SessionLog:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 os.write(fd, data)
-                os.fsync(fd)
+                if durable:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
         except OSError as exc:

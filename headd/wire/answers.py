@@ -359,6 +359,16 @@ class SleepStatusAnswer(msgspec.Struct, frozen=True):
     phases: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
 
 
+class SleepDiscardAnswer(msgspec.Struct, frozen=True):
+    """``sleep.discard``: the run whose branch is gone, and the tip it held (main is untouched;
+    ``git branch <run> <head>`` brings the run back while its commits remain)."""
+
+    run_id: str
+    head: str
+    base: str
+    discarded: bool = True
+
+
 class SleepPlanAnswer(msgspec.Struct, frozen=True):
     """``sleep.plan``: would a run change anything, and what each phase would do."""
 
@@ -526,4 +536,5 @@ def answer_types() -> dict[str, Any]:
         "sleep.merge": MergeReport,
         "sleep.resume": RunReport,
         "sleep.status": SleepStatusAnswer,
+        "sleep.discard": SleepDiscardAnswer,
     }

@@ -273,6 +273,10 @@ class SleepStatus(_Params):
     pass
 
 
+class SleepDiscard(_Params):
+    run: str
+
+
 Request = (
     Status
     | Search
@@ -321,6 +325,7 @@ Request = (
     | SleepMerge
     | SleepResume
     | SleepStatus
+    | SleepDiscard
 )
 
 METHODS: dict[str, type[msgspec.Struct]] = {
@@ -371,6 +376,7 @@ METHODS: dict[str, type[msgspec.Struct]] = {
     "sleep.merge": SleepMerge,
     "sleep.resume": SleepResume,
     "sleep.status": SleepStatus,
+    "sleep.discard": SleepDiscard,
 }
 
 _DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in METHODS.items()}

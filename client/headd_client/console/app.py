@@ -301,8 +301,10 @@ class Pages:
     # -- review ---------------------------------------------------------------------------
 
     def phases(self, run: git_history.SleepRun) -> dict[str, Any]:
-        """The run's per-phase counts from the daemon's ``sleep.review``, or why there are none
-        (a daemon without sleep methods, or a run it does not recognise)."""
+        """The run's per-phase counts from the daemon's ``sleep.review`` and whether it says the
+        run is merged (a replayed merge leaves the branch's tip off main, so ancestry alone
+        cannot tell), or why there are no counts (a daemon without sleep methods, or a run it
+        does not recognise)."""
         try:
             review = self.call("sleep.review", run=run.run_id)
         except MethodNotFound:
@@ -310,9 +312,10 @@ class Pages:
         except (HeaddError, RpcError) as exc:
             return {"note": f"sleep.review refused the run: {actions.failed(exc)}"}
         counts = dict(review.get("phases") or {})
+        merged = bool(review.get("merged"))
         if not counts:
-            return {"note": "sleep.review found no phase recorded on this run"}
-        return {"counts": counts}
+            return {"note": "sleep.review found no phase recorded on this run", "merged": merged}
+        return {"counts": counts, "merged": merged}
 
     def review(self, request: Request) -> Response:
         repo = self.c.repo()
@@ -321,19 +324,23 @@ class Pages:
         tip = git_history.commit_of(repo, str(status.sha))
         runs = []
         for run in git_history.sleep_runs(repo, tip):
+            phases = self.phases(run)
+            if phases.get("merged"):
+                continue  # landed by a replay: on main, nothing waits for review
             gate = None
             if run.base is not None:
                 try:
                     gate = self.call("gate", base=run.base, landed=run.tip, probes=GATE_PROBES)
                 except (HeaddError, RpcError) as exc:
                     gate = {"error": str(actions.failed(exc))}
-            runs.append({"run": run, "gate": gate, "fell": _fell(gate), "phases": self.phases(run)})
+            runs.append({"run": run, "gate": gate, "fell": _fell(gate), "phases": phases})
         remote = status.remote
         return self.render(
             request,
             "review",
             runs=runs,
             status=status,
+            last_sleep=status.last_sleep,
             skipped=skipped,
             remote=remote,
             conflicts=_conflicts(remote),
@@ -386,7 +393,8 @@ class Pages:
                 return _link("/review", notice="conflict resolved")
             case "merge" | "discard":
                 actions.decide_sleep_run(self.c.link, fields.get("run", ""), action)
-                return _link("/review", notice=f"sleep run {action}d")
+                verb = "merged" if action == "merge" else "discarded"
+                return _link("/review", notice=f"sleep run {verb}")
         raise PageError(404, f"no action {action}")
 
     def stylesheet(self, _request: Request) -> Response:
