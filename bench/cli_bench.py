@@ -6,7 +6,8 @@ served by ``headd --embedder off``, one indexed for memhtml (``memhtml index reb
 ``MEMHTML_EMBED=off``). Then the same script of commands runs on both, each command a process as
 a person or a script runs it (``headctl …`` against the daemon, ``memhtml …`` on its own), timed
 start to exit: writes (memhtml pays its index update per write), a duplicate, a batch, a link, a
-correction, lists, neighbours, entity activity, tasks through ``done``, an archive, doctor. Each
+correction, lists, neighbours, entity activity, tasks through ``done``, an archive, doctor,
+publish (every listing at the first repeat, the touched ones after). Each
 command runs ``--repeat`` times; the figure is the median wall time per side and memhtml's over
 ours, with each side's CPU time beside it (headctl's includes the daemon's share of the command).
 Prints one JSON document on stdout. memhtml comes from ``bash bench/peers/peers.sh``.
@@ -82,6 +83,7 @@ def script() -> list[Step]:
             lambda i: ["archive", f"areas/inbox/bench-fact-{i}-v2.html", "--reason", "bench"],
         ),
         ("doctor", lambda i: ["doctor"]),
+        ("publish", lambda i: ["publish"]),
     ]
 
 

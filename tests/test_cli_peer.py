@@ -2,10 +2,11 @@
 
 ``bench.peers.cli_compare`` runs the script (writes, a duplicate, batches with a bad line and a
 clashing path, links, neighbours, a correction, lists with filters and a cursor, tasks through
-``done``, entity activity, an archive, doctor) through ``headctl --json`` against a real daemon
+``done``, entity activity, an archive, doctor, publish twice) through ``headctl --json`` against a real daemon
 and through the real ``memhtml`` on its own store. Every key memhtml answers must be in ours with
 the same value (moments and commits only present), the exit codes and error codes must agree,
-and both histories must hold the same number of commits. Skipped when the peer is not installed
+both histories must hold the same number of commits, and the listings and sitemap ``publish``
+wrote must hold the same bytes but for the moments they show. Skipped when the peer is not installed
 (``bash bench/peers/peers.sh``).
 """
 
@@ -40,3 +41,4 @@ def test_headctl_answers_what_memhtml_answers_command_by_command() -> None:
         else:
             assert set(step["differences"]) <= KNOWN, step
     assert report["commits"]["headctl"] == report["commits"]["memhtml"]
+    assert report["published"] == []

@@ -5,11 +5,12 @@
 script of commands on both (writes, a duplicate, a batch with a bad line and one with a conflicting
 path, a conflicting claim with ``--detect-conflicts``, a correction, links, an archive, tasks
 through ``done``, lists with filters and a cursor, neighbours at depth 1 and 2, entity activity,
-doctor on a dangling link), and compares each answer's ``data`` (memhtml's envelope) with ``headctl
+doctor on a dangling link, publish twice), and compares each answer's ``data`` (memhtml's envelope) with ``headctl
 --json``'s answer, key by key: what memhtml answers must be in ours with the same value, except the
 fields that name a moment or a commit (``commitSha``, ``updatedAt``, ``lastActivityAt`` …), which
-must only be present. Then the git history: one commit per landed write on both sides. Prints one
-JSON document: every difference, and the commit counts. memhtml comes from ``bash
+must only be present. Then the git history: one commit per landed write on both sides, and the
+files ``publish`` generated, byte for byte but for the moments they show. Prints one JSON document:
+every difference, the commit counts and the generated files that differ. memhtml comes from ``bash
 bench/peers/peers.sh``.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -109,6 +111,8 @@ SCRIPT: list[tuple[str, list[str], str | None]] = [
     ("entity activity", ["entity", "activity"], None),
     ("archive", ["archive", DEPLOYS, "--reason", "stale"], None),
     ("doctor", ["doctor"], None),
+    ("publish", ["publish"], None),
+    ("publish again", ["publish"], None),
     # last: the head links a contradicting write to its rival (``contradicts``) on commit, which
     # memhtml 0.15.1 reports without linking, so later neighbourhoods would differ by that link
     ("apply a conflicting claim", ["apply", "--file", "-", "--detect-conflicts"], CONFLICTING),
@@ -194,7 +198,28 @@ def compare() -> dict[str, Any]:
             count = subprocess.run(["git", "-C", str(store), "rev-list", "--count", "HEAD"],
                                    capture_output=True, text=True, check=True)  # fmt: skip
             commits[side] = int(count.stdout)
-    return {"steps": report, "commits": commits}
+        published = generated_differences(ours, theirs)
+    return {"steps": report, "commits": commits, "published": published}
+
+
+#: A moment a listing or the sitemap shows (each side wrote its memories at its own time).
+MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+
+def generated_differences(ours: Path, theirs: Path) -> list[str]:
+    """The generated files (``index.html`` listings, ``sitemap.xml``) one side holds and the
+    other does not, or holds with other bytes once the moments are masked."""
+
+    def generated(store: Path) -> dict[str, str]:
+        names = [*store.rglob("index.html"), store / "sitemap.xml"]
+        return {
+            str(f.relative_to(store)): MOMENT.sub("T", f.read_text(encoding="utf-8"))
+            for f in names
+            if f.is_file() and ".git" not in f.relative_to(store).parts
+        }
+
+    mine, peer = generated(ours), generated(theirs)
+    return sorted(path for path in set(mine) | set(peer) if mine.get(path) != peer.get(path))
 
 
 def main() -> int:

@@ -70,6 +70,7 @@ def _contributed_commands() -> None:
     from headd_client.headctl_doctor import commands as doctor_commands
     from headd_client.headctl_exec import register as register_exec
     from headd_client.headctl_memhtml import commands as memhtml_commands
+    from headd_client.headctl_publish import commands as publish_commands
     from headd_client.headctl_tasks import commands as task_commands
 
     PARSER_HOOKS.append(register_agent_commands)  # mcp, integrations, hook
@@ -82,6 +83,8 @@ def _contributed_commands() -> None:
     for command in task_commands():  # task add/status/list, entity activity
         register(command, GROUPS.get(command.words[0]))
     for command in doctor_commands():
+        register(command)
+    for command in publish_commands():
         register(command)
     from headd_client.headctl_sleep import GROUP_HELP
     from headd_client.headctl_sleep import commands as sleep_commands

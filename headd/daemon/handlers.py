@@ -40,7 +40,13 @@ from headd.daemon.sleep_calls import SleepCalls
 from headd.daemon.snapshots import SnapshotWriter
 from headd.daemon.vectors import MIN_COVERAGE, NO_VECTORS, SearchVectors, VectorService
 from headd.embed.factory import embedder_state
-from headd.errors import InvalidParams, MethodNotFound, ModelUnavailable, PathNotFound
+from headd.errors import (
+    InvalidParams,
+    MethodNotFound,
+    ModelUnavailable,
+    PathNotFound,
+    WriteConflict,
+)
 from headd.head.indexes import IndexedView
 from headd.head.successors import resolve
 from headd.limits import bounded
@@ -119,6 +125,7 @@ from headd.wire.methods import (
     VectorsFill,
     decode_request,
 )
+from headd.wire.publish import PublishAnswer, PublishRequest
 
 if TYPE_CHECKING:
     from headd_plane.recall import RankedPool
@@ -288,6 +295,8 @@ class Service:
                 return await self.doctor(today)
             case StatePrune(paths=paths):
                 return await self._plane().state_prune(paths)
+            case PublishRequest():
+                return await self.publish()
             case CensusRequest(at=at, session=session):
                 return await self.census(at, session)
             case NeighborsRequest():
@@ -408,6 +417,35 @@ class Service:
             embeddings=entries,
             vector_coverage_remedy="headctl vectors fill" if low else None,
             dirty=dirty,
+        )
+
+    async def publish(self) -> PublishAnswer:
+        """``publish``: the listings and the sitemap of the tip's records, landed as one session
+        (``SessionManager.publish``); the head then follows the commit like any other."""
+        from headd.memfile.publish import Row, artifacts
+
+        def render(view: object) -> dict[str, str]:
+            if not isinstance(view, IndexedView):
+                raise TypeError(f"a version is an IndexedView, not {type(view).__name__}")
+            return artifacts(
+                Row(r.path, r.title, r.claim, r.memory_type, r.updated_at or r.created_at or "")
+                for r in view.records()
+            )
+
+        count, paths, result = await self._session_calls.publish(render)
+        if result.outcome != "committed":
+            raise WriteConflict(
+                f"publish did not land ({result.outcome}); nothing was written",
+                {"outcome": result.outcome, "violations": msgspec.to_builtins(result.violations)},
+            )
+        if self.remote is not None and paths:
+            self.remote.poke()
+        return PublishAnswer(
+            root=str(self.store),
+            artifacts=count,
+            written=len(paths),
+            paths=list(paths),
+            commit_sha=result.sha if paths else None,
         )
 
     async def neighbors(self, request: NeighborsRequest) -> NeighborsAnswer:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
@@ -35,6 +35,7 @@ from headd.wire.methods import (
 if TYPE_CHECKING:
     from headd.store.commit import Provenance
     from headd.store.manager import SessionManager
+    from headd.store.ports import View
     from headd.store.results import CommitResult
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,15 @@ class SessionCalls:
                 (time.perf_counter() - advanced) * 1e3,
             )
         return result
+
+    async def publish(
+        self, render: Callable[[View], Mapping[str, str]]
+    ) -> tuple[int, tuple[str, ...], CommitResult]:
+        """``SessionManager.publish``, then the follower brought to what landed (as ``commit``)."""
+        registry = self._registry()
+        published = await self._in_pool(lambda: registry.publish(render))
+        await self._follower.current()
+        return published
 
     async def _record_wrote(
         self, result: CommitResult, view: IndexedView, provenance: Provenance

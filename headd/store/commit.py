@@ -260,7 +260,47 @@ def commit_session(
         record(Settled(commit=base, landed=True, recovered=False, at=at))
         return CommitResult(outcome=COMMITTED, sha=base, paths=(), deduped=deduped)
     paths = tuple(sorted(set(writes) | set(removes)))
+    landed = land(
+        repo,
+        state,
+        sha=sha,
+        tip=tip,
+        paths=paths,
+        touched=touched,
+        record=record,
+        at=at,
+        before_swap=before_swap,
+    )
+    if landed is not None:
+        return landed
+    return CommitResult(
+        outcome=COMMITTED,
+        sha=sha,
+        paths=paths,
+        contradictions=tuple(contradictions),
+        deduped=deduped,
+        worktree_synced=git_io.head_branch(repo) == state.ref,
+    )
 
+
+def land(
+    repo: pygit2.Repository,
+    state: SessionState,
+    *,
+    sha: str,
+    tip: str | None,
+    paths: tuple[str, ...],
+    touched: Iterable[str],
+    record: Callable[[Event], None],
+    at: str,
+    before_swap: Callable[[], None] | None = None,
+) -> CommitResult | None:
+    """Steps 5 to 7 for a written commit ``sha`` on ``state.base``: refuse dirty checkout
+    paths, log the intent, bring the checkout along, compare-and-swap the branch, log the
+    settlement. None when it landed; otherwise the answer (refused, or rebase-needed after a
+    lost race; ``touched`` are the paths such an answer may name as overlapping). Shared by
+    sessions and by ``publish``, whose files are no memories."""
+    base = state.base
     follow = git_io.head_branch(repo) == state.ref
     if follow:
         dirty = git_io.dirty_paths(repo, base, paths)
@@ -296,11 +336,4 @@ def commit_session(
         return CommitResult(outcome=REBASE_NEEDED, sha=moved, overlapping=tuple(overlapping))
     record(Settled(commit=sha, landed=True, recovered=False, at=at))
     crash_point("settled")
-    return CommitResult(
-        outcome=COMMITTED,
-        sha=sha,
-        paths=paths,
-        contradictions=tuple(contradictions),
-        deduped=deduped,
-        worktree_synced=follow,
-    )
+    return None

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +38,14 @@ from headd.errors import (
 from headd.ops import Op, OverlayOp
 from headd.secrets.door import check_commit, check_ops
 from headd.store import git_io, locks, ports, recovery
-from headd.store.commit import Provenance, commit_session, iso, symlink_violations
+from headd.store.commit import (
+    SESSION_TRAILER,
+    Provenance,
+    commit_session,
+    iso,
+    land,
+    symlink_violations,
+)
 from headd.store.ports import Overlay, VersionSource, View
 from headd.store.resolve import resolve_ops
 from headd.store.results import (
@@ -589,6 +596,52 @@ class SessionManager:
             if recovered is not None:
                 result = replace(result, recovered=recovered)
             return result
+
+    def publish(
+        self, render: Callable[[View], Mapping[str, str]]
+    ) -> tuple[int, tuple[str, ...], CommitResult]:
+        """Land generated files (``render`` of the tip's view: path to text) as one session's
+        commit: opened on the tip, rendered and written under the commit lock, so the files
+        always describe the commit they land on (``rebase: auto`` is a regeneration, never a
+        stale listing), landed by the sessions' compare-and-swap, then closed. Only files whose
+        bytes differ are written; none differing is no commit. Answers the artifact count, the
+        written paths and the commit's result."""
+        session = self.open().session
+        try:
+            with self._hold(session) as opened, self._commit_lock:
+                self._recover_locks()
+                tip = self._tip()
+                state = replace(opened, base=tip)
+                repo = self._commit_repo
+                files = render(self.versions.version(tip))
+                writes = {
+                    path: text
+                    for path, text in files.items()
+                    if git_io.blob_at(repo, tip, path) != str(pygit2.hash(text.encode("utf-8")))
+                }
+                paths = tuple(sorted(writes))
+                if not paths:
+                    return len(files), (), CommitResult(outcome=COMMITTED, sha=tip, paths=())
+                at = iso(self.clock())
+                who = git_io.signature(repo, self.clock())
+                subject = f"memhtml(publish): regenerate {len(files)} generated artifacts"
+                text = f"{subject}\n\n{SESSION_TRAILER}: {session}\n"
+                sha = git_io.write_commit(repo, tip, writes, [], text, who)
+                landed = land(
+                    repo,
+                    state,
+                    sha=sha,
+                    tip=tip,
+                    paths=paths,
+                    touched=paths,
+                    record=lambda event: self._record(session, event),
+                    at=at,
+                    before_swap=self.before_swap,
+                )
+                result = landed or CommitResult(outcome=COMMITTED, sha=sha, paths=paths)
+                return len(files), paths, result
+        finally:
+            self.close(session)
 
     def close(self, session: str) -> CloseResult:
         """Close a session: its log is removed and its pending ops are dropped."""

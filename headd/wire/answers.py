@@ -27,7 +27,7 @@ from msgspec import UNSET, UnsetType
 
 from headd.memfile.vocabulary import MemoryStatus, MemoryType, Para, TaskStatus
 from headd.record import Citation, Facet, Link, MemoryRecord
-from headd.wire import browse, doctor
+from headd.wire import browse, doctor, publish
 
 
 class WireRecord(msgspec.Struct, kw_only=True):
@@ -529,6 +529,7 @@ def answer_types() -> dict[str, Any]:
         "tasks": browse.TasksAnswer,
         "doctor": doctor.DoctorAnswer,
         "state.prune": doctor.StatePruneAnswer,
+        "publish": publish.PublishAnswer,
         "sleep.plan": SleepPlanAnswer,
         "sleep.run": RunReport,
         "sleep.review": SleepReviewAnswer,

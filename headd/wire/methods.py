@@ -35,6 +35,7 @@ from headd.wire.browse import (
 from headd.wire.doctor import DoctorRequest, StatePrune
 from headd.wire.exec_bounds import EXEC_DEFAULT_TIMEOUT_MS, EXEC_MAX_TIMEOUT_MS
 from headd.wire.filter import Filter
+from headd.wire.publish import PublishRequest
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
 
@@ -317,6 +318,7 @@ Request = (
     | TasksRequest
     | DoctorRequest
     | StatePrune
+    | PublishRequest
     | SleepPlan
     | SleepRun
     | SleepReview
@@ -367,6 +369,7 @@ METHODS: dict[str, type[msgspec.Struct]] = {
     "tasks": TasksRequest,
     "doctor": DoctorRequest,
     "state.prune": StatePrune,
+    "publish": PublishRequest,
     "sleep.plan": SleepPlan,
     "sleep.run": SleepRun,
     "sleep.review": SleepReview,
