@@ -126,7 +126,7 @@ def test_apply_last_wins_folds_restatements_and_supersedes_the_stored_slot(cli: 
             _line("Cache ttl thirty", "The cache ttl of the api is 30 seconds."),
         ]
     )
-    out = cli.json("apply", "--consolidate", "last-wins", stdin=stream + "\n")
+    out = cli.json("apply", "--consolidate", "last-wins", "--detect-conflicts", stdin=stream + "\n")
     rows = out["results"]
     # one file per slot, at the first index that claimed it, holding the last value
     assert rows[0]["path"] == "areas/inbox/cache-ttl-thirty.html"
@@ -138,6 +138,10 @@ def test_apply_last_wins_folds_restatements_and_supersedes_the_stored_slot(cli: 
     moved = f"archive/2026/{stored}"
     assert rows[3]["superseded_path"] == moved
     assert [r["superseded_path"] for r in rows if r["index"] != 3] == [None] * 4
+    assert rows[3]["conflict"] == {
+        "path": stored, "batch_index": None, "claim": "The retry limit of the worker is 3.",
+    }  # fmt: skip
+    assert [r["conflict"] for r in rows if r["index"] != 3] == [None] * 4
     # the batch and the supersede are one commit
     assert out["commit_sha"] == cli.head() and cli.commits() == before + 1
     assert not (cli.store / "areas/inbox/cache-ttl-ten.html").exists()

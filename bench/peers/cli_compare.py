@@ -136,7 +136,8 @@ SCRIPT: list[tuple[str, list[str], str | None]] = [
     ("publish", ["publish"], None),
     ("publish again", ["publish"], None),
     ("write a slot", RETRY, None),
-    ("apply last-wins", ["apply", "--file", "-", "--consolidate", "last-wins"], LAST_WINS),
+    ("apply last-wins", ["apply", "--file", "-", "--consolidate", "last-wins",
+                         "--detect-conflicts"], LAST_WINS),
     ("list after last-wins", ["list", "--include-archived"], None),
     # last: the head links a contradicting write to its rival (``contradicts``) on commit, which
     # memhtml 0.15.1 reports without linking, so later neighbourhoods would differ by that link

@@ -219,7 +219,17 @@ class WriteTools:
                 sha = landed.sha
                 if args.get("detect_conflicts"):
                     self._mark_conflicts(results, landed.contradictions)
+                    self._mark_displaced(results, occupants)
         return _batch_answer(_consolidated(results, plan), sha)
+
+    def _mark_displaced(self, results: list[dict[str, Any]], occupants: Mapping[int, str]) -> None:
+        """A slot that superseded a stored memory conflicted with it (memhtml reports the store
+        match; the commit's contradictions no longer see it, as it is archived)."""
+        for index, stored in occupants.items():
+            if results[index]["superseded_path"]:
+                record, _ = self._read(results[index]["superseded_path"])
+                claim = "" if record is None else record.get("claim") or ""
+                results[index]["conflict"] = {"path": stored, "batch_index": None, "claim": claim}
 
     def _frame_occupants(self, slot_of: Mapping[str, int]) -> dict[int, str]:
         """Slot index → the stored active memory (not a task) holding that slot's frame key,
