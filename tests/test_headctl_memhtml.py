@@ -266,3 +266,51 @@ def test_search_and_recall_take_memhtml_scope_flags(cli: Cli) -> None:
     assert POSTGRES in hits("--include-archived", "--as-of", "2030-01-01T00:00:00Z")
     recalled = cli.run("--json", "recall", "postgres", "--workspace", "nowhere")
     assert recalled.returncode == 0, recalled.stderr
+
+
+def test_apply_detect_near_duplicates_through_the_daemons_embedder(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    make_store(store)
+    daemon = Daemon(store, short_socket_dir() / "head.sock", extra=["--embedder", "hash"])
+    daemon.wait_ready()
+    try:
+        cli = Cli(store, daemon.socket_path)
+        assert cli.run("vectors", "fill").returncode == 0
+        stream = "\n".join(
+            [
+                _line("Ledger database", "The ledger runs on Postgres 15 in the primary region."),
+                _line("Ledger database", "The ledger runs on Postgres 15 in the primary region!"),
+                _line("Lint", "Lint runs on every push."),
+            ]
+        )
+        out = cli.json("apply", "--detect-near-duplicates", stdin=stream + "\n")
+        assert out["near_duplicates_degraded"] is False
+        rows = out["results"]
+        assert rows[0]["near_duplicates"] is None
+        later = rows[1]["near_duplicates"]
+        assert later[0]["batch_index"] == 0 and later[0]["path"] is None
+        assert later[0]["similarity"] >= 0.92
+        assert later[0]["claim"] == "The ledger runs on Postgres 15 in the primary region."
+        assert cli.run("vectors", "fill").returncode == 0
+        again = cli.json(
+            "apply",
+            "--detect-near-duplicates",
+            stdin=_line("Ledger database", "The ledger runs on Postgres 15 in the primary region?")
+            + "\n",
+        )
+        # the stored restatements, best first, a tie by path
+        stored = again["results"][0]["near_duplicates"]
+        assert [m["path"] for m in stored] == [rows[1]["path"], rows[0]["path"]]
+        assert stored[0]["batch_index"] is None and stored[0]["similarity"] >= 0.92
+        assert stored[0]["claim"] == "The ledger runs on Postgres 15 in the primary region!"
+        plain = cli.json("apply", stdin=_line("Plain", "A plain fact.") + "\n")
+        assert plain["near_duplicates_degraded"] is False
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+
+
+def test_apply_near_duplicates_without_an_embedder_are_unchecked(cli: Cli) -> None:
+    line = _line("Unchecked fact", "The unchecked fact is recorded once.")
+    out = cli.json("apply", "--detect-near-duplicates", stdin=line + "\n")
+    assert out["near_duplicates_degraded"] is True
+    assert out["results"][0]["near_duplicates"] is None and out["results"][0]["ok"] is True

@@ -170,8 +170,8 @@ def differences(ours: Any, theirs: Any, where: str = "") -> list[str]:
     return [] if ours == theirs else [f"{where}: {ours!r} != {theirs!r}"]
 
 
-#: Where headctl knowingly answers otherwise: memhtml checks a batch for near duplicates
-#: lexically even without an embedder; headctl's apply runs no near-duplicate check and says so.
+#: Where headctl knowingly answers otherwise: asked for near duplicates with no embedder, memhtml
+#: answers ``near_duplicates_degraded: false``, headctl says the check did not run.
 KNOWN = frozenset({".near_duplicates_degraded: True != False"})
 
 #: Commits memhtml makes beyond ours: its ``--consolidate last-wins`` archives the displaced

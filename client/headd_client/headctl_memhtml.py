@@ -272,7 +272,8 @@ def _apply_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--detect-near-duplicates",
         action="store_true",
-        help="report near duplicates (answered unchecked: near_duplicates_degraded)",
+        help="report each op's near duplicates (cosine >= 0.92 against active memories and earlier"
+        " ops, through the daemon's embedder; near_duplicates_degraded when none runs)",
     )
     p.add_argument(
         "--consolidate",

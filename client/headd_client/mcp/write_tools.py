@@ -168,6 +168,7 @@ class WriteTools:
                 f"consolidate {consolidate!r} is not supported (only last-wins); nothing was written",
             )
         ops = list(args["ops"])
+        near = self._near_duplicates(ops) if args.get("detect_near_duplicates") else {}
         plan = _last_wins(ops) if consolidate else _Plan(list(range(len(ops))), {}, {})
         occupants = self._frame_occupants(plan.slot_of)
         best_effort = bool(args.get("continue_on_error"))
@@ -209,7 +210,7 @@ class WriteTools:
                             results[later].update(ok=False, skipped=True)
                         for earlier in written:
                             results[earlier].update(ok=False, skipped=True, superseded_path=None)
-                        return _batch_answer(_consolidated(results, plan), None)
+                        return _batch_answer(_consolidated(results, plan, near), None, near)
             sha = None
             if written or any(r["superseded_path"] for r in results):
                 first = written[0] if written else plan.order[0]
@@ -220,7 +221,37 @@ class WriteTools:
                 if args.get("detect_conflicts"):
                     self._mark_conflicts(results, landed.contradictions)
                     self._mark_displaced(results, occupants)
-        return _batch_answer(_consolidated(results, plan), sha)
+        return _batch_answer(_consolidated(results, plan, near), sha, near)
+
+    def _near_duplicates(self, ops: list[Mapping[str, Any]]) -> dict[int, Any] | None:
+        """Per op index its near duplicates (the daemon's ``near_duplicates``, one embedding
+        call for the batch over each op's claim and body); None when unchecked."""
+        keyed = [(i, _claim_of(op)) for i, op in enumerate(ops) if op.get("article_html") is None]
+        keyed = [(i, claim) for i, claim in keyed if claim.strip()]
+        texts = [_text_of(ops[i], claim) for i, claim in keyed]
+        if not texts:
+            return {}
+        titles = [str(ops[i].get("title") or "") for i, _ in keyed]
+        answer = self.link.call("near_duplicates", {"texts": texts, "titles": titles})
+        if answer.get("degraded"):
+            return None
+        found: dict[int, Any] = {}
+        for (index, _), matches in zip(keyed, answer.get("matches") or (), strict=True):
+            if matches:
+                found[index] = [
+                    {
+                        "path": m.get("path"),
+                        "batch_index": None
+                        if m.get("batch_index") is None
+                        else keyed[m["batch_index"]][0],
+                        "similarity": m["similarity"],
+                        "claim": m.get("claim")
+                        if m.get("path") is not None
+                        else keyed[m["batch_index"]][1],
+                    }
+                    for m in matches
+                ]
+        return found
 
     def _mark_displaced(self, results: list[dict[str, Any]], occupants: Mapping[int, str]) -> None:
         """A slot that superseded a stored memory conflicted with it (memhtml reports the store
@@ -434,9 +465,24 @@ def _claim_of(op: Mapping[str, Any]) -> str:
     return ""
 
 
-def _consolidated(results: list[dict[str, Any]], plan: _Plan) -> list[dict[str, Any]]:
+def _text_of(op: Mapping[str, Any], claim: str) -> str:
+    """What the near-duplicate check embeds: the claim and the body after it, as memhtml."""
+    body = op.get("body")
+    if op.get("claim") is None and isinstance(body, str):
+        from headd.memfile.render import split_prose
+
+        return "\n".join([claim, *split_prose(body)[1]])
+    rest = [body] if isinstance(body, str) else list(body or ())
+    return "\n".join([claim, *rest])
+
+
+def _consolidated(
+    results: list[dict[str, Any]], plan: _Plan, near: Mapping[int, Any] | None = None
+) -> list[dict[str, Any]]:
     """Each restatement points at its slot when the slot's write landed, else it is skipped
-    with it (nothing of it reached the store)."""
+    with it (nothing of it reached the store); each op gains its near duplicates."""
+    for index, found in (near or {}).items():
+        results[index]["near_duplicates"] = found
     for index, slot in plan.losers.items():
         winner = results[slot]
         if winner["ok"] and not winner["skipped"]:
@@ -499,7 +545,9 @@ def _batch_row(index: int) -> dict[str, Any]:
     }
 
 
-def _batch_answer(results: list[dict[str, Any]], sha: str | None) -> dict[str, Any]:
+def _batch_answer(
+    results: list[dict[str, Any]], sha: str | None, near: Mapping[int, Any] | None = None
+) -> dict[str, Any]:
     folded = [r for r in results if r["consolidated_into"] is None]
     summary = {
         "total": len(results),
@@ -509,10 +557,10 @@ def _batch_answer(results: list[dict[str, Any]], sha: str | None) -> dict[str, A
         "skipped": sum(1 for r in folded if r["skipped"]),
         "consolidated": len(results) - len(folded),
     }
-    # near-duplicate detection is not run here: memhtml's "unchecked" answer (degraded).
     return {
         "results": results,
         "summary": summary,
         "commit_sha": sha,
-        "near_duplicates_degraded": True,
+        # asked for and unchecked: no embedder answered (memhtml's "degraded")
+        "near_duplicates_degraded": near is None,
     }
