@@ -111,6 +111,66 @@ def test_apply_help_shows_the_op_format(cli: Cli) -> None:
     assert '{"op":"write","title":' in shown.stdout and "--continue-on-error" in shown.stdout
 
 
+def test_apply_last_wins_folds_restatements_and_supersedes_the_stored_slot(cli: Cli) -> None:
+    stored = cli.json(
+        "write", "--title", "Worker retry limit", "--claim", "The retry limit of the worker is 3.",
+        "--type", "semantic",
+    )["path"]  # fmt: skip
+    before = cli.commits()
+    stream = "\n".join(
+        [
+            _line("Cache ttl ten", "The cache ttl of the api is 10 seconds."),
+            _line("Backups nightly", "Backups run every night."),
+            _line("Cache ttl twenty", "The cache ttl of the api is 20 seconds."),
+            _line("Worker retry limit five", "The retry limit of the worker is 5."),
+            _line("Cache ttl thirty", "The cache ttl of the api is 30 seconds."),
+        ]
+    )
+    out = cli.json("apply", "--consolidate", "last-wins", "--detect-conflicts", stdin=stream + "\n")
+    rows = out["results"]
+    # one file per slot, at the first index that claimed it, holding the last value
+    assert rows[0]["path"] == "areas/inbox/cache-ttl-thirty.html"
+    assert [r["consolidated_into"] for r in rows] == [None, None, 0, None, 0]
+    assert rows[2]["path"] is None and rows[2]["ok"] is True
+    assert out["summary"] == {
+        "total": 5, "written": 3, "deduped": 0, "failed": 0, "skipped": 0, "consolidated": 2,
+    }  # fmt: skip
+    moved = f"archive/2026/{stored}"
+    assert rows[3]["superseded_path"] == moved
+    assert [r["superseded_path"] for r in rows if r["index"] != 3] == [None] * 4
+    assert rows[3]["conflict"] == {
+        "path": stored, "batch_index": None, "claim": "The retry limit of the worker is 3.",
+    }  # fmt: skip
+    assert [r["conflict"] for r in rows if r["index"] != 3] == [None] * 4
+    # the batch and the supersede are one commit
+    assert out["commit_sha"] == cli.head() and cli.commits() == before + 1
+    assert not (cli.store / "areas/inbox/cache-ttl-ten.html").exists()
+    assert "30 seconds" in (cli.store / rows[0]["path"]).read_text(encoding="utf-8")
+    winner = (cli.store / rows[3]["path"]).read_text(encoding="utf-8")
+    assert f'<link rel="memhtml-supersedes" href="/{moved}">' in winner
+    old = (cli.store / moved).read_text(encoding="utf-8")
+    assert f'name="memhtml-superseded-by" content="/{rows[3]["path"]}"' in old
+    assert 'name="memhtml-valid-until"' in old and not (cli.store / stored).exists()
+
+
+def test_apply_last_wins_skips_restatements_of_a_slot_that_did_not_land(cli: Cli) -> None:
+    before = cli.commits()
+    stream = "\n".join(
+        [
+            _line("Queue cap", "The queue cap of the ingest is 9.", path=POSTGRES),
+            _line("Queue cap again", "The queue cap of the ingest is 12.", path=POSTGRES),
+            _line("Lint rules", "Lint runs on every push."),
+        ]
+    )
+    out = cli.json("apply", "--consolidate", "last-wins", stdin=stream + "\n")
+    assert [(r["ok"], r["skipped"]) for r in out["results"]] == [
+        (False, False), (False, True), (False, True),
+    ]  # fmt: skip
+    assert out["results"][0]["code"] == "ERR_WRITE_CONFLICT"
+    assert out["summary"]["consolidated"] == 0 and out["summary"]["skipped"] == 2
+    assert out["commit_sha"] is None and cli.commits() == before
+
+
 def test_correct_supersedes_and_archives_in_one_commit(cli: Cli) -> None:
     target = cli.json(
         "write",
@@ -206,3 +266,51 @@ def test_search_and_recall_take_memhtml_scope_flags(cli: Cli) -> None:
     assert POSTGRES in hits("--include-archived", "--as-of", "2030-01-01T00:00:00Z")
     recalled = cli.run("--json", "recall", "postgres", "--workspace", "nowhere")
     assert recalled.returncode == 0, recalled.stderr
+
+
+def test_apply_detect_near_duplicates_through_the_daemons_embedder(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    make_store(store)
+    daemon = Daemon(store, short_socket_dir() / "head.sock", extra=["--embedder", "hash"])
+    daemon.wait_ready()
+    try:
+        cli = Cli(store, daemon.socket_path)
+        assert cli.run("vectors", "fill").returncode == 0
+        stream = "\n".join(
+            [
+                _line("Ledger database", "The ledger runs on Postgres 15 in the primary region."),
+                _line("Ledger database", "The ledger runs on Postgres 15 in the primary region!"),
+                _line("Lint", "Lint runs on every push."),
+            ]
+        )
+        out = cli.json("apply", "--detect-near-duplicates", stdin=stream + "\n")
+        assert out["near_duplicates_degraded"] is False
+        rows = out["results"]
+        assert rows[0]["near_duplicates"] is None
+        later = rows[1]["near_duplicates"]
+        assert later[0]["batch_index"] == 0 and later[0]["path"] is None
+        assert later[0]["similarity"] >= 0.92
+        assert later[0]["claim"] == "The ledger runs on Postgres 15 in the primary region."
+        assert cli.run("vectors", "fill").returncode == 0
+        again = cli.json(
+            "apply",
+            "--detect-near-duplicates",
+            stdin=_line("Ledger database", "The ledger runs on Postgres 15 in the primary region?")
+            + "\n",
+        )
+        # the stored restatements, best first, a tie by path
+        stored = again["results"][0]["near_duplicates"]
+        assert [m["path"] for m in stored] == [rows[1]["path"], rows[0]["path"]]
+        assert stored[0]["batch_index"] is None and stored[0]["similarity"] >= 0.92
+        assert stored[0]["claim"] == "The ledger runs on Postgres 15 in the primary region!"
+        plain = cli.json("apply", stdin=_line("Plain", "A plain fact.") + "\n")
+        assert plain["near_duplicates_degraded"] is False
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+
+
+def test_apply_near_duplicates_without_an_embedder_are_unchecked(cli: Cli) -> None:
+    line = _line("Unchecked fact", "The unchecked fact is recorded once.")
+    out = cli.json("apply", "--detect-near-duplicates", stdin=line + "\n")
+    assert out["near_duplicates_degraded"] is True
+    assert out["results"][0]["near_duplicates"] is None and out["results"][0]["ok"] is True

@@ -5,7 +5,8 @@
 script of commands on both (writes, a duplicate, a batch with a bad line and one with a conflicting
 path, a conflicting claim with ``--detect-conflicts``, a correction, links, an archive, tasks
 through ``done``, lists with filters and a cursor, neighbours at depth 1 and 2, entity activity,
-doctor on a dangling link, publish twice), and compares each answer's ``data`` (memhtml's envelope) with ``headctl
+doctor on a dangling link, publish twice, a ``--consolidate last-wins`` batch over a stored slot),
+and compares each answer's ``data`` (memhtml's envelope) with ``headctl
 --json``'s answer, key by key: what memhtml answers must be in ours with the same value, except the
 fields that name a moment or a commit (``commitSha``, ``updatedAt``, ``lastActivityAt`` …), which
 must only be present. Then the git history: one commit per landed write on both sides, and the
@@ -70,6 +71,27 @@ CONFLICTING = json.dumps(
     {"op": "write", "title": "Pool size is fifty", "type": "semantic",
      "body": "The pool size is fifty."}
 ) + "\n"  # fmt: skip
+#: A stored slot, then a batch that restates a slot inside itself (three times, the last wins)
+#: and the stored one (its memory archived as superseded), with a line of no frame shape between.
+RETRY = [
+    "write", "--title", "Worker retry limit", "--claim", "The retry limit of the worker is 3.",
+    "--type", "semantic",
+]  # fmt: skip
+LAST_WINS = "\n".join(
+    json.dumps(op)
+    for op in [
+        {"op": "write", "title": "Cache ttl ten", "type": "semantic",
+         "body": "The cache ttl of the api is 10 seconds."},
+        {"op": "write", "title": "Backups nightly", "type": "procedural",
+         "body": "Backups run every night."},
+        {"op": "write", "title": "Cache ttl twenty", "type": "semantic",
+         "body": "The cache ttl of the api is 20 seconds."},
+        {"op": "write", "title": "Worker retry limit five", "type": "semantic",
+         "body": "The retry limit of the worker is 5."},
+        {"op": "write", "title": "Cache ttl thirty", "type": "semantic",
+         "body": "The cache ttl of the api is 30 seconds. Set by the gateway."},
+    ]
+) + "\n"  # fmt: skip
 POOL = "areas/inbox/pool-size-is-forty.html"
 DEPLOYS = "projects/ops/deploys-weekly.html"
 RECORD = "resources/db/postgres-is-the-record.html"
@@ -113,6 +135,10 @@ SCRIPT: list[tuple[str, list[str], str | None]] = [
     ("doctor", ["doctor"], None),
     ("publish", ["publish"], None),
     ("publish again", ["publish"], None),
+    ("write a slot", RETRY, None),
+    ("apply last-wins", ["apply", "--file", "-", "--consolidate", "last-wins",
+                         "--detect-conflicts"], LAST_WINS),
+    ("list after last-wins", ["list", "--include-archived"], None),
     # last: the head links a contradicting write to its rival (``contradicts``) on commit, which
     # memhtml 0.15.1 reports without linking, so later neighbourhoods would differ by that link
     ("apply a conflicting claim", ["apply", "--file", "-", "--detect-conflicts"], CONFLICTING),
@@ -144,9 +170,14 @@ def differences(ours: Any, theirs: Any, where: str = "") -> list[str]:
     return [] if ours == theirs else [f"{where}: {ours!r} != {theirs!r}"]
 
 
-#: Where headctl knowingly answers otherwise: memhtml checks a batch for near duplicates
-#: lexically even without an embedder; headctl's apply runs no near-duplicate check and says so.
+#: Where headctl knowingly answers otherwise: asked for near duplicates with no embedder, memhtml
+#: answers ``near_duplicates_degraded: false``, headctl says the check did not run.
 KNOWN = frozenset({".near_duplicates_degraded: True != False"})
+
+#: Commits memhtml makes beyond ours: its ``--consolidate last-wins`` archives the displaced
+#: stored memory in a second commit after the batch's; headctl's batch, supersede included, is
+#: one session and one commit.
+PEER_EXTRA_COMMITS = 1
 
 
 def compare() -> dict[str, Any]:

@@ -272,12 +272,15 @@ def _apply_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--detect-near-duplicates",
         action="store_true",
-        help="report near duplicates (answered unchecked: near_duplicates_degraded)",
+        help="report each op's near duplicates (cosine >= 0.92 against active memories and earlier"
+        " ops, through the daemon's embedder; near_duplicates_degraded when none runs)",
     )
     p.add_argument(
         "--consolidate",
         choices=("last-wins",),
-        help="resolve claim-slot matches instead of reporting them (refused: ERR_UNSUPPORTED)",
+        help="resolve claim-slot matches: the later op's value wins the slot (written at the first"
+        " index that claimed it, each restatement answering `consolidated_into`) and a stored"
+        " active memory holding the slot is archived as superseded (`superseded_path`)",
     )
     provenance_flags(p, "for every op that names none")
 

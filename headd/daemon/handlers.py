@@ -48,6 +48,7 @@ from headd.errors import (
     WriteConflict,
 )
 from headd.head.indexes import IndexedView
+from headd.head.near import combined_vectors, near_matches
 from headd.head.successors import resolve
 from headd.limits import bounded
 from headd.record import PARA_BUCKETS
@@ -55,6 +56,7 @@ from headd.store.results import CommitResult
 from headd.wire.answers import (
     AdvanceAnswer,
     ExecAnswer,
+    NearDuplicatesAnswer,
     PathsAnswer,
     PlaneAnswer,
     ReadAnswer,
@@ -95,6 +97,7 @@ from headd.wire.methods import (
     IndexRebuild,
     IndexStatus,
     IndexUpdate,
+    NearDuplicates,
     Read,
     Recall,
     Reinforce,
@@ -249,6 +252,8 @@ class Service:
             case ByFrameKey(key=key, at=at, session=session):
                 view = await self.view(at, session)
                 return PathsAnswer(view.sha, view.by_frame_key(key))
+            case NearDuplicates(texts=texts, titles=titles, floor=floor, k=k):
+                return await self.near_duplicates(texts, titles, floor, k)
             case ByContentHash(hash=content_hash, at=at, session=session):
                 view = await self.view(at, session)
                 held = view.by_content_hash(content_hash)
@@ -326,6 +331,33 @@ class Service:
                     self.remote.poke()
                 return result
         raise MethodNotFound(f"no handler for {type(request).__name__}")
+
+    async def near_duplicates(
+        self, texts: list[str], titles: list[str] | None, floor: float, k: int
+    ) -> NearDuplicatesAnswer:
+        """``near_duplicates``: the texts embedded as documents, each matched against the
+        followed version's vectors (``VersionMatrix.ranked``) and the texts before it."""
+        view = await self.follower.current()
+        vectors = self.vectors
+        unchecked = NearDuplicatesAnswer(view.sha, True, [[] for _ in texts])
+        if vectors is None or vectors.embedder is None or vectors.cache is None:
+            return unchecked
+        if not texts or vectors.coverage(view) < MIN_COVERAGE:
+            return unchecked if texts else NearDuplicatesAnswer(view.sha, False, [])
+        embedder, cache = vectors.embedder, vectors.cache
+        loop = asyncio.get_running_loop()
+        if titles is not None and len(titles) != len(texts):
+            raise InvalidParams("near_duplicates: one title per text", {"texts": len(texts)})
+        try:
+            embedded = await loop.run_in_executor(
+                None, combined_vectors, embedder, list(texts), titles
+            )
+        except Exception as exc:  # a model failure leaves the texts unchecked, never refused
+            log.warning("near-duplicate embed failed: %s", exc)
+            return unchecked
+        return NearDuplicatesAnswer(
+            view.sha, False, near_matches(view, vectors.matrix_for(view, cache), embedded, floor, k)
+        )
 
     async def vectors_fill(self, limit: int | None) -> VectorsFillAnswer:
         """``vectors.fill``: embed, now, what the cache lacks for the followed version."""

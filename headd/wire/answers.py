@@ -117,6 +117,25 @@ class ResolveAnswer(msgspec.Struct):
     chain: list[str]
 
 
+class NearMatch(msgspec.Struct):
+    """One near duplicate: a stored memory (``path``, its ``claim``) or an earlier text of the
+    same call (``batch_index``, its position in ``texts``)."""
+
+    similarity: float
+    path: str | None = None
+    batch_index: int | None = None
+    claim: str | None = None
+
+
+class NearDuplicatesAnswer(msgspec.Struct):
+    """``near_duplicates``: per text its matches; ``degraded`` (every list empty) when no
+    embedder runs or the vectors cover too little of the version to say."""
+
+    sha: str | None
+    degraded: bool
+    matches: list[list[NearMatch]]
+
+
 class PathsAnswer(msgspec.Struct):
     """``inbound``/``by_entity``/``by_frame_key``/``by_content_hash``: the paths, sorted."""
 
@@ -497,6 +516,7 @@ def answer_types() -> dict[str, Any]:
         "inbound": PathsAnswer,
         "by_entity": PathsAnswer,
         "by_frame_key": PathsAnswer,
+        "near_duplicates": NearDuplicatesAnswer,
         "by_content_hash": PathsAnswer,
         "advance": AdvanceAnswer,
         "gate": HeadGateReport,

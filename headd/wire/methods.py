@@ -108,6 +108,17 @@ class ByFrameKey(_Params):
     session: str | None = None
 
 
+class NearDuplicates(_Params):
+    """Texts about to be written, each against the active memories (tasks aside) and the
+    texts before it: the matches at or above ``floor`` cosine, best first, ``k`` at most."""
+
+    texts: Annotated[list[str], msgspec.Meta(max_length=200)]
+    #: each text's title: a stored memory's vector is its article's and its title's together
+    titles: Annotated[list[str], msgspec.Meta(max_length=200)] | None = None
+    floor: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.92
+    k: Annotated[int, msgspec.Meta(ge=1, le=50)] = 3
+
+
 class ByContentHash(_Params):
     hash: str
     at: str | None = None
@@ -337,6 +348,7 @@ METHODS: dict[str, type[msgspec.Struct]] = {
     "inbound": Inbound,
     "by_entity": ByEntity,
     "by_frame_key": ByFrameKey,
+    "near_duplicates": NearDuplicates,
     "by_content_hash": ByContentHash,
     "advance": Advance,
     "gate": Gate,

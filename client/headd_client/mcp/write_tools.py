@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -160,19 +161,30 @@ class WriteTools:
         }
 
     def memory_write_batch(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        if args.get("consolidate") is not None:
+        consolidate = args.get("consolidate")
+        if consolidate is not None and consolidate != "last-wins":
             raise ToolFailure(
                 "ERR_UNSUPPORTED",
-                "consolidate is not supported by this server; nothing was written",
+                f"consolidate {consolidate!r} is not supported (only last-wins); nothing was written",
             )
         ops = list(args["ops"])
+        near = self._near_duplicates(ops) if args.get("detect_near_duplicates") else {}
+        plan = _last_wins(ops) if consolidate else _Plan(list(range(len(ops))), {}, {})
+        occupants = self._frame_occupants(plan.slot_of)
         best_effort = bool(args.get("continue_on_error"))
         results: list[dict[str, Any]] = [_batch_row(i) for i in range(len(ops))]
         written: list[int] = []
         with WriteSession(self.link) as session:
             taken = self._taken_in(session)
-            for index, op in enumerate(ops):
+            for index in plan.order:
+                op = plan.content.get(index, ops[index])
                 try:
+                    stored = occupants.get(index)
+                    if stored is not None:
+                        self._supersede(session, op, stored, results[index])
+                        if not results[index]["deduped"]:
+                            written.append(index)
+                        continue
                     wire = self._write_op(op, taken)
                     applied = session.apply([wire])
                     if applied.get("violations"):
@@ -193,20 +205,121 @@ class WriteTools:
                 except ToolFailure as failure:
                     results[index].update(ok=False, code=failure.code, error=failure.message)
                     if not best_effort:
-                        for later in range(index + 1, len(ops)):
+                        at = plan.order.index(index)
+                        for later in plan.order[at + 1 :]:
                             results[later].update(ok=False, skipped=True)
                         for earlier in written:
-                            results[earlier].update(ok=False, skipped=True)
-                        return _batch_answer(results, None)
+                            results[earlier].update(ok=False, skipped=True, superseded_path=None)
+                        return _batch_answer(_consolidated(results, plan, near), None, near)
             sha = None
-            if written:
-                title = ops[written[0]]["title"]
+            if written or any(r["superseded_path"] for r in results):
+                first = written[0] if written else plan.order[0]
                 more = f" (+{len(written) - 1})" if len(written) > 1 else ""
+                title = plan.content.get(first, ops[first])["title"]
                 landed = session.commit(f"memhtml(apply): {title}{more}", self._provenance(args))
                 sha = landed.sha
                 if args.get("detect_conflicts"):
                     self._mark_conflicts(results, landed.contradictions)
-        return _batch_answer(results, sha)
+                    self._mark_displaced(results, occupants)
+        return _batch_answer(_consolidated(results, plan, near), sha, near)
+
+    def _near_duplicates(self, ops: list[Mapping[str, Any]]) -> dict[int, Any] | None:
+        """Per op index its near duplicates (the daemon's ``near_duplicates``, one embedding
+        call for the batch over each op's claim and body); None when unchecked."""
+        keyed = [(i, _claim_of(op)) for i, op in enumerate(ops) if op.get("article_html") is None]
+        keyed = [(i, claim) for i, claim in keyed if claim.strip()]
+        texts = [_text_of(ops[i], claim) for i, claim in keyed]
+        if not texts:
+            return {}
+        titles = [str(ops[i].get("title") or "") for i, _ in keyed]
+        answer = self.link.call("near_duplicates", {"texts": texts, "titles": titles})
+        if answer.get("degraded"):
+            return None
+        found: dict[int, Any] = {}
+        for (index, _), matches in zip(keyed, answer.get("matches") or (), strict=True):
+            if matches:
+                found[index] = [
+                    {
+                        "path": m.get("path"),
+                        "batch_index": None
+                        if m.get("batch_index") is None
+                        else keyed[m["batch_index"]][0],
+                        "similarity": m["similarity"],
+                        "claim": m.get("claim")
+                        if m.get("path") is not None
+                        else keyed[m["batch_index"]][1],
+                    }
+                    for m in matches
+                ]
+        return found
+
+    def _mark_displaced(self, results: list[dict[str, Any]], occupants: Mapping[int, str]) -> None:
+        """A slot that superseded a stored memory conflicted with it (memhtml reports the store
+        match; the commit's contradictions no longer see it, as it is archived)."""
+        for index, stored in occupants.items():
+            if results[index]["superseded_path"]:
+                record, _ = self._read(results[index]["superseded_path"])
+                claim = "" if record is None else record.get("claim") or ""
+                results[index]["conflict"] = {"path": stored, "batch_index": None, "claim": claim}
+
+    def _frame_occupants(self, slot_of: Mapping[str, int]) -> dict[int, str]:
+        """Slot index → the stored active memory (not a task) holding that slot's frame key,
+        the first by path as memhtml takes it."""
+        occupants: dict[int, str] = {}
+        for key, slot in slot_of.items():
+            for path in self.link.call("by_frame_key", {"key": key}).get("paths") or ():
+                record, _ = self._read(str(path))
+                if record is not None and record.get("memory_type") != "task":
+                    occupants[slot] = str(path)
+                    break
+        return occupants
+
+    def _supersede(
+        self, session: WriteSession, op: Mapping[str, Any], stored: str, row: dict[str, Any]
+    ) -> None:
+        """Write a surviving slot's value over the stored memory holding its frame key: the
+        new file linked ``supersedes`` to the archived one, both windows stamped (``correct``'s
+        chain), in the batch's one session; a value already stored elsewhere only links."""
+        from headd.memfile.archive import (
+            archive_path,
+            supersede_moment,
+            supersede_stamps,
+            superseding_stamps,
+        )
+
+        taken = self._taken_in(session)
+        body, markup = body_or_markup(op)
+        path = op.get("path")
+        if path is not None:
+            wire = self._write_op(op, taken)  # the path checks; its own path when usable
+            path = wire.get("path")
+        now = self._now()
+        moved_to = archive_path(stored, now.year, taken)
+        new_html, new_path = self._render(op, markup, path, taken, body=body)
+        moment = supersede_moment(new_html, _event_at(new_path, new_html), now)
+        new_html = superseding_stamps(new_html, old_archive_path=moved_to, moment=moment)
+        applied = session.apply([{"op": "put", "path": new_path, "html": new_html}])
+        winner = new_path
+        if applied.get("violations"):
+            v = applied["violations"][0]
+            if v.get("kind") != "duplicate" or not v.get("existing"):
+                raise violation_failure(v)
+            winner = str(v["existing"])
+            row.update(path=winner, deduped=True, existing_path=winner)
+            if winner == stored:
+                return
+            link = {"op": "link", "path": winner, "rel": "supersedes", "href": "/" + moved_to}
+            applied = session.apply([link])
+            if applied.get("violations"):
+                raise violation_failure(applied["violations"][0])
+        else:
+            row["path"] = winner
+        old_html = self._blob({"path": stored})
+        old = supersede_stamps(old_html, new_path=winner, moment=moment, now=now)
+        applied = session.apply([{"op": "archive", "path": stored, "to": moved_to, "html": old}])
+        if applied.get("violations"):
+            raise violation_failure(applied["violations"][0])
+        row["superseded_path"] = moved_to
 
     def _mark_conflicts(
         self, results: list[dict[str, Any]], contradictions: Iterable[Mapping[str, Any]]
@@ -308,6 +421,77 @@ class WriteTools:
         return {"path": path, "archive_path": moved, "commit_sha": landed.sha}
 
 
+@dataclass
+class _Plan:
+    """A batch's ops in slot order: ``order`` the indices that write, ``content`` a slot's
+    surviving op when a later one restated its frame, ``losers`` a restatement's slot."""
+
+    order: list[int]
+    content: dict[int, Mapping[str, Any]]
+    losers: dict[int, int]
+    slot_of: dict[str, int] = field(default_factory=dict)
+
+
+def _last_wins(ops: list[Mapping[str, Any]]) -> _Plan:
+    """memhtml's last-wins fold: the first op with a frame key holds the slot, each later op
+    with that key replaces its content and reports ``consolidated_into`` the slot; an op whose
+    claim has no frame shape is never folded."""
+    from headd.memfile.hashes import frame_key_of
+
+    plan = _Plan([], {}, {})
+    for index, op in enumerate(ops):
+        key = frame_key_of(_claim_of(op))
+        slot = None if key is None else plan.slot_of.get(key)
+        if slot is None:
+            if key is not None:
+                plan.slot_of[key] = index
+            plan.order.append(index)
+            continue
+        plan.content[slot] = op
+        plan.losers[index] = slot
+    return plan
+
+
+def _claim_of(op: Mapping[str, Any]) -> str:
+    """The claim an op states: its ``claim``, else its prose's first sentence (memhtml's
+    derivation); markup's claim is not read before it renders, so it states none here."""
+    from headd.memfile.render import claim_from_prose
+
+    claim, body = op.get("claim"), op.get("body")
+    if isinstance(claim, str):
+        return claim
+    if isinstance(body, str) and body.strip() and op.get("article_html") is None:
+        return claim_from_prose(body)
+    return ""
+
+
+def _text_of(op: Mapping[str, Any], claim: str) -> str:
+    """What the near-duplicate check embeds: the claim and the body after it, as memhtml."""
+    body = op.get("body")
+    if op.get("claim") is None and isinstance(body, str):
+        from headd.memfile.render import split_prose
+
+        return "\n".join([claim, *split_prose(body)[1]])
+    rest = [body] if isinstance(body, str) else list(body or ())
+    return "\n".join([claim, *rest])
+
+
+def _consolidated(
+    results: list[dict[str, Any]], plan: _Plan, near: Mapping[int, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Each restatement points at its slot when the slot's write landed, else it is skipped
+    with it (nothing of it reached the store); each op gains its near duplicates."""
+    for index, found in (near or {}).items():
+        results[index]["near_duplicates"] = found
+    for index, slot in plan.losers.items():
+        winner = results[slot]
+        if winner["ok"] and not winner["skipped"]:
+            results[index].update(consolidated_into=slot)
+        else:
+            results[index].update(ok=False, skipped=True)
+    return results
+
+
 class _Taken(AbstractSet[str]):
     """``choose_path``'s set of occupied paths, asked of the session's view one path at a time
     (placement only ever asks ``in``)."""
@@ -361,19 +545,22 @@ def _batch_row(index: int) -> dict[str, Any]:
     }
 
 
-def _batch_answer(results: list[dict[str, Any]], sha: str | None) -> dict[str, Any]:
+def _batch_answer(
+    results: list[dict[str, Any]], sha: str | None, near: Mapping[int, Any] | None = None
+) -> dict[str, Any]:
+    folded = [r for r in results if r["consolidated_into"] is None]
     summary = {
         "total": len(results),
-        "written": sum(1 for r in results if r["ok"] and not r["deduped"] and not r["skipped"]),
-        "deduped": sum(1 for r in results if r["deduped"]),
-        "failed": sum(1 for r in results if not r["ok"] and not r["skipped"]),
-        "skipped": sum(1 for r in results if r["skipped"]),
-        "consolidated": 0,
+        "written": sum(1 for r in folded if r["ok"] and not r["deduped"] and not r["skipped"]),
+        "deduped": sum(1 for r in folded if r["ok"] and r["deduped"] and not r["skipped"]),
+        "failed": sum(1 for r in folded if not r["ok"] and not r["skipped"]),
+        "skipped": sum(1 for r in folded if r["skipped"]),
+        "consolidated": len(results) - len(folded),
     }
-    # near-duplicate detection is not run here: memhtml's "unchecked" answer (degraded).
     return {
         "results": results,
         "summary": summary,
         "commit_sha": sha,
-        "near_duplicates_degraded": True,
+        # asked for and unchecked: no embedder answered (memhtml's "degraded")
+        "near_duplicates_degraded": near is None,
     }
