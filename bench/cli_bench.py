@@ -33,6 +33,7 @@ import pygit2
 
 from bench.peers.memhtml_mcp import memhtml_command, memhtml_env, memhtml_version
 from bench.support import stores
+from bench.support.serve import daemon_argv
 
 PYTHON = sys.executable
 REPO = Path(__file__).resolve().parents[1]
@@ -137,8 +138,7 @@ def run_size(n: int, repeat: int, work: Path) -> dict[str, Any]:
     socket_path = Path(tempfile.mkdtemp(prefix="hcb-")) / "head.sock"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     daemon = subprocess.Popen(
-        [PYTHON, "-m", "headd.daemon.main", "--store", str(ours), "--socket", str(socket_path)]
-        + ["--embedder", "off"],
+        daemon_argv(ours, socket_path, python=PYTHON),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

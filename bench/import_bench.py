@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.support.serve import daemon_argv
 from bench.support.stores import _vocabulary
 from headd.importers.claude_code import parse
 from headd.importers.run import run_import
@@ -97,17 +98,7 @@ def measure(count: int, work: Path) -> dict[str, Any]:
     sock = Path(tempfile.mkdtemp(prefix="hib-")) / "h.sock"
     log = open(work / f"headd-{count}.log", "wb")  # noqa: SIM115 - closed below
     daemon = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "headd.daemon.main",
-            "--store",
-            str(store),
-            "--socket",
-            str(sock),
-            "--embedder",
-            "off",
-        ],
+        daemon_argv(store, sock),
         stdout=log,
         stderr=subprocess.STDOUT,
         cwd=str(REPO),

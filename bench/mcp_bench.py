@@ -39,6 +39,7 @@ from bench.peers import memhtml_mcp as mcp_peer
 from bench.support import stores
 from bench.support.daemon_measure import summary
 from bench.support.data import SCIFACT_ENV
+from bench.support.serve import daemon_argv
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -182,17 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "HEADD_EMBEDDER": "off"}
     env.pop("HEADD_SOCKET", None)
     daemon = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "headd.daemon.main",
-            "--store",
-            str(store),
-            "--socket",
-            str(sock),
-            "--embedder",
-            "off",
-        ],
+        daemon_argv(store, sock, python=PYTHON),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,

@@ -41,6 +41,7 @@ from headd_client.sync_client import Client
 
 from bench.support.daemon_measure import summary
 from bench.support.data import cache_dir
+from bench.support.serve import daemon_argv
 from bench.support.stores import _vocabulary, generated_memories, render, write_tree
 
 GOAL_MS = 50.0
@@ -97,17 +98,7 @@ def start_daemon(store: Path, sock: Path) -> Any:
     import subprocess
 
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "headd.daemon.main",
-            "--store",
-            str(store),
-            "--socket",
-            str(sock),
-            "--embedder",
-            "off",
-        ],
+        daemon_argv(store, sock),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
