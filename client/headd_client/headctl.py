@@ -59,6 +59,7 @@ from headd_client.headctl_commands import (
     build_parser,
     register,
 )
+from headd_client.json_types import JsonIn, JsonInObject, JsonObject, JsonValue
 from headd_client.store_check import store_problem
 from headd_client.sync_client import Client
 
@@ -110,7 +111,7 @@ __all__ = ["COMMANDS", "Command", "build_parser", "main", "register", "run"]
 # -- running without a daemon -------------------------------------------------------------
 
 
-def gate_in_process(store: Path, params: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+def gate_in_process(store: Path, params: JsonInObject) -> tuple[JsonObject, str]:
     """The gate computed here, when no daemon serves the store: (report, failure line)."""
     from headd_client.local_gate import run_gate
 
@@ -124,8 +125,8 @@ def _local_methods() -> frozenset[str]:
 
 
 def plane_in_process(
-    store: Path, method: str, params: Mapping[str, Any], environ: Mapping[str, str]
-) -> Any:
+    store: Path, method: str, params: JsonInObject, environ: Mapping[str, str]
+) -> object:
     """A plane method answered here, when no daemon serves the store."""
     from headd_client.plane_local import call_local
 
@@ -158,14 +159,15 @@ def progress(method: str, stderr: TextIO) -> Iterator[None]:
         ticker.join()
 
 
-def describe_gate(report: Mapping[str, Any]) -> str:
+def describe_gate(report: JsonIn) -> str:
     from headd_client.local_gate import describe
 
     return describe(report)
 
 
-def _to_plain(value: Any) -> Any:
-    return msgspec.json.decode(msgspec.json.encode(value))
+def _to_plain(value: object) -> JsonValue:
+    plain: JsonValue = msgspec.json.decode(msgspec.json.encode(value))
+    return plain
 
 
 # -- failures -----------------------------------------------------------------------------
@@ -207,7 +209,7 @@ def _one_line(text: str) -> str:
 
 
 def answer_failure(
-    method: str, result: Any, params: Mapping[str, Any] | None = None
+    method: str, result: Any, params: Mapping[str, JsonValue] | None = None
 ) -> Failure | None:
     """The failure an answer stands for, else None.
 
@@ -251,7 +253,7 @@ def answer_failure(
     return None
 
 
-def session_refusal(method: str, result: Any) -> str | None:
+def session_refusal(method: str, result: object) -> str | None:
     """The one failure line for a session write that did not happen, else None."""
     failure = answer_failure(method, result) if method.startswith("session.") else None
     return None if failure is None else f"{failure.code}: {failure.message}"
@@ -382,22 +384,24 @@ def _call_and_show(
     params = {k: v for k, v in params.items() if v is not None}
     make = connect or (lambda path, timeout: Client(path, timeout=timeout))
     failure_line = ""
+    answer: object
     try:
         with progress(method, ctx.stderr), make(ctx.socket, args.timeout) as client:
-            result = client.call(method, params)
+            answer = client.call(method, params)
         if method == "gate":
-            failure_line = describe_gate(result)
+            failure_line = describe_gate(_to_plain(answer))
     except DaemonUnavailable:
         if method == "gate":
-            result, failure_line = gate_in_process(ctx.store, params)
+            answer, failure_line = gate_in_process(ctx.store, params)
         elif method in _local_methods():
             with progress(method, ctx.stderr):
-                result = plane_in_process(ctx.store, method, params, ctx.environ)
+                answer = plane_in_process(ctx.store, method, params, ctx.environ)
         else:
             raise
-    result = command.select(_to_plain(result), args)
+    result = command.select(_to_plain(answer), args)
     failure = answer_failure(method, result, params)
-    if method == "gate" and not result.get("passed", False):
+    passed = isinstance(result, dict) and result.get("passed", False)
+    if method == "gate" and not passed:
         failure = Failure(DiscriminationFailed.code, failure_line)
     if args.json:
         if failure is None or method in ("gate", "session.apply", "session.commit", "sleep.merge"):

@@ -11,7 +11,6 @@ import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 #: Methods ``headctl`` can answer without a daemon.
 LOCAL_METHODS = frozenset(
@@ -50,10 +49,10 @@ def exclude_plane_dir(store: Path) -> None:
 def call_local(
     store: Path,
     method: str,
-    params: Mapping[str, Any],
+    params: Mapping[str, object],
     environ: Mapping[str, str],
     now: datetime | None = None,
-) -> Any:
+) -> object:
     """Answer ``method`` on the store's plane here (the caller checked ``LOCAL_METHODS``): its
     params decoded into the wire's request as the daemon decodes them, then the plane's one
     dispatcher (``headd_plane.answer``), with the plane's writer serving the reads too."""
