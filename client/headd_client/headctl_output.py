@@ -12,33 +12,34 @@ a summary.
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import msgspec
 
-from headd.wire.answers import (
-    AdvanceAnswer,
-    PathsAnswer,
-    ReadAnswer,
-    ResolveAnswer,
-    SkippedAnswer,
-    StatusAnswer,
-    VectorsFillAnswer,
-)
 from headd_client.json_types import JsonIn, JsonInObject
 
+
+class Later:
+    """A module imported on its first attribute read. The answer types are imported when the
+    first answer is shown, not when ``headctl`` starts: they cost its start about a tenth of its
+    import time, and a command decodes one answer at most."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(importlib.import_module(self._name), attr)
+
+
 if TYPE_CHECKING:
-    from headd.store.results import (
-        ApplyResult,
-        CloseResult,
-        CommitResult,
-        ListResult,
-        OpenResult,
-        RebaseResult,
-        SessionInfo,
-    )
+    from headd.store import results
+    from headd.wire import answers
     from headd_client.store_init import StoreCreated
+else:
+    answers = Later("headd.wire.answers")
+    results = Later("headd.store.results")
 
 NONE = "-"
 
@@ -49,13 +50,17 @@ S = TypeVar("S")
 
 
 def typed(
-    answer: type[S], show: Callable[[S, argparse.Namespace, TextIO], None], *, verbose: bool = False
+    answer: Callable[[], type[S]],
+    show: Callable[[S, argparse.Namespace, TextIO], None],
+    *,
+    verbose: bool = False,
 ) -> Shower:
-    """``show`` as a renderer of the plain answer: the answer decoded into ``answer`` first (the
-    type the daemon encoded it from), and with ``verbose`` the full plain answer under it."""
+    """``show`` as a renderer of the plain answer: the answer decoded first into the type
+    ``answer()`` names (the one the daemon encoded it from), and with ``verbose`` the full plain
+    answer under it."""
 
     def human(result: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
-        show(msgspec.convert(result, answer), args, out)
+        show(msgspec.convert(result, answer()), args, out)
         if verbose:
             _verbose(result, args, out)
 
@@ -163,7 +168,7 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
-def embedder_line(result: StatusAnswer) -> str:
+def embedder_line(result: answers.StatusAnswer) -> str:
     """The embedder in a few words: which one, and whether it answers yet."""
     state: JsonInObject = result.embedder_state
     setting = result.embedder or NONE
@@ -214,7 +219,7 @@ def remote_rows(remote: JsonInObject | None) -> list[list[str]]:
     return rows
 
 
-def _status(result: StatusAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _status(result: answers.StatusAnswer, args: argparse.Namespace, out: TextIO) -> None:
     vectors, fill = result.vectors, result.vector_fill
     vector_text = NONE
     if vectors.space:
@@ -250,7 +255,7 @@ def _status(result: StatusAnswer, args: argparse.Namespace, out: TextIO) -> None
     table(rows, out)
 
 
-status = typed(StatusAnswer, _status, verbose=True)
+status = typed(lambda: answers.StatusAnswer, _status, verbose=True)
 
 
 # -- search and recall --------------------------------------------------------------------
@@ -303,7 +308,7 @@ def _search(result: _ShownSearch, args: argparse.Namespace, out: TextIO) -> None
     )
 
 
-search = typed(_ShownSearch, _search, verbose=True)
+search = typed(lambda: _ShownSearch, _search, verbose=True)
 
 
 def recall(result: Any, args: argparse.Namespace, out: TextIO) -> None:
@@ -333,7 +338,7 @@ def recall(result: Any, args: argparse.Namespace, out: TextIO) -> None:
 # -- reads --------------------------------------------------------------------------------
 
 
-def _read(result: ReadAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _read(result: answers.ReadAnswer, args: argparse.Namespace, out: TextIO) -> None:
     record = result.record
     if record is None:
         return
@@ -362,37 +367,37 @@ def _read(result: ReadAnswer, args: argparse.Namespace, out: TextIO) -> None:
             print(f"  {line}", file=out)
 
 
-read = typed(ReadAnswer, _read, verbose=True)
+read = typed(lambda: answers.ReadAnswer, _read, verbose=True)
 
 
-def _resolve(result: ResolveAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _resolve(result: answers.ResolveAnswer, args: argparse.Namespace, out: TextIO) -> None:
     if len(result.chain) > 1:
         print(" -> ".join(result.chain), file=out)
     else:
         print(f"{result.path} (already the live memory)", file=out)
 
 
-resolve = typed(ResolveAnswer, _resolve)
+resolve = typed(lambda: answers.ResolveAnswer, _resolve)
 
 
-def _paths(result: PathsAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _paths(result: answers.PathsAnswer, args: argparse.Namespace, out: TextIO) -> None:
     for path in result.paths:
         print(path, file=out)
     print(f"{len(result.paths)} paths at {_short(result.sha)}", file=out)
 
 
-paths = typed(PathsAnswer, _paths)
+paths = typed(lambda: answers.PathsAnswer, _paths)
 
 
-def _skipped(result: SkippedAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _skipped(result: answers.SkippedAnswer, args: argparse.Namespace, out: TextIO) -> None:
     table([[f.path, f.reason] for f in result.files], out)
     print(f"{len(result.files)} files skipped at {_short(result.sha)}", file=out)
 
 
-skipped = typed(SkippedAnswer, _skipped)
+skipped = typed(lambda: answers.SkippedAnswer, _skipped)
 
 
-def _advance(result: AdvanceAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _advance(result: answers.AdvanceAnswer, args: argparse.Namespace, out: TextIO) -> None:
     print(
         f"at {_short(result.sha)} (from {_short(result.from_)}, "
         f"{_word(result.changed)} changed, {result.took_ms} ms)",
@@ -400,7 +405,7 @@ def _advance(result: AdvanceAnswer, args: argparse.Namespace, out: TextIO) -> No
     )
 
 
-advance = typed(AdvanceAnswer, _advance)
+advance = typed(lambda: answers.AdvanceAnswer, _advance)
 
 
 def gate(report: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
@@ -422,7 +427,7 @@ def gate(report: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
     _verbose(shown, args, out)
 
 
-def _vectors_fill(result: VectorsFillAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _vectors_fill(result: answers.VectorsFillAnswer, args: argparse.Namespace, out: TextIO) -> None:
     print(
         f"{result.space or NONE}: {result.embedded} embedded now, "
         f"{result.reused} reused, {result.remaining} remaining, coverage {result.coverage:.0%}",
@@ -430,7 +435,7 @@ def _vectors_fill(result: VectorsFillAnswer, args: argparse.Namespace, out: Text
     )
 
 
-vectors_fill = typed(VectorsFillAnswer, _vectors_fill)
+vectors_fill = typed(lambda: answers.VectorsFillAnswer, _vectors_fill)
 
 
 def traces_search(result: Any, args: argparse.Namespace, out: TextIO) -> None:
@@ -454,11 +459,11 @@ def traces_search(result: Any, args: argparse.Namespace, out: TextIO) -> None:
 # -- sessions -----------------------------------------------------------------------------
 
 
-def _session_open(result: OpenResult, args: argparse.Namespace, out: TextIO) -> None:
+def _session_open(result: results.OpenResult, args: argparse.Namespace, out: TextIO) -> None:
     print(f"{result.session}  (base {_short(result.base)})", file=out)
 
 
-def _session_apply(result: ApplyResult, args: argparse.Namespace, out: TextIO) -> None:
+def _session_apply(result: results.ApplyResult, args: argparse.Namespace, out: TextIO) -> None:
     if result.violations:
         print("nothing appended:", file=out)
         for v in result.violations:
@@ -474,7 +479,7 @@ def _session_apply(result: ApplyResult, args: argparse.Namespace, out: TextIO) -
     )
 
 
-def _session_commit(result: CommitResult, args: argparse.Namespace, out: TextIO) -> None:
+def _session_commit(result: results.CommitResult, args: argparse.Namespace, out: TextIO) -> None:
     outcome = result.outcome
     if outcome == "committed":
         landed = result.paths or ()
@@ -499,7 +504,7 @@ def _session_commit(result: CommitResult, args: argparse.Namespace, out: TextIO)
         print(f"  {v.kind}  {v.path or ''}  {reasons}".rstrip(), file=out)
 
 
-def _session_rebase(result: RebaseResult, args: argparse.Namespace, out: TextIO) -> None:
+def _session_rebase(result: results.RebaseResult, args: argparse.Namespace, out: TextIO) -> None:
     violations = result.violations
     print(
         f"session {result.session} now on {_short(result.base)} with {result.ops} ops"
@@ -508,7 +513,7 @@ def _session_rebase(result: RebaseResult, args: argparse.Namespace, out: TextIO)
     )
 
 
-def _session_close(result: CloseResult, args: argparse.Namespace, out: TextIO) -> None:
+def _session_close(result: results.CloseResult, args: argparse.Namespace, out: TextIO) -> None:
     dropped = result.dropped_ops
     print(
         f"session {result.session} closed"
@@ -517,7 +522,7 @@ def _session_close(result: CloseResult, args: argparse.Namespace, out: TextIO) -
     )
 
 
-def session_state(info: SessionInfo) -> str:
+def session_state(info: results.SessionInfo) -> str:
     """Where a session stands, in words: uncommitted ops, a commit in flight, or committed."""
     settled = info.last_settlement
     if info.pending:
@@ -530,7 +535,7 @@ def session_state(info: SessionInfo) -> str:
     return "open, empty"
 
 
-def _session_list(result: ListResult, args: argparse.Namespace, out: TextIO) -> None:
+def _session_list(result: results.ListResult, args: argparse.Namespace, out: TextIO) -> None:
     if not result.sessions:
         print("no open sessions", file=out)
         return
@@ -540,36 +545,12 @@ def _session_list(result: ListResult, args: argparse.Namespace, out: TextIO) -> 
     table(rows, out)
 
 
-def _session_shower(name: str) -> Shower:
-    """The renderer of a session method: its result type lives with the store, whose package
-    loads git, so it is imported on the first answer shown, not when headctl starts."""
-
-    def human(result: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
-        from headd.store import results
-
-        match name:
-            case "open":
-                typed(results.OpenResult, _session_open)(result, args, out)
-            case "apply":
-                typed(results.ApplyResult, _session_apply)(result, args, out)
-            case "commit":
-                typed(results.CommitResult, _session_commit)(result, args, out)
-            case "rebase":
-                typed(results.RebaseResult, _session_rebase)(result, args, out)
-            case "close":
-                typed(results.CloseResult, _session_close)(result, args, out)
-            case _:
-                typed(results.ListResult, _session_list)(result, args, out)
-
-    return human
-
-
-session_open = _session_shower("open")
-session_apply = _session_shower("apply")
-session_commit = _session_shower("commit")
-session_rebase = _session_shower("rebase")
-session_close = _session_shower("close")
-session_list = _session_shower("list")
+session_open = typed(lambda: results.OpenResult, _session_open)
+session_apply = typed(lambda: results.ApplyResult, _session_apply)
+session_commit = typed(lambda: results.CommitResult, _session_commit)
+session_rebase = typed(lambda: results.RebaseResult, _session_rebase)
+session_close = typed(lambda: results.CloseResult, _session_close)
+session_list = typed(lambda: results.ListResult, _session_list)
 
 
 def init(result: StoreCreated, args: argparse.Namespace, out: TextIO) -> None:

@@ -10,18 +10,16 @@ import argparse
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from headd.wire.answers import (
-    RunReport,
-    SleepDiscardAnswer,
-    SleepPlanAnswer,
-    SleepReviewAnswer,
-    SleepStatusAnswer,
-)
-from headd_client.headctl_output import typed
-from headd_client.json_types import JsonIn, JsonObject
+from headd_client.headctl_output import Later, typed
+from headd_client.json_types import JsonObject
 
 if TYPE_CHECKING:
-    from headd.sleep.merge_report import MergeReport
+    from headd.sleep import merge_report
+    from headd.wire import answers
+else:
+    answers = Later("headd.wire.answers")
+    #: The merge report's gates load the head's search: imported on the first merge shown.
+    merge_report = Later("headd.sleep.merge_report")
 
 C = TypeVar("C")
 
@@ -70,7 +68,7 @@ def _counts(counts: Mapping[str, int] | None) -> str:
     return ", ".join(f"{k} {v}" for k, v in (counts or {}).items()) or "-"
 
 
-def _report(result: RunReport, args: argparse.Namespace, out: TextIO) -> None:
+def _report(result: answers.RunReport, args: argparse.Namespace, out: TextIO) -> None:
     print(
         f"{result.run_id} ({result.status}): {result.base[:12]} -> {result.head[:12]}",
         file=out,
@@ -81,14 +79,14 @@ def _report(result: RunReport, args: argparse.Namespace, out: TextIO) -> None:
         print(f"  {phase.phase:<20} {phase.status:<8} {commit:<12}  {detail}", file=out)
 
 
-def _plan(result: SleepPlanAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _plan(result: answers.SleepPlanAnswer, args: argparse.Namespace, out: TextIO) -> None:
     verdict = "would change the store" if result.would_change else "would change nothing"
     print(f"a run at {result.sha[:12]} {verdict}", file=out)
     for phase, counts in result.phases.items():
         print(f"  {phase:<20} {_counts(counts)}", file=out)
 
 
-def _review(result: SleepReviewAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _review(result: answers.SleepReviewAnswer, args: argparse.Namespace, out: TextIO) -> None:
     stat = result.stat
     merged = " (merged)" if result.merged else ""
     print(
@@ -104,7 +102,7 @@ def _review(result: SleepReviewAnswer, args: argparse.Namespace, out: TextIO) ->
         out.write(result.diff)
 
 
-def _merge(result: MergeReport, args: argparse.Namespace, out: TextIO) -> None:
+def _merge(result: merge_report.MergeReport, args: argparse.Namespace, out: TextIO) -> None:
     if result.merged:
         how = "replayed onto main" if result.replayed else "fast-forwarded main"
         gate = " (gates skipped)" if result.skipped_gate else ""
@@ -137,15 +135,7 @@ def _merge(result: MergeReport, args: argparse.Namespace, out: TextIO) -> None:
             print(f"    used       {path}", file=out)
 
 
-def show_merge(result: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
-    """The merge report: its type lives with the sleep curator, whose gates load the head's
-    search, so it is imported on the first merge shown, not when headctl starts."""
-    from headd.sleep.merge_report import MergeReport
-
-    typed(MergeReport, _merge)(result, args, out)
-
-
-def _discard(result: SleepDiscardAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _discard(result: answers.SleepDiscardAnswer, args: argparse.Namespace, out: TextIO) -> None:
     print(
         f"{result.run_id} discarded: its branch at {result.head[:12]} is "
         "deleted; main is unchanged",
@@ -153,7 +143,7 @@ def _discard(result: SleepDiscardAnswer, args: argparse.Namespace, out: TextIO) 
     )
 
 
-def _status(result: SleepStatusAnswer, args: argparse.Namespace, out: TextIO) -> None:
+def _status(result: answers.SleepStatusAnswer, args: argparse.Namespace, out: TextIO) -> None:
     if not result.run_id:
         print("no sleep run yet", file=out)
         return
@@ -163,11 +153,12 @@ def _status(result: SleepStatusAnswer, args: argparse.Namespace, out: TextIO) ->
         print(f"  {phase:<20} {_counts(counts)}", file=out)
 
 
-show_report = typed(RunReport, _report)
-show_plan = typed(SleepPlanAnswer, _plan)
-show_review = typed(SleepReviewAnswer, _review)
-show_discard = typed(SleepDiscardAnswer, _discard)
-show_status = typed(SleepStatusAnswer, _status)
+show_report = typed(lambda: answers.RunReport, _report)
+show_plan = typed(lambda: answers.SleepPlanAnswer, _plan)
+show_review = typed(lambda: answers.SleepReviewAnswer, _review)
+show_discard = typed(lambda: answers.SleepDiscardAnswer, _discard)
+show_status = typed(lambda: answers.SleepStatusAnswer, _status)
+show_merge = typed(lambda: merge_report.MergeReport, _merge)
 
 
 def commands(c: Callable[..., C]) -> list[C]:
