@@ -2,7 +2,7 @@
 
     from headd_client import Client
     with Client(store="~/memhtml") as c:          # or Client("/path/to/head.sock")
-        hits = c.call("search", query="postgres", limit=5)["hits"]
+        hits = c.search("postgres", limit=5).hits  # c.call("search", …) for scripts
 
 Without a path the client finds the store's socket itself (``headd_client.discovery``).
 
