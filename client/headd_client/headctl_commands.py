@@ -118,7 +118,7 @@ class Failure(Exception):
     code: str
     message: str
     status: int = EXIT_FAILURE
-    details: JsonObject = field(default_factory=dict)
+    details: Mapping[str, object] = field(default_factory=dict)
 
     def report(self, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
         if as_json:

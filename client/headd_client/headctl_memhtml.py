@@ -102,7 +102,7 @@ def runner(
 def _report(
     code: str,
     message: str,
-    details: JsonObject,
+    details: Mapping[str, object],
     args: argparse.Namespace,
     ctx: Context,
     *,
