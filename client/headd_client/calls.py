@@ -346,7 +346,7 @@ def traces_show(session: str) -> Call[TracesShowAnswer]:
 
 
 def sync(*, resolve: str | None = None) -> Call[SyncAnswer]:
-    """One round with the followed remote now, or (``resolve``) a conflict marked resolved."""
+    """One round with the followed remote at once, or (``resolve``) a conflict marked resolved."""
     from headd.remote.sync import SyncAnswer
 
     return Call(methods.Sync(resolve=resolve), SyncAnswer)
