@@ -254,7 +254,7 @@ class Tools(WriteTools):
                 for e in fold.disclosed
             ]
 
-        # The index lines keep memhtml's lateral shape, whose gist the pack leaves empty.
+        # The lateral section names each index line by path and title; its gist stays empty.
         lateral = [{"path": e.path, "title": e.title, "gist": ""} for e in pack.index_lines]
         return {
             "sections": {
