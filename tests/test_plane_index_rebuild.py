@@ -66,7 +66,7 @@ def test_a_pooled_parse_staged_in_slices_gives_the_same_rows_and_skips(
     tool = json.loads((ANCHOR / "rebuild-report.json").read_text())["data"]
     assert report.files_indexed == tool["filesIndexed"]
     assert report.chunks_indexed == tool["chunksIndexed"]
-    assert sorted(s["path"] for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
+    assert sorted(s.path for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
     assert rows(plane.db.conn) == rows(rebuilt_anchor.db.conn)
     _fts_consistent(plane.db.conn)
     staging = "SELECT count(*) FROM temp.sqlite_master WHERE name LIKE 'headd_stage_%'"
@@ -82,7 +82,7 @@ def test_state_records_the_commit_and_skips_match_the_tools_report(tmp_path: Pat
     assert report.files_indexed == tool["filesIndexed"]
     assert report.chunks_indexed == tool["chunksIndexed"]
     assert report.edges_indexed == tool["edgesIndexed"]
-    assert sorted(s["path"] for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
+    assert sorted(s.path for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
     status = plane.status()
     assert status.head_sha == tool["headSha"] and not status.stale
 

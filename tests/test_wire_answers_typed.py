@@ -5,8 +5,8 @@ A method answering a mapping has a shape nobody wrote down: the page says "a rep
 reads it with ``.get`` and its fields drift unseen. So every entry of ``answer_types`` is a Struct
 (``search``: one of two, by its plane), and every request of the SQLite plane's one dispatcher,
 run on a real plane, answers an instance of its method's type, whichever way it is answered
-(the unindexed ``traces.show`` included). ``sync``'s Struct encodes the bytes its answer always
-had.
+(the unindexed ``traces.show`` included). ``sync``'s Struct, a rebuild's skipped file and an
+import's refused line encode the bytes their dicts did.
 
 Seen red: with ``"recall"`` mapped back to a mapping (``dict[str, Any]``) in ``answer_types``, and
 with ``headd_plane.calls.traces_show`` answering its unindexed session as a dict.
@@ -26,9 +26,10 @@ from headd_plane.plane import open_plane
 from support.stores import make_store
 from support.transcripts import S1, sample_tree
 
+from headd.memfile.sidecar import RefusedRow
 from headd.remote.rescue import Conflict
 from headd.remote.sync import RemoteError, RemoteStatus, RoundReport, SyncAnswer
-from headd.wire.answers import answer_types
+from headd.wire.answers import IndexUpdateAnswer, SkippedFile, StateImportAnswer, answer_types
 from headd.wire.methods import (
     METHODS,
     IndexRebuild,
@@ -104,3 +105,12 @@ def test_the_sync_answer_encodes_the_bytes_the_round_always_had() -> None:
     assert msgspec.json.encode(SyncAnswer(resolved=(conflict,), remote=None)) == (
         msgspec.json.encode({"resolved": builtins((conflict,)), "remote": None})
     )
+
+
+def test_a_skipped_file_and_a_refused_line_encode_as_the_rows_they_always_were() -> None:
+    skipped = IndexUpdateAnswer(head_sha="a" * 40, unchanged=False, skipped=[SkippedFile("x", "y")])
+    assert msgspec.to_builtins(skipped)["skipped"] == [{"path": "x", "reason": "y"}]
+    refused = StateImportAnswer("p", 2, 1, 1, True, [RefusedRow(2, None, "not JSON")])
+    assert msgspec.to_builtins(refused)["refused"] == [
+        {"line": 2, "path": None, "reason": "not JSON"}
+    ]

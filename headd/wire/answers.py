@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from headd.memfile.sidecar import RefusedRow
 from headd.memfile.vocabulary import MemoryStatus, MemoryType, Para, TaskStatus
 from headd.record import Citation, Facet, Link, MemoryRecord
 from headd.wire import browse, doctor, plane_answers, publish
@@ -399,7 +400,7 @@ class SleepPlanAnswer(msgspec.Struct, frozen=True):
 
 class IndexRebuildAnswer(msgspec.Struct, kw_only=True):
     """``index.rebuild``: what the plane's rebuild wrote, at the commit it indexed; ``skipped``
-    names each file refused (``path``, ``reason``)."""
+    names each file refused and why."""
 
     mode: str = "rebuild"
     head_sha: str
@@ -408,7 +409,7 @@ class IndexRebuildAnswer(msgspec.Struct, kw_only=True):
     edges_indexed: int
     embeddings_written: int
     embeddings_preserved: int
-    skipped: list[dict[str, str]] = msgspec.field(default_factory=list)
+    skipped: list[SkippedFile] = msgspec.field(default_factory=list)
 
 
 class IndexUpdateAnswer(msgspec.Struct, kw_only=True):
@@ -425,7 +426,7 @@ class IndexUpdateAnswer(msgspec.Struct, kw_only=True):
     dirty: int = 0
     reconciled: int = 0
     embeddings_written: int = 0
-    skipped: list[dict[str, str]] = msgspec.field(default_factory=list)
+    skipped: list[SkippedFile] = msgspec.field(default_factory=list)
 
 
 class ReinforceAnswer(msgspec.Struct):
@@ -449,14 +450,14 @@ class StateExportAnswer(msgspec.Struct):
 class StateImportAnswer(msgspec.Struct):
     """``state.import``: the sidecar's rows, those restored into ``state.access`` and those
     skipped; ``has_state`` false when there is no state plane to restore into; ``refused``
-    names each line not imported (``line``, ``path``, ``reason``)."""
+    names each line not imported."""
 
     path: str
     rows: int
     restored: int
     skipped: int
     has_state: bool
-    refused: list[dict[str, Any]]
+    refused: list[RefusedRow]
 
 
 class TracesIndexAnswer(msgspec.Struct):
