@@ -57,18 +57,21 @@ if TYPE_CHECKING:
     )
 
 T = TypeVar("T")
+#: A call's answer type: covariant, so a call answering a ``RecallAnswer`` is a ``Call[object]``
+#: to code that only passes calls on (``headctl``'s command table).
+A = TypeVar("A", covariant=True)
 P = ParamSpec("P")
 F = TypeVar("F", bound=Callable[..., object])
 
 _NAMES: dict[type, str] = {cls: name for name, cls in methods.METHODS.items()}
 
 
-class Call(Generic[T]):
+class Call(Generic[A]):
     """One method, its params as the wire carries them, and the type its answer decodes into."""
 
     __slots__ = ("answer", "method", "params")
 
-    def __init__(self, request: msgspec.Struct, answer: type[T]) -> None:
+    def __init__(self, request: msgspec.Struct, answer: type[A]) -> None:
         self.method = _NAMES[type(request)]
         #: Only the params that differ from their defaults, as a hand-written call sends them.
         self.params: JsonObject = {
@@ -78,7 +81,7 @@ class Call(Generic[T]):
         }
         self.answer = answer
 
-    def decode(self, result: object) -> T:
+    def decode(self, result: object) -> A:
         """``result`` (the answer's decoded JSON) as the call's answer type; an answer that is
         not one is a ProtocolViolation, as an undecodable line is."""
         try:

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import msgspec
 
@@ -213,16 +213,17 @@ def _one_line(text: str) -> str:
 
 
 def answer_failure(
-    method: str, result: Any, params: Mapping[str, JsonValue] | None = None
+    method: str, result: JsonValue, params: Mapping[str, JsonValue] | None = None
 ) -> Failure | None:
     """The failure an answer stands for, else None.
 
     ``session.apply`` with violations appended nothing, ``session.commit`` answered
     ``refused`` or ``rebase-needed``, ``read`` found nothing: answers, not errors, on the wire,
     but a script running ``headctl`` needs a non-zero exit to notice. Kinds are named, never
-    file content.
+    file content. The answer is read as the JSON ``--json`` prints: the session results' types
+    live with the store, whose import loads git.
     """
-    if not isinstance(result, Mapping):
+    if not isinstance(result, dict):
         return None
     if method == "read" and result.get("record") is None:
         return Failure(
@@ -231,8 +232,9 @@ def answer_failure(
             f"(at {str(result.get('sha'))[:12]})",
             details={"path": (params or {}).get("path"), "sha": result.get("sha")},
         )
-    violations = result.get("violations") or []
-    kinds = ", ".join(sorted({str(v.get("kind")) for v in violations if isinstance(v, Mapping)}))
+    listed = result.get("violations")
+    violations = [v for v in listed if isinstance(v, dict)] if isinstance(listed, list) else []
+    kinds = ", ".join(sorted({str(v.get("kind")) for v in violations}))
     if method == "sleep.merge" and not result.get("merged", False):
         return Failure(DiscriminationFailed.code, f"sleep merge refused: {result.get('reason')}")
     if method == "session.apply" and violations:
@@ -242,7 +244,8 @@ def answer_failure(
         if outcome == "refused":
             return Failure(InvalidMemory.code, f"commit refused ({kinds})")
         if outcome == "rebase-needed":
-            overlapping = len(result.get("overlapping") or [])
+            paths = result.get("overlapping")
+            overlapping = len(paths) if isinstance(paths, list) else 0
             conflicts = f", {kinds} at the tip" if kinds else ""
             return Failure(
                 WriteConflict.code,
@@ -266,7 +269,7 @@ def sync_failure(result: object) -> Failure | None:
     return Failure(GitFailure.code, f"the round with the remote failed ({_one_line(reason)})")
 
 
-def session_refusal(method: str, result: object) -> str | None:
+def session_refusal(method: str, result: JsonValue) -> str | None:
     """The one failure line for a session write that did not happen, else None."""
     failure = answer_failure(method, result) if method.startswith("session.") else None
     return None if failure is None else f"{failure.code}: {failure.message}"
@@ -389,7 +392,7 @@ def _call_and_show(
     command: Command,
     args: argparse.Namespace,
     ctx: Context,
-    request: tuple[str, Params] | Call[Any],
+    request: tuple[str, Params] | Call[object],
     connect: Callable[[Path, float], Client] | None,
 ) -> int:
     """Make the command's call (a typed one answers its Struct) and show the answer."""

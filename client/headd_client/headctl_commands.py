@@ -73,7 +73,7 @@ class _Parser(argparse.ArgumentParser):
 Params = JsonObject
 #: A command's method call: its name and params, or a typed call (``headd_client.calls``) whose
 #: answer arrives as its Struct.
-Request = Callable[[argparse.Namespace, "Context"], "tuple[str, Params] | Call[Any]"]
+Request = Callable[[argparse.Namespace, "Context"], "tuple[str, Params] | Call[object]"]
 LocalRun = Callable[[argparse.Namespace, "Context"], int]
 
 

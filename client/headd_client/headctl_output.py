@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 import msgspec
 
@@ -35,10 +35,11 @@ class Later:
 
 if TYPE_CHECKING:
     from headd.store import results
-    from headd.wire import answers
+    from headd.wire import answers, plane_answers
     from headd_client.store_init import StoreCreated
 else:
     answers = Later("headd.wire.answers")
+    plane_answers = Later("headd.wire.plane_answers")
     results = Later("headd.store.results")
 
 NONE = "-"
@@ -311,28 +312,30 @@ def _search(result: _ShownSearch, args: argparse.Namespace, out: TextIO) -> None
 search = typed(lambda: _ShownSearch, _search, verbose=True)
 
 
-def recall(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+def _recall(result: plane_answers.RecallAnswer, args: argparse.Namespace, out: TextIO) -> None:
     """Each entry once: the quoted ones with their text, then the index lines."""
-    entries = result.get("entries") or []
-    for entry in entries:
-        print(f"{entry.get('path')}  {entry.get('title') or ''}".rstrip(), file=out)
-        if entry.get("claim"):
-            print(f"  {entry['claim']}", file=out)
-        body = str(entry.get("body") or "").strip()
-        if body == str(entry.get("claim") or "").strip():
+    for entry in result.entries:
+        print(f"{entry.path}  {entry.title}".rstrip(), file=out)
+        if entry.claim:
+            print(f"  {entry.claim}", file=out)
+        body = entry.body.strip()
+        if body == entry.claim.strip():
             continue  # the quote is the claim itself: shown once
         for line in body.splitlines():
             print(f"    {line}", file=out)
-    lines = result.get("index_lines") or []
+    lines = result.index_lines
     if lines:
         print("also relevant (not quoted):", file=out)
-        table([[str(x.get("path")), str(x.get("title") or "")] for x in lines], out, "  ")
-    truncated = "; truncated to the budget" if result.get("truncated") else ""
+        table([[x.path, x.title] for x in lines], out, "  ")
+    truncated = "; truncated to the budget" if result.truncated else ""
     print(
-        f"{len(entries)} quoted, {len(lines)} listed, {result.get('spent', 0)} chars "
-        f"at {_short(result.get('sha'))}{truncated}",
+        f"{len(result.entries)} quoted, {len(lines)} listed, {result.spent} chars "
+        f"at {_short(result.sha)}{truncated}",
         file=out,
     )
+
+
+recall = typed(lambda: plane_answers.RecallAnswer, _recall)
 
 
 # -- reads --------------------------------------------------------------------------------
@@ -438,22 +441,27 @@ def _vectors_fill(result: answers.VectorsFillAnswer, args: argparse.Namespace, o
 vectors_fill = typed(lambda: answers.VectorsFillAnswer, _vectors_fill)
 
 
-def traces_search(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    hits = result.get("hits") or []
+def _traces_search(
+    result: plane_answers.TracesSearchAnswer, args: argparse.Namespace, out: TextIO
+) -> None:
+    hits = result.hits
     rows = [["SESSION", "STARTED", "PROMPTS", "TITLE"]]
     for hit in hits:
-        title = hit.get("ai_title") or hit.get("first_prompt") or ""
+        title = hit.ai_title or hit.first_prompt or ""
         rows.append(
             [
-                str(hit.get("session_id")),
-                str(hit.get("started_at") or NONE),
-                str(hit.get("prompt_count", 0)),
-                " ".join(str(title).split())[:80],
+                hit.session_id,
+                hit.started_at or NONE,
+                str(hit.prompt_count),
+                " ".join(title.split())[:80],
             ]
         )
     if hits:
         table(rows, out)
     print(f"{len(hits)} sessions", file=out)
+
+
+traces_search = typed(lambda: plane_answers.TracesSearchAnswer, _traces_search)
 
 
 # -- sessions -----------------------------------------------------------------------------
