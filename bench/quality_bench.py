@@ -2,6 +2,7 @@
 
     python -m bench.quality_bench --locomo DIR --scifact DIR [--cache-dir DIR]
                                   [--embedder auto|hash|NAME] [--systems a,b,...] [--markdown]
+                                  [--holdout]
 
 ``--locomo`` (or ``$HEADD_LOCOMO``) is a folder of LoCoMo conversations (``conv-*.json``);
 ``--scifact`` (or ``$HEADD_SCIFACT``) a BEIR SciFact folder (``corpus.jsonl.gz``,
@@ -20,6 +21,13 @@ Data sets, each ranked by every system in the same run:
 - ``locomo-session``: one memory per session (title: the session and its date; claim: its first
   turn; body: every turn as ``speaker: text``), relevance the sessions holding evidence.
 - ``scifact``: the BEIR corpus as memories (``bench.support.stores.scifact_memory``), the train queries.
+
+``--holdout`` checks the default's tuned constants on data they were not tuned on, and prints
+that instead: LoCoMo's conversations one left out at a time, SciFact's train queries in two fixed
+halves (by the parity of the query id's position in id order). Each rotation picks, by nDCG@10
+over its tuning part, the best of a grid over :data:`TUNED` (every combination), and scores the
+part it held out with that pick; the held-out figures pool those scores, beside ``lexical`` and
+the shipped ``default`` on the same queries (see :func:`holdout`).
 
 Systems: ``lexical`` (the seed's exact search: BM25 arm alone), ``seed-default`` (the seed's
 fusion, RRF at 60 with equal weights, over article vectors alone: the default as the seed
@@ -501,6 +509,136 @@ def run_dataset(
     }
 
 
+# -- held-out check --------------------------------------------------------------------------
+
+#: The default's tuned constants, as (module, name) -> the grid ``--holdout`` picks from.
+TUNED: dict[tuple[str, str], tuple[float, ...]] = {
+    ("headd.head.search", "LEXICAL_SHARE"): (0.5, 0.6, 0.7, 0.8),
+    ("headd.head.threads", "THREAD_LIFT"): (0.0, 0.2, 0.4, 0.6, 0.8),
+}
+
+
+def _grid(tuned: dict[tuple[str, str], tuple[float, ...]]) -> list[dict[tuple[str, str], float]]:
+    combos: list[dict[tuple[str, str], float]] = [{}]
+    for key, values in tuned.items():
+        combos = [{**combo, key: value} for combo in combos for value in values]
+    return combos
+
+
+class _Constants:
+    """The tuned constants set to one combination of the grid while inside (restored after)."""
+
+    def __init__(self, values: dict[tuple[str, str], float]) -> None:
+        self.values = values
+        self.saved: dict[tuple[str, str], Any] = {}
+
+    def __enter__(self) -> None:
+        import importlib
+
+        for (module, name), value in self.values.items():
+            target = importlib.import_module(module)
+            self.saved[(module, name)] = getattr(target, name)
+            setattr(target, name, value)
+
+    def __exit__(self, *exc: object) -> None:
+        import importlib
+
+        for (module, name), value in self.saved.items():
+            setattr(importlib.import_module(module), name, value)
+
+
+def holdout_folds(dataset: DataSet) -> list[tuple[str, dict[str, str]]]:
+    """(fold name, query id -> its fold) for every rotation's held-out part: each LoCoMo
+    conversation; SciFact's two halves of its queries in id order (even and odd positions)."""
+    if len(dataset.corpora) > 1:
+        fold_of = {q.qid: c.name for c in dataset.corpora for q in c.queries}
+    else:
+        ids = sorted(q.qid for c in dataset.corpora for q in c.queries)
+        fold_of = {qid: ("even" if i % 2 == 0 else "odd") for i, qid in enumerate(ids)}
+    return [(name, fold_of) for name in sorted(set(fold_of.values()))]
+
+
+def holdout(
+    dataset: DataSet,
+    embedder: Any,
+    tuned: dict[tuple[str, str], tuple[float, ...]] | None = None,
+    pick_by: str = "nDCG@10",
+) -> dict[str, Any]:
+    """The held-out check of one data set: every query scored by ``lexical``, the shipped
+    ``default`` and every combination of ``tuned``'s grid; then, for each rotation, the
+    combination best by ``pick_by`` on the queries of the other folds, scored on the held-out
+    fold. ``held_out`` pools the rotations' picks over every query (each scored by a pick that
+    never saw it); ``lexical`` and ``default`` are the same queries' figures, per fold too."""
+    combos = _grid(TUNED if tuned is None else tuned)
+    per_query: dict[str, dict[str, dict[str, float]]] = {"lexical": {}, "default": {}}
+    category: dict[str, str] = {}
+    for index in range(len(combos)):
+        per_query[f"grid-{index}"] = {}
+    for corpus in dataset.corpora:
+        prepared = prepare(corpus, embedder)
+        for query in corpus.queries:
+            category[query.qid] = query.category
+        for system in ("lexical", "default"):
+            rank = head_ranker(prepared, system)
+            for query in corpus.queries:
+                scores = query_scores(rank(query), query.relevant, dataset.metrics)
+                per_query[system][query.qid] = scores
+        rank = head_ranker(prepared, "default")
+        for index, combo in enumerate(combos):
+            with _Constants(combo):
+                for query in corpus.queries:
+                    scores = query_scores(rank(query), query.relevant, dataset.metrics)
+                    per_query[f"grid-{index}"][query.qid] = scores
+
+    def mean(system: str, qids: Sequence[str]) -> float:
+        rows = per_query[system]
+        return sum(rows[q][pick_by] for q in qids) / max(1, len(qids))
+
+    def summary(system: str, qids: Sequence[str]) -> dict[str, dict[str, float]]:
+        rows = per_query[system]
+        return summarize([rows[q] for q in qids], [category[q] for q in qids], dataset.metrics)
+
+    rotations = []
+    held_rows: list[dict[str, float]] = []
+    held_qids: list[str] = []
+    for fold, fold_of in holdout_folds(dataset):
+        tune = [q for q, f in fold_of.items() if f != fold]
+        check = [q for q, f in fold_of.items() if f == fold]
+        best = max(range(len(combos)), key=lambda i: (mean(f"grid-{i}", tune), -i))
+        picked = {f"{module}.{name}": value for (module, name), value in combos[best].items()}
+        rows = per_query[f"grid-{best}"]
+        held_rows.extend(rows[q] for q in check)
+        held_qids.extend(check)
+        rotations.append(
+            {
+                "held_out": fold,
+                "queries": len(check),
+                "picked": picked,
+                "tuning": round(mean(f"grid-{best}", tune), 4),
+                "held_out_scores": {
+                    "picked": summary(f"grid-{best}", check)["all"],
+                    "default": summary("default", check)["all"],
+                    "lexical": summary("lexical", check)["all"],
+                },
+            }
+        )
+    return {
+        "queries": len(held_qids),
+        "memories": sum(len(c.memories) for c in dataset.corpora),
+        "metrics": dataset.metrics,
+        "picked_by": pick_by,
+        "grid": {f"{m}.{n}": list(v) for (m, n), v in (TUNED if tuned is None else tuned).items()},
+        "rotations": rotations,
+        "systems": {
+            "held-out": {
+                "scores": summarize(held_rows, [category[q] for q in held_qids], dataset.metrics)
+            },
+            "default": {"scores": summary("default", held_qids)},
+            "lexical": {"scores": summary("lexical", held_qids)},
+        },
+    }
+
+
 def markdown(name: str, result: dict[str, Any]) -> str:
     metrics: list[str] = result["metrics"]
     systems = result["systems"]
@@ -514,6 +652,8 @@ def markdown(name: str, result: dict[str, Any]) -> str:
             scores = row["scores"][group]
             lines.append(f"| {system} | " + " | ".join(f"{scores[m]:.3f}" for m in metrics) + " |")
         lines.append("")
+    for rotation in result.get("rotations", ()):
+        lines.append(f"held out {rotation['held_out']}: picked {rotation['picked']}")
     return "\n".join(lines)
 
 
@@ -532,6 +672,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(ALL_SYSTEMS))
     parser.add_argument("--datasets", default="locomo-turn,locomo-session,scifact")
     parser.add_argument("--markdown", action="store_true", help="also print the tables to stderr")
+    parser.add_argument(
+        "--holdout", action="store_true", help="check the tuned constants on held-out parts"
+    )
     args = parser.parse_args(argv)
     if args.locomo is None and args.scifact is None:
         parser.error("give --locomo and/or --scifact (or $HEADD_LOCOMO / $HEADD_SCIFACT)")
@@ -555,7 +698,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if dataset.name not in wanted:
                 continue
             started = time.perf_counter()
-            result = run_dataset(dataset, embedder, systems, Path(workdir))
+            if args.holdout:
+                if embedder is None:
+                    parser.error("--holdout checks the default's constants: it needs an embedder")
+                result = holdout(dataset, embedder)
+            else:
+                result = run_dataset(dataset, embedder, systems, Path(workdir))
             result["wall_s"] = round(time.perf_counter() - started, 2)
             out["datasets"][dataset.name] = result
             if args.markdown:

@@ -21,7 +21,7 @@ it by name:
 - A hit lists its arms in the order lexical, recency, vector; ``recency`` when its fused score
   equals a neighbour's anywhere in the fused list (even past the limit).
 
-``HYBRID``, the default, keeps all of that but four rules (docs/design.md, "Search quality"):
+``HYBRID``, the default, keeps all of that but five rules (docs/design.md, "Search quality"):
 
 - Each arm keeps its best ``max(40, limit)``, so a limit above 40 is answered in full.
 - With the vector arm, the lexical arm scores the query without :data:`QUESTION_WORDS`, and by
@@ -32,6 +32,8 @@ it by name:
   weak arm can add to a record but never outvote a strong arm by its scale, and cosines that tell
   no record apart leave the lexical order unchanged. Without the vector arm the answer is the
   seed's (reciprocal-rank scores of the lexical arm alone).
+- With the vector arm, a conversation's turn moves toward the best fused score of its thread
+  (the episodic memories of its folder at its moment; :mod:`headd.head.threads`).
 
 Pure: never embeds, never reads a clock, never does I/O. Its only state is ``search_memo``'s
 answers about documents (a record by path id, a scope's verdict), which change no result.
@@ -63,6 +65,7 @@ from headd.head.search_memo import (
     memoizable_scope,
 )
 from headd.head.stems import stem_groups
+from headd.head.threads import lift_threads
 from headd.head.vectors import VectorCache, vector_of_record
 from headd.record import MemoryRecord
 
@@ -379,6 +382,12 @@ def _parts(
                 parts[path]["vector"] = VECTOR_WEIGHT / (rank + RRF_K)
             elif best > floor and cosine > floor:
                 parts[path]["vector"] = (1.0 - LEXICAL_SHARE) / (best - floor) * (cosine - floor)
+    if blended:  # a thread's lift scales a hit's parts, so they still sum to its score
+        for hit in hits:
+            split = parts[hit.path]
+            total = sum(split.values())
+            if total > 0.0 and total != hit.score:
+                parts[hit.path] = {arm: share * hit.score / total for arm, share in split.items()}
     return parts
 
 
@@ -475,8 +484,9 @@ def _blended_rows(
     arm did not keep, gets nothing from it) and a path the lexical arm did not keep gets nothing
     from that one. Both shares are bounded by the arm's own best, so neither arm can outvote the
     other by its scale; cosines that do not tell records apart (``best == floor``) add nothing,
-    which leaves the lexical order as it is. Paths scoring 0 are dropped; so is a path with no
-    record (as in :func:`_fused_rows`)."""
+    which leaves the lexical order as it is. Then each turn of a conversation moves toward the
+    best score of its thread (:func:`headd.head.threads.lift_threads`). Paths scoring 0 are
+    dropped; so is a path with no record (as in :func:`_fused_rows`)."""
     fused: dict[str, float] = {}
     present: dict[str, tuple[str, MemoryRecord | None]] = {}
     best_bm25 = lexical[0][1][0] if lexical else 0.0
@@ -491,7 +501,12 @@ def _blended_rows(
             for _rank, (cosine, _key, path) in vector:
                 if cosine > floor:
                     fused[path] = fused.get(path, 0.0) + vector_share * (cosine - floor)
-    return _sorted_rows(fused, present, records)
+
+    def record_of(path: str) -> MemoryRecord | None:
+        known = present.get(path)
+        return known[1] if known is not None and known[1] is not None else records.get(path)
+
+    return _sorted_rows(lift_threads(fused, record_of), present, records)
 
 
 def _hits(
