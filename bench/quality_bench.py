@@ -513,8 +513,9 @@ def run_dataset(
 
 #: The default's tuned constants, as (module, name) -> the grid ``--holdout`` picks from.
 TUNED: dict[tuple[str, str], tuple[float, ...]] = {
-    ("headd.head.search", "LEXICAL_SHARE"): (0.5, 0.6, 0.7, 0.8),
-    ("headd.head.threads", "THREAD_LIFT"): (0.0, 0.2, 0.4, 0.6, 0.8),
+    ("headd.head.search", "LEXICAL_SHARE"): (0.6, 0.7, 0.8),
+    ("headd.head.threads", "THREAD_LIFT"): (0.0, 0.4, 0.6, 0.8),
+    ("headd.head.temporal", "TIME_BONUS"): (0.0, 0.2, 0.3, 0.5),
 }
 
 

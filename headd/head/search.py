@@ -21,7 +21,7 @@ it by name:
 - A hit lists its arms in the order lexical, recency, vector; ``recency`` when its fused score
   equals a neighbour's anywhere in the fused list (even past the limit).
 
-``HYBRID``, the default, keeps all of that but five rules (docs/design.md, "Search quality"):
+``HYBRID``, the default, keeps all of that but six rules (docs/design.md, "Search quality"):
 
 - Each arm keeps its best ``max(40, limit)``, so a limit above 40 is answered in full.
 - With the vector arm, the lexical arm scores the query without :data:`QUESTION_WORDS`, and by
@@ -34,6 +34,8 @@ it by name:
   seed's (reciprocal-rank scores of the lexical arm alone).
 - With the vector arm, a conversation's turn moves toward the best fused score of its thread
   (the episodic memories of its folder at its moment; :mod:`headd.head.threads`).
+- With the vector arm, a question asking when ("when did…", "how long…") adds a bonus to the
+  candidates that tell a time (:mod:`headd.head.temporal`).
 
 Pure: never embeds, never reads a clock, never does I/O. Its only state is ``search_memo``'s
 answers about documents (a record by path id, a scope's verdict), which change no result.
@@ -65,6 +67,7 @@ from headd.head.search_memo import (
     memoizable_scope,
 )
 from headd.head.stems import stem_groups
+from headd.head.temporal import favour_times
 from headd.head.threads import lift_threads
 from headd.head.vectors import VectorCache, vector_of_record
 from headd.record import MemoryRecord
@@ -334,7 +337,7 @@ def search_head(
         ranks = None if vector is None else [(row[2], rank) for rank, row in vector]
         rows = _fused_rows(lexical, ranks, records, admit is not None)
     else:
-        rows = _blended_rows(lexical, vector, records, admit is not None)
+        rows = _blended_rows(lexical, vector, records, admit is not None, query)
     lexical_paths = {row[2] for _rank, row in lexical}
     vector_paths = {row[2] for _rank, row in vector or ()}
 
@@ -477,6 +480,7 @@ def _blended_rows(
     vector: list[tuple[int, _Row]],
     records: PMap[str, MemoryRecord],
     admitted: bool,
+    query: str,
 ) -> list[Candidate]:
     """The hybrid fusion: every path of either arm scored
     ``LEXICAL_SHARE * bm25 / best bm25 + (1 - LEXICAL_SHARE) * (cosine - floor) / (best - floor)``,
@@ -485,8 +489,9 @@ def _blended_rows(
     from that one. Both shares are bounded by the arm's own best, so neither arm can outvote the
     other by its scale; cosines that do not tell records apart (``best == floor``) add nothing,
     which leaves the lexical order as it is. Then each turn of a conversation moves toward the
-    best score of its thread (:func:`headd.head.threads.lift_threads`). Paths scoring 0 are
-    dropped; so is a path with no record (as in :func:`_fused_rows`)."""
+    best score of its thread (:func:`headd.head.threads.lift_threads`), and a question asking
+    when favours the candidates that tell a time (:func:`headd.head.temporal.favour_times`).
+    Paths scoring 0 are dropped; so is a path with no record (as in :func:`_fused_rows`)."""
     fused: dict[str, float] = {}
     present: dict[str, tuple[str, MemoryRecord | None]] = {}
     best_bm25 = lexical[0][1][0] if lexical else 0.0
@@ -506,7 +511,9 @@ def _blended_rows(
         known = present.get(path)
         return known[1] if known is not None and known[1] is not None else records.get(path)
 
-    return _sorted_rows(lift_threads(fused, record_of), present, records)
+    return _sorted_rows(
+        favour_times(query, lift_threads(fused, record_of), record_of), present, records
+    )
 
 
 def _hits(
