@@ -31,6 +31,8 @@ def test_a_memory_tells_a_time_by_a_word_of_time_or_a_time_element() -> None:
     assert tells_time(memory("areas/a/1.html", "We got her last spring."))
     assert tells_time(memory("areas/a/2.html", "Back in 2019 it snowed."))
     assert not tells_time(memory("areas/a/3.html", "Ana adopted a grey cat."))
+    below = memory_html(claim="Ana: hi!", body="Ben: we met last June.", content_hash=True)
+    assert tells_time(parse_record("areas/a/5.html", below)), "a word of time below the claim"
     dated = memory(
         "areas/a/4.html",
         "Adopted.",

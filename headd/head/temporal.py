@@ -7,7 +7,8 @@ is about. The hybrid search adds :data:`TIME_BONUS` to the fused score of each c
 tells a time when the query asks one (docs/design/search-quality.md, "Questions about time").
 
 Only the candidates the arms already hold are looked at, and only for a question that asks when:
-one regular expression over each candidate's claim, tens of microseconds a query.
+a regular expression over each candidate's claim, and its article when the claim names no
+time (the article is inflated for that, so a question asking when costs more than another).
 
 Pure: functions of the query and a record.
 """
@@ -43,9 +44,13 @@ def asks_when(query: str) -> bool:
 
 
 def tells_time(record: MemoryRecord) -> bool:
-    """Whether ``record`` places what it says in time: a ``<time>`` in its article, or a word of
-    time in its claim."""
-    return record.event_at is not None or _TELLS_TIME.search(record.claim) is not None
+    """Whether ``record`` places what it says in time: a ``<time>`` or a word of time in its
+    article. The whole article, not the claim alone: a memory of a whole conversation whose
+    first line happens to name a day says no more about when than the others, which name days
+    further down (docs/design/search-quality.md)."""
+    if record.event_at is not None or _TELLS_TIME.search(record.claim) is not None:
+        return True
+    return _TELLS_TIME.search(record.body_text) is not None  # the article, which holds the claim
 
 
 def favour_times(
