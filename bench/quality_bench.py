@@ -2,7 +2,7 @@
 
     python -m bench.quality_bench --locomo DIR --scifact DIR [--cache-dir DIR]
                                   [--embedder auto|hash|NAME] [--systems a,b,...] [--markdown]
-                                  [--holdout]
+                                  [--holdout] [--cost N]
 
 ``--locomo`` (or ``$HEADD_LOCOMO``) is a folder of LoCoMo conversations (``conv-*.json``);
 ``--scifact`` (or ``$HEADD_SCIFACT``) a BEIR SciFact folder (``corpus.jsonl.gz``,
@@ -21,6 +21,10 @@ Data sets, each ranked by every system in the same run:
 - ``locomo-session``: one memory per session (title: the session and its date; claim: its first
   turn; body: every turn as ``speaker: text``), relevance the sessions holding evidence.
 - ``scifact``: the BEIR corpus as memories (``bench.support.stores.scifact_memory``), the train queries.
+
+``--cost N`` prints, for each data set, the CPU per query of the default's conversation rules
+(threads and questions about time) over the set copied to ``N`` memories (see
+:func:`rules_cost`).
 
 ``--holdout`` checks the default's tuned constants on data they were not tuned on, and prints
 that instead: LoCoMo's conversations one left out at a time, SciFact's train queries in two fixed
@@ -640,6 +644,49 @@ def holdout(
     }
 
 
+# -- the conversation rules' cost ------------------------------------------------------------
+
+
+def rules_cost(dataset: DataSet, embedder: Any, size: int = 10_000) -> dict[str, Any]:
+    """CPU per query of the hybrid search over ``dataset``'s memories copied into folders of
+    their own until the store holds ``size`` (each copy a conversation of its own, so threads
+    and their lifts are as many as in a real store of that size), with the conversation rules
+    (threads, questions about time) and with both replaced by nothing; each query once,
+    interleaved, best of three passes."""
+    import headd.head.search as search
+
+    memories: dict[str, str] = {}
+    copy = 0
+    while len(memories) < size:
+        for corpus in dataset.corpora:
+            for path, html in corpus.memories.items():
+                memories[path.replace("areas/", f"areas/copy-{copy}/", 1)] = html
+        copy += 1
+    queries = [q for corpus in dataset.corpora for q in corpus.queries]
+    corpus = Corpus(f"{dataset.name}-{size}", memories, queries)
+    prepared = prepare(corpus, embedder)
+    rank = head_ranker(prepared, "default")
+    lift, favour = search.lift_threads, search.favour_times
+    best: dict[str, float] = {"with": float("inf"), "without": float("inf")}
+    for _ in range(3):
+        for label in ("with", "without"):
+            if label == "without":
+                search.lift_threads = lambda fused, _record_of: fused  # type: ignore[assignment]
+                search.favour_times = lambda _query, fused, _record_of: fused  # type: ignore[assignment]
+            started = time.process_time()
+            for query in queries:
+                rank(query)
+            best[label] = min(best[label], time.process_time() - started)
+            search.lift_threads, search.favour_times = lift, favour
+    per_query = {k: round(1000 * v / len(queries), 4) for k, v in best.items()}
+    return {
+        "memories": len(memories),
+        "queries": len(queries),
+        "cpu_ms_per_query": per_query,
+        "rules_cpu_ms_per_query": round(per_query["with"] - per_query["without"], 4),
+    }
+
+
 def markdown(name: str, result: dict[str, Any]) -> str:
     metrics: list[str] = result["metrics"]
     systems = result["systems"]
@@ -676,6 +723,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--holdout", action="store_true", help="check the tuned constants on held-out parts"
     )
+    parser.add_argument(
+        "--cost",
+        type=int,
+        metavar="N",
+        help="CPU per query of the conversation rules, the data set copied to N memories",
+    )
     args = parser.parse_args(argv)
     if args.locomo is None and args.scifact is None:
         parser.error("give --locomo and/or --scifact (or $HEADD_LOCOMO / $HEADD_SCIFACT)")
@@ -699,9 +752,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if dataset.name not in wanted:
                 continue
             started = time.perf_counter()
+            if (args.holdout or args.cost) and embedder is None:
+                parser.error("--holdout and --cost rank with the default: they need an embedder")
+            if args.cost:
+                out["datasets"][dataset.name] = rules_cost(dataset, embedder, args.cost)
+                continue
             if args.holdout:
-                if embedder is None:
-                    parser.error("--holdout checks the default's constants: it needs an embedder")
                 result = holdout(dataset, embedder)
             else:
                 result = run_dataset(dataset, embedder, systems, Path(workdir))

@@ -507,12 +507,13 @@ def _blended_rows(
                 if cosine > floor:
                     fused[path] = fused.get(path, 0.0) + vector_share * (cosine - floor)
 
-    def record_of(path: str) -> MemoryRecord | None:
+    # Each candidate's record looked up once, for the threads and the questions about time.
+    held: dict[str, MemoryRecord | None] = {}
+    for path in fused:
         known = present.get(path)
-        return known[1] if known is not None and known[1] is not None else records.get(path)
-
+        held[path] = known[1] if known is not None and known[1] is not None else records.get(path)
     return _sorted_rows(
-        favour_times(query, lift_threads(fused, record_of), record_of), present, records
+        favour_times(query, lift_threads(fused, held.get), held.get), present, records
     )
 
 

@@ -7,8 +7,7 @@ is about. The hybrid search adds :data:`TIME_BONUS` to the fused score of each c
 tells a time when the query asks one (docs/design/search-quality.md, "Questions about time").
 
 Only the candidates the arms already hold are looked at, and only for a question that asks when:
-a regular expression over each candidate's claim, and its article when the claim names no
-time (the article is inflated for that, so a question asking when costs more than another).
+each candidate's words against :data:`TIME_WORDS`, remembered by content hash.
 
 Pure: functions of the query and a record.
 """
@@ -16,9 +15,12 @@ Pure: functions of the query and a record.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final
 
+from headd.head.tokens import tokenize
 from headd.record import MemoryRecord
 
 #: What the hybrid search adds to a candidate that tells a time, for a question asking one:
@@ -27,15 +29,22 @@ TIME_BONUS: Final = 0.3
 
 _ASKS_WHEN: Final = re.compile(r"\s*(?:when|how long)\b", re.IGNORECASE)
 
-#: Words that place a claim in time: relative days and spans, weekdays, months, seasons, years.
-_TELLS_TIME: Final = re.compile(
-    r"\b(?:yesterday|today|tonight|tomorrow|last|ago|next|since|recently|morning|evening|night"
-    r"|week|weekend|weeks|month|months|year|years"
-    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-    r"|january|february|march|april|may|june|july|august|september|october|november|december"
-    r"|summer|winter|spring|fall|\d{4})\b",
-    re.IGNORECASE,
-)
+#: Words that place a memory in time: relative days and spans, weekdays, months, seasons; a
+#: four-digit number (a year) counts too.
+TIME_WORDS: Final = frozenset((
+    "yesterday", "today", "tonight", "tomorrow", "last", "ago", "next", "since", "recently",
+    "morning", "evening", "night", "week", "weekend", "weeks", "month", "months", "year", "years",
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "summer", "winter", "spring", "fall",
+))  # fmt: skip
+
+#: Whether a memory tells a time, by content hash (the article's digest: the ``<time>`` and every
+#: word are in it), for the most recently asked: a candidate of one question about time is a
+#: candidate of the next, and its article is inflated and read once.
+_TOLD: OrderedDict[str, bool] = OrderedDict()
+_TOLD_SIZE: Final = 1 << 14
+_TOLD_LOCK: Final = threading.Lock()
 
 
 def asks_when(query: str) -> bool:
@@ -48,9 +57,22 @@ def tells_time(record: MemoryRecord) -> bool:
     article. The whole article, not the claim alone: a memory of a whole conversation whose
     first line happens to name a day says no more about when than the others, which name days
     further down (docs/design/search-quality.md)."""
-    if record.event_at is not None or _TELLS_TIME.search(record.claim) is not None:
+    if record.event_at is not None:
         return True
-    return _TELLS_TIME.search(record.body_text) is not None  # the article, which holds the claim
+    key = record.content_hash
+    with _TOLD_LOCK:
+        told = _TOLD.get(key)
+    if told is None:
+        told = _says_time(record.claim) or _says_time(record.body_text)
+        with _TOLD_LOCK:
+            _TOLD[key] = told
+            while len(_TOLD) > _TOLD_SIZE:
+                _TOLD.popitem(last=False)
+    return told
+
+
+def _says_time(text: str) -> bool:
+    return any(word in TIME_WORDS or (len(word) == 4 and word.isdigit()) for word in tokenize(text))
 
 
 def favour_times(
