@@ -19,6 +19,7 @@ from bench.quality_bench import (
     load_locomo,
     normalise_evidence,
     prepare,
+    rules_cost,
     run_dataset,
 )
 from bench.support.quality_metrics import metric_names, ndcg_at, query_scores, recall_at, summarize
@@ -155,3 +156,16 @@ def test_one_corpus_is_held_out_in_two_fixed_halves() -> None:
     assert [name for name, _ in folds] == ["even", "odd"]
     fold_of = folds[0][1]
     assert [fold_of[f"q{i}"] for i in range(5)] == ["even", "odd", "even", "odd", "even"]
+
+
+def test_the_rules_cost_is_measured_over_copies_and_leaves_the_rules_in_place(
+    tmp_path: Path,
+) -> None:
+    import headd.head.search as search
+
+    lift, favour = search.lift_threads, search.favour_times
+    turn, _session = load_locomo(_conversation(tmp_path))
+    result = rules_cost(turn, HashingEmbedder(), size=10)
+    assert result["memories"] == 12 and result["queries"] == 2
+    assert set(result["cpu_ms_per_query"]) == {"with", "without"}
+    assert (search.lift_threads, search.favour_times) == (lift, favour)
