@@ -167,5 +167,5 @@ def test_the_rules_cost_is_measured_over_copies_and_leaves_the_rules_in_place(
     turn, _session = load_locomo(_conversation(tmp_path))
     result = rules_cost(turn, HashingEmbedder(), size=10)
     assert result["memories"] == 12 and result["queries"] == 2
-    assert set(result["cpu_ms_per_query"]) == {"with", "without"}
+    assert 0.0 <= result["rules_cpu_ms_per_query"] <= result["cpu_ms_per_query"]
     assert (search.lift_threads, search.favour_times) == (lift, favour)
