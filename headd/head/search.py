@@ -37,8 +37,9 @@ it by name:
 - With the vector arm, a question asking when ("when did…", "how long…") adds a bonus to the
   candidates that tell a time (:mod:`headd.head.temporal`).
 
-Pure: never embeds, never reads a clock, never does I/O. Its only state is ``search_memo``'s
-answers about documents (a record by path id, a scope's verdict), which change no result.
+Pure: never embeds, never reads a clock, never does I/O. Its only state is answers about
+documents that change no result: ``search_memo``'s (a record by path id, a scope's verdict) and
+``temporal``'s (whether a memory tells a time, by content hash).
 
 How a query stays cheap (p50 within 2 ms at 10,000 memories, 15 ms at 100,000): BM25 in one numpy
 pass (``lexical.bm25_scores``); only a window of the best scores sorted (:data:`LEXICAL_WINDOW`);

@@ -4,12 +4,13 @@ A question that asks when something happened is answered by the memory that plac
 Saturday", "two years ago", "in July", a ``<time>`` in its article), and those words are not in
 the question, so neither arm sees them: BM25 matches what the question names, the cosine what it
 is about. The hybrid search adds :data:`TIME_BONUS` to the fused score of each candidate that
-tells a time when the query asks one (docs/design/search-quality.md, "Questions about time").
+tells a time when the query asks one (docs/design/search-quality.md).
 
 Only the candidates the arms already hold are looked at, and only for a question that asks when:
 each candidate's words against :data:`TIME_WORDS`, remembered by content hash.
 
-Pure: functions of the query and a record.
+Pure: functions of the query and a record; the one state, a record's verdict by content hash,
+changes no result.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A conversation kept as one memory per turn answers a question across turns: the 
 the answer ("yes, last Tuesday") often shares few words with the question, while the turn beside
 it, which asked, shares many. The hybrid search lifts each candidate toward the best fused score
 among the candidates of its thread, by :data:`THREAD_LIFT` of the gap
-(docs/design/search-quality.md, "Threads"):
+(docs/design/search-quality.md):
 
     score' = score + THREAD_LIFT * (best score in the thread - score)
 
