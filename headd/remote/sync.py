@@ -40,36 +40,11 @@ from headd.remote.transport import RemoteFailure
 from headd.remote.tree_check import TreeJudge
 from headd.store import git_io
 from headd.store.ports import Overlay, VersionSource
+from headd.wire.status_parts import Conflict, RemoteError, RemoteStatus
 
 log = logging.getLogger(__name__)
 
 Action = Literal["up-to-date", "fast-forward", "pushed", "replayed", "failed", "running"]
-
-
-class RemoteError(msgspec.Struct, frozen=True):
-    """Why the last round failed; ``commit`` and ``path`` name a refused remote tree's culprit."""
-
-    kind: str
-    message: str
-    transient: bool
-    at: str
-    commit: str | None = None
-    path: str | None = None
-
-
-class RemoteStatus(msgspec.Struct, frozen=True):
-    """``status.remote``: where the followed branch stands against its upstream."""
-
-    name: str
-    url: str | None
-    upstream: str
-    ahead: int
-    behind: int
-    last_fetch_at: str | None
-    last_push_at: str | None
-    last_error: RemoteError | None
-    conflicts: tuple[rescue.Conflict, ...]
-    rescues: int = 0
 
 
 class RoundReport(msgspec.Struct, frozen=True):
@@ -90,7 +65,7 @@ class SyncAnswer(msgspec.Struct, frozen=True, kw_only=True):
     resolved (``resolved``), never both, and where the remote stands after it."""
 
     round: RoundReport | msgspec.UnsetType = msgspec.UNSET
-    resolved: tuple[rescue.Conflict, ...] | msgspec.UnsetType = msgspec.UNSET
+    resolved: tuple[Conflict, ...] | msgspec.UnsetType = msgspec.UNSET
     remote: RemoteStatus | None
 
 
@@ -458,6 +433,6 @@ class RemoteSync:
         """End the git a round is waiting on, with everything it started; start no other."""
         self.running.kill_all()
 
-    def resolve(self, path_or_id: str) -> tuple[rescue.Conflict, ...]:
+    def resolve(self, path_or_id: str) -> tuple[Conflict, ...]:
         with self._round_lock:
             return tuple(self.conflict_book.resolve(self.repo(), path_or_id))

@@ -13,9 +13,10 @@ merge's report with both gates' (``headd.sleep.merge_report``), a remote round's
 (``headd.remote.sync``). The SQLite plane's reports are Structs of the wire, which the plane
 builds: the fixed-shape ones here (a rebuild, an update, a reinforce, the sidecar's export and
 import, a trace scan), its reads in ``headd.wire.plane_answers`` (recall's pack, its search,
-the index's status, a transcript session). Only the parts of ``status`` that describe other
-subsystems (the embedder, the remote, the memory accounting) stay mappings: their shapes belong
-to those subsystems. Every method answers a Struct (``tests/test_wire_answers_typed.py``).
+the index's status, a transcript session). The parts of ``status`` that describe other
+subsystems (the embedder, the memory accounting, the remote) are Structs of the wire too, in
+``headd.wire.status_parts``, which those subsystems build. Every method answers a Struct, and
+no answer holds an untyped part (``tests/test_wire_answers_typed.py``).
 Decoding ignores fields it does not know, so a newer daemon's answer still reads.
 """
 
@@ -30,6 +31,7 @@ from headd.memfile.sidecar import RefusedRow
 from headd.memfile.vocabulary import MemoryStatus, MemoryType, Para, TaskStatus
 from headd.record import Citation, Facet, Link, MemoryRecord
 from headd.wire import browse, doctor, plane_answers, publish
+from headd.wire.status_parts import EmbedderState, MemoryFigures, RemoteStatus
 
 
 class WireRecord(msgspec.Struct, kw_only=True):
@@ -254,11 +256,11 @@ class StatusAnswer(msgspec.Struct):
     state_path: str | None
     index: IndexUpdates | None
     snapshot: SnapshotStatus | None
-    memory: dict[str, Any]
+    memory: MemoryFigures
     socket: str | None
     embedder: str
-    embedder_state: dict[str, Any]
-    remote: dict[str, Any] | None
+    embedder_state: EmbedderState
+    remote: RemoteStatus | None
     last_sleep: SleepStatusAnswer | None
     uptime_s: float
     pid: int

@@ -361,10 +361,10 @@ class Tools(WriteTools):
             "skipped": status.skipped,
             "daemon_pid": status.pid,
             # ahead/behind, last error and open conflicts (paths, refs) of the followed remote
-            "remote": status.remote,
+            "remote": msgspec.to_builtins(status.remote),
             # Why the followed remote's last round failed (a refused tip, an unreachable host),
             # so an agent sees that the memory no longer follows: status.remote.last_error.
-            "remote_error": (status.remote or {}).get("last_error"),
+            "remote_error": msgspec.to_builtins(status.remote and status.remote.last_error),
         }
 
     # -- usage state and traces --------------------------------------------------------------
