@@ -25,14 +25,12 @@ from support.stores import make_store
 from headd.embed.factory import embedder_state
 from headd.embed.hashing import HashingEmbedder
 from headd.wire.answers import answer_types
+from headd.wire.remote_answers import Conflict, RemoteError, RemoteStatus
 from headd.wire.status_parts import (
-    Conflict,
     MemoryFigures,
     PlaneFiles,
     PostingsFootprint,
     RecordsFootprint,
-    RemoteError,
-    RemoteStatus,
     VectorsFootprint,
 )
 

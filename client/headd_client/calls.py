@@ -7,9 +7,8 @@ the answer type ``SearchAnswer`` the result decodes into. Both clients run a cal
 (:func:`typed_method`), so ``client.search(query, limit=5)`` returns a ``SearchAnswer`` and
 ``client.call("search", query=...)`` stays for scripts. Nothing here touches a socket.
 
-The session results live with the store (``headd.store.results``) and ``sync``'s with the remote
-(``headd.remote.sync``); importing either loads git, so those answer types are imported inside
-their functions, on first use.
+The session results live with the store (``headd.store.results``), whose import loads git, so
+those answer types are imported inside their functions, on first use.
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ from headd.wire.plane_answers import (
 )
 
 if TYPE_CHECKING:
-    from headd.remote.sync import SyncAnswer
     from headd.store.results import (
         ApplyResult,
         CloseResult,
@@ -52,6 +50,7 @@ if TYPE_CHECKING:
         OpenResult,
         RebaseResult,
     )
+    from headd.wire.remote_answers import SyncAnswer
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -347,6 +346,6 @@ def traces_show(session: str) -> Call[TracesShowAnswer]:
 
 def sync(*, resolve: str | None = None) -> Call[SyncAnswer]:
     """One round with the followed remote at once, or (``resolve``) a conflict marked resolved."""
-    from headd.remote.sync import SyncAnswer
+    from headd.wire.remote_answers import SyncAnswer
 
     return Call(methods.Sync(resolve=resolve), SyncAnswer)

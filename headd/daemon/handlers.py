@@ -128,6 +128,7 @@ from headd.wire.methods import (
     decode_request,
 )
 from headd.wire.publish import PublishAnswer, PublishRequest
+from headd.wire.remote_answers import SyncAnswer
 from headd.wire.status_parts import MemoryFigures, PlaneFiles, VectorsFootprint
 
 if TYPE_CHECKING:
@@ -138,7 +139,6 @@ if TYPE_CHECKING:
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
     from headd.head.search import SearchHit
-    from headd.remote.sync import SyncAnswer
     from headd.store.manager import SessionManager
 
 log = logging.getLogger(__name__)
@@ -515,8 +515,6 @@ class Service:
 
     async def sync(self, resolve: str | None) -> SyncAnswer:
         """``sync``: one round with the remote now, or mark a conflict resolved."""
-        from headd.remote.sync import SyncAnswer
-
         if self.remote is None:
             raise InvalidParams("this daemon follows no remote (start it with --remote NAME)")
         if resolve is not None:

@@ -20,8 +20,8 @@ import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
-from headd.remote.sync import RemoteSync, RoundReport
-from headd.wire.status_parts import Conflict, RemoteStatus
+from headd.remote.sync import RemoteSync
+from headd.wire.remote_answers import Conflict, RemoteStatus, RoundReport
 
 log = logging.getLogger(__name__)
 

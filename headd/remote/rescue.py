@@ -24,7 +24,7 @@ import msgspec
 import pygit2
 
 from headd.store import git_io
-from headd.wire.status_parts import Conflict
+from headd.wire.remote_answers import Conflict
 
 log = logging.getLogger(__name__)
 

@@ -28,9 +28,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
-import msgspec
 import pygit2
 
 from headd.errors import HeaddError
@@ -40,33 +38,15 @@ from headd.remote.transport import RemoteFailure
 from headd.remote.tree_check import TreeJudge
 from headd.store import git_io
 from headd.store.ports import Overlay, VersionSource
-from headd.wire.status_parts import Conflict, RemoteError, RemoteStatus
+from headd.wire.remote_answers import (
+    Action,
+    Conflict,
+    RemoteError,
+    RemoteStatus,
+    RoundReport,
+)
 
 log = logging.getLogger(__name__)
-
-Action = Literal["up-to-date", "fast-forward", "pushed", "replayed", "failed", "running"]
-
-
-class RoundReport(msgspec.Struct, frozen=True):
-    """What one round did (``sync``'s answer)."""
-
-    action: Action
-    local: str | None
-    remote: str | None
-    attempts: int
-    replayed: int = 0
-    deduped: int = 0
-    new_conflicts: tuple[str, ...] = ()
-    error: RemoteError | None = None
-
-
-class SyncAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """``sync``: the round it ran (``round``) or, with ``resolve``, the conflicts it marked
-    resolved (``resolved``), never both, and where the remote stands after it."""
-
-    round: RoundReport | msgspec.UnsetType = msgspec.UNSET
-    resolved: tuple[Conflict, ...] | msgspec.UnsetType = msgspec.UNSET
-    remote: RemoteStatus | None
 
 
 def _as_failure(exc: Exception) -> RemoteFailure:

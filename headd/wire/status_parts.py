@@ -1,11 +1,11 @@
 """The parts of ``status`` that describe other subsystems, as msgspec Structs: the embedder's
-state, the memory accounting, the remote's standing.
+state and the memory accounting (the remote's standing is in ``headd.wire.remote_answers``).
 
-Each subsystem builds its own part (``headd.embed.factory``, ``headd.head.footprint`` with the
-daemon, ``headd.remote.sync``), but the shape is the wire's: the wire sits below those
-subsystems and imports none of them (the remote's brings git along, which no client needs), so
-the Structs live here and ``docs/protocol.md`` describes them with the rest of the answer. Field
-order is the order the keys always had; a key a part leaves out is ``UNSET``, never ``null``.
+Each subsystem builds its own part (``headd.embed.factory``; ``headd.head.footprint`` with the
+daemon), but the shape is the wire's: the wire sits below those subsystems and imports none of
+them, so the Structs live here and ``docs/protocol.md`` describes them with the rest of the
+answer. Field order is the order the keys always had; a key a part leaves out is ``UNSET``,
+never ``null``.
 """
 
 from __future__ import annotations
@@ -79,45 +79,3 @@ class MemoryFigures(msgspec.Struct, frozen=True):
     postings: PostingsFootprint | None | UnsetType = UNSET
     vectors: VectorsFootprint | UnsetType = UNSET
     plane: PlaneFiles | UnsetType = UNSET
-
-
-# -- the remote -----------------------------------------------------------------------------
-
-
-class RemoteError(msgspec.Struct, frozen=True):
-    """Why the last round failed; ``commit`` and ``path`` name a refused remote tree's culprit."""
-
-    kind: str
-    message: str
-    transient: bool
-    at: str
-    commit: str | None = None
-    path: str | None = None
-
-
-class Conflict(msgspec.Struct, frozen=True):
-    """A path both sides changed: the remote's version is at ``path``; ours is at ``ours``."""
-
-    id: str
-    path: str
-    #: The local commit that holds our version (kept under ``ref``).
-    ours: str
-    #: The tip whose version of ``path`` won.
-    theirs: str
-    ref: str
-    at: str
-
-
-class RemoteStatus(msgspec.Struct, frozen=True):
-    """``status.remote``: where the followed branch stands against its upstream."""
-
-    name: str
-    url: str | None
-    upstream: str
-    ahead: int
-    behind: int
-    last_fetch_at: str | None
-    last_push_at: str | None
-    last_error: RemoteError | None
-    conflicts: tuple[Conflict, ...]
-    rescues: int = 0
