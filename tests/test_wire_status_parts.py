@@ -2,9 +2,9 @@
 state, the memory accounting, the remote's standing) encode the bytes their mappings did.
 
 An ``Any`` inside an answer is a shape nobody wrote down: ``docs/protocol.md`` can only call it
-"a mapping" and a client reads it with ``.get``. So every answer type is walked, through every
-Struct, union, list and mapping it nests, and none may end in ``Any`` (``object`` and
-``dict[str, Any]`` included). The parts keep their key order, leave out what the mappings left out
+"a mapping" and a client reads it with ``.get``. So every answer type (and every Struct of
+``headd.wire``, requests included) is walked, through every Struct, union, list and mapping it
+nests, and none may end in ``Any`` (``object`` and ``dict[str, Any]`` included). The parts keep their key order, leave out what the mappings left out
 (an embedder that is off has no ``load_s``; an unasked ``memory`` only the process's figures; a
 plane file that cannot be read no key) and write ``null`` where the mappings did.
 
@@ -15,6 +15,8 @@ then writes ``"reason": null``).
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import typing
 from pathlib import Path
 
@@ -22,6 +24,7 @@ import msgspec
 import msgspec.inspect as mi
 from support.stores import make_store
 
+import headd.wire
 from headd.embed.factory import embedder_state
 from headd.embed.hashing import HashingEmbedder
 from headd.wire.answers import answer_types
@@ -73,6 +76,24 @@ def test_no_answer_holds_a_part_typed_any() -> None:
         for method, answer in answer_types().items()
     }
     assert {method: parts for method, parts in found.items() if parts} == {}
+
+
+def test_no_struct_of_the_wire_holds_a_part_typed_any() -> None:
+    """The requests and every nested Struct too, reached or not from ``answer_types``."""
+    found = {}
+    for module_info in pkgutil.iter_modules(headd.wire.__path__):
+        module = importlib.import_module(f"headd.wire.{module_info.name}")
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, msgspec.Struct)
+                and value.__module__ == module.__name__
+            ):
+                found[f"{module_info.name}.{name}"] = untyped_parts(
+                    mi.type_info(value), name, set()
+                )
+    assert len(found) > 50
+    assert {name: parts for name, parts in found.items() if parts} == {}
 
 
 def test_the_walk_finds_an_untyped_part_where_there_is_one() -> None:
