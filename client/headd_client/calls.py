@@ -24,8 +24,10 @@ from headd.ops import Op
 from headd.wire import browse, methods
 from headd.wire.answers import (
     AdvanceAnswer,
+    NearDuplicatesAnswer,
     PathsAnswer,
     ReadAnswer,
+    ReinforceAnswer,
     ResolveAnswer,
     SearchAnswer,
     SkippedAnswer,
@@ -294,3 +296,26 @@ def traces_links(path: str) -> Call[browse.TracesLinksAnswer]:
 
 def state_usage(path: str) -> Call[browse.StateUsageAnswer]:
     return Call(browse.StateUsageRequest(path=path), browse.StateUsageAnswer)
+
+
+# -- the MCP bridge's writes and checks ------------------------------------------------------
+
+
+def near_duplicates(
+    texts: list[str], *, titles: list[str] | None = None
+) -> Call[NearDuplicatesAnswer]:
+    """``near_duplicates``: each text's stored near duplicates (a batch's check before it writes)."""
+    return Call(methods.NearDuplicates(texts=texts, titles=titles), NearDuplicatesAnswer)
+
+
+def source(
+    path: str, *, at: str | None = None, session: str | None = None
+) -> Call[browse.SourceAnswer]:
+    """``source``: the file text of the memory at ``path`` (what a correction stamps)."""
+    return Call(browse.SourceRequest(path=path, at=at, session=session), browse.SourceAnswer)
+
+
+def reinforce(
+    paths: list[str], *, signal: Literal["neutral", "positive", "negative"] = "neutral"
+) -> Call[ReinforceAnswer]:
+    return Call(methods.Reinforce(paths=paths, signal=signal), ReinforceAnswer)
