@@ -13,6 +13,7 @@ git, so those answer types are imported inside their functions, on first use.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar
@@ -132,10 +133,14 @@ TYPED_CALLS = (
 
 
 def _default(cls: type[msgspec.Struct], name: str) -> Any:
-    for field in msgspec.structs.fields(cls):
-        if field.name == name:
-            return field.default
-    raise KeyError(name)
+    return _defaults(cls)[name]
+
+
+@functools.cache
+def _defaults(cls: type[msgspec.Struct]) -> dict[str, Any]:
+    """Each field's default, read once per class: ``msgspec.structs.fields`` evaluates the
+    class's annotations on every call, milliseconds a call for a request of a dozen fields."""
+    return {field.name: field.default for field in msgspec.structs.fields(cls)}
 
 
 # -- the head's reads ----------------------------------------------------------------------
