@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from headd.ops import Archive, LinkOp, Put, Write
 from headd.wire.answers import WireRecord
 from headd_client import calls
@@ -189,7 +191,7 @@ class WriteTools:
         plan = _last_wins(ops) if consolidate else _Plan(list(range(len(ops))), {}, {})
         occupants = self._frame_occupants(plan.slot_of)
         best_effort = bool(args.continue_on_error)
-        results: list[JsonObject] = [_batch_row(i) for i in range(len(ops))]
+        results = [BatchRow(index=i) for i in range(len(ops))]
         written: list[int] = []
         with WriteSession(self.link) as session:
             taken = self._taken_in(session)
@@ -199,7 +201,7 @@ class WriteTools:
                     stored = occupants.get(index)
                     if stored is not None:
                         self._supersede(session, op, stored, results[index])
-                        if not results[index]["deduped"]:
+                        if not results[index].deduped:
                             written.append(index)
                         continue
                     wire = self._write_op(op, taken)
@@ -207,28 +209,27 @@ class WriteTools:
                     if applied.violations:
                         v = applied.violations[0]
                         if v.kind == "duplicate" and v.existing:
-                            results[index].update(
-                                path=v.existing, deduped=True, existing_path=v.existing
-                            )
+                            results[index].deduped_to(v.existing)
                             continue
                         raise violation_failure(v)
                     if applied.deduped:
-                        existing = applied.deduped[0].existing
-                        results[index].update(path=existing, deduped=True, existing_path=existing)
+                        results[index].deduped_to(applied.deduped[0].existing)
                         continue
-                    results[index]["path"] = str((applied.paths or (None,))[0])
+                    results[index].path = str((applied.paths or (None,))[0])
                     written.append(index)
                 except ToolFailure as failure:
-                    results[index].update(ok=False, code=failure.code, error=failure.message)
+                    row = results[index]
+                    row.ok, row.code, row.error = False, failure.code, failure.message
                     if not best_effort:
                         at = plan.order.index(index)
                         for later in plan.order[at + 1 :]:
-                            results[later].update(ok=False, skipped=True)
+                            results[later].skip()
                         for earlier in written:
-                            results[earlier].update(ok=False, skipped=True, superseded_path=None)
+                            results[earlier].skip()
+                            results[earlier].superseded_path = None
                         return _batch_answer(_consolidated(results, plan, near), None, near)
             sha = None
-            if written or any(r["superseded_path"] for r in results):
+            if written or any(r.superseded_path for r in results):
                 first = written[0] if written else plan.order[0]
                 more = f" (+{len(written) - 1})" if len(written) > 1 else ""
                 title = plan.content.get(first, ops[first]).title
@@ -239,7 +240,7 @@ class WriteTools:
                     self._mark_displaced(results, occupants)
         return _batch_answer(_consolidated(results, plan, near), sha, near)
 
-    def _near_duplicates(self, ops: list[WriteArgs]) -> dict[int, JsonValue] | None:
+    def _near_duplicates(self, ops: list[WriteArgs]) -> dict[int, list[NearRow]] | None:
         """Per op index its near duplicates (the daemon's ``near_duplicates``, one embedding
         call for the batch over each op's claim and body); None when unchecked."""
         keyed = [(i, _claim_of(op)) for i, op in enumerate(ops) if op.article_html is None]
@@ -251,31 +252,29 @@ class WriteTools:
         answer = self.link.run(calls.near_duplicates(texts, titles=titles))
         if answer.degraded:
             return None
-        found: dict[int, JsonValue] = {}
+        found: dict[int, list[NearRow]] = {}
         for (index, _), matches in zip(keyed, answer.matches, strict=True):
             if matches:
                 found[index] = [
-                    {
-                        "path": m.path,
-                        "batch_index": None if m.batch_index is None else keyed[m.batch_index][0],
-                        "similarity": m.similarity,
-                        "claim": m.claim
-                        if m.path is not None
-                        else _batch_claim(keyed, m.batch_index),
-                    }
+                    NearRow(
+                        path=m.path,
+                        batch_index=None if m.batch_index is None else keyed[m.batch_index][0],
+                        similarity=m.similarity,
+                        claim=m.claim if m.path is not None else _batch_claim(keyed, m.batch_index),
+                    )
                     for m in matches
                 ]
         return found
 
-    def _mark_displaced(self, results: list[JsonObject], occupants: Mapping[int, str]) -> None:
+    def _mark_displaced(self, results: list[BatchRow], occupants: Mapping[int, str]) -> None:
         """A slot that superseded a stored memory conflicted with it (memhtml reports the store
         match; the commit's contradictions no longer see it, as it is archived)."""
         for index, stored in occupants.items():
-            superseded = results[index]["superseded_path"]
+            superseded = results[index].superseded_path
             if superseded:
-                record, _ = self._read(str(superseded))
+                record, _ = self._read(superseded)
                 claim = "" if record is None else record.claim
-                results[index]["conflict"] = {"path": stored, "batch_index": None, "claim": claim}
+                results[index].conflict = ConflictRow(path=stored, batch_index=None, claim=claim)
 
     def _frame_occupants(self, slot_of: Mapping[str, int]) -> dict[int, str]:
         """Slot index → the stored active memory (not a task) holding that slot's frame key,
@@ -289,9 +288,7 @@ class WriteTools:
                     break
         return occupants
 
-    def _supersede(
-        self, session: WriteSession, op: WriteArgs, stored: str, row: JsonObject
-    ) -> None:
+    def _supersede(self, session: WriteSession, op: WriteArgs, stored: str, row: BatchRow) -> None:
         """Write a surviving slot's value over the stored memory holding its frame key: the
         new file linked ``supersedes`` to the archived one, both windows stamped (``correct``'s
         chain), in the batch's one session; a value already stored elsewhere only links."""
@@ -320,7 +317,7 @@ class WriteTools:
             if v.kind != "duplicate" or not v.existing:
                 raise violation_failure(v)
             winner = v.existing
-            row.update(path=winner, deduped=True, existing_path=winner)
+            row.deduped_to(winner)
             if winner == stored:
                 return
             link = LinkOp(path=winner, rel="supersedes", href="/" + moved_to)
@@ -328,27 +325,24 @@ class WriteTools:
             if applied.violations:
                 raise violation_failure(applied.violations[0])
         else:
-            row["path"] = winner
+            row.path = winner
         old_html = self._blob(stored)
         old = supersede_stamps(old_html, new_path=winner, moment=moment, now=now)
         applied = session.apply([Archive(path=stored, to=moved_to, html=old)])
         if applied.violations:
             raise violation_failure(applied.violations[0])
-        row["superseded_path"] = moved_to
+        row.superseded_path = moved_to
 
     def _mark_conflicts(
-        self, results: list[JsonObject], contradictions: Iterable[Contradiction]
+        self, results: list[BatchRow], contradictions: Iterable[Contradiction]
     ) -> None:
         by_path = {c.path: c.against for c in contradictions}
         for row in results:
-            against = by_path.get(str(row.get("path")))
+            against = by_path.get(str(row.path))
             if against:
                 record, _ = self._read(against)
-                row["conflict"] = {
-                    "path": strip_path(against),
-                    "batch_index": None,
-                    "claim": "" if record is None else record.claim,
-                }
+                claim = "" if record is None else record.claim
+                row.conflict = ConflictRow(path=strip_path(against), batch_index=None, claim=claim)
 
     def memory_correct(self, arguments: JsonInObject) -> JsonObject:
         from headd.memfile.archive import (
@@ -499,18 +493,18 @@ def _text_of(op: WriteArgs, claim: str) -> str:
 
 
 def _consolidated(
-    results: list[JsonObject], plan: _Plan, near: Mapping[int, JsonValue] | None = None
-) -> list[JsonObject]:
+    results: list[BatchRow], plan: _Plan, near: Mapping[int, list[NearRow]] | None = None
+) -> list[BatchRow]:
     """Each restatement points at its slot when the slot's write landed, else it is skipped
     with it (nothing of it reached the store); each op gains its near duplicates."""
     for index, found in (near or {}).items():
-        results[index]["near_duplicates"] = found
+        results[index].near_duplicates = found
     for index, slot in plan.losers.items():
         winner = results[slot]
-        if winner["ok"] and not winner["skipped"]:
-            results[index].update(consolidated_into=slot)
+        if winner.ok and not winner.skipped:
+            results[index].consolidated_into = slot
         else:
-            results[index].update(ok=False, skipped=True)
+            results[index].skip()
     return results
 
 
@@ -550,38 +544,65 @@ def _deduped(existing: str) -> JsonObject:
     }
 
 
-def _batch_row(index: int) -> JsonObject:
-    return {
-        "index": index,
-        "ok": True,
-        "path": None,
-        "deduped": False,
-        "existing_path": None,
-        "code": None,
-        "error": None,
-        "skipped": False,
-        "conflict": None,
-        "near_duplicates": None,
-        "consolidated_into": None,
-        "superseded_path": None,
-    }
+class NearRow(msgspec.Struct):
+    """A near duplicate of a batch op: a stored memory (``path``, its claim) or an earlier op
+    of the batch (``batch_index``, the claim it states)."""
+
+    path: str | None
+    batch_index: int | None
+    similarity: float
+    claim: str | None
+
+
+class ConflictRow(msgspec.Struct):
+    """The stored memory a batch op contradicts or displaced, and its claim."""
+
+    path: str
+    batch_index: int | None
+    claim: str
+
+
+class BatchRow(msgspec.Struct, kw_only=True):
+    """One op's row of ``memory_write_batch``'s answer (memhtml's fields, in its order),
+    filled in as the batch runs."""
+
+    index: int
+    ok: bool = True
+    path: str | None = None
+    deduped: bool = False
+    existing_path: str | None = None
+    code: str | None = None
+    error: str | None = None
+    skipped: bool = False
+    conflict: ConflictRow | None = None
+    near_duplicates: list[NearRow] | None = None
+    consolidated_into: int | None = None
+    superseded_path: str | None = None
+
+    def deduped_to(self, existing: str) -> None:
+        self.path = self.existing_path = existing
+        self.deduped = True
+
+    def skip(self) -> None:
+        self.ok, self.skipped = False, True
 
 
 def _batch_answer(
-    results: list[JsonObject], sha: str | None, near: Mapping[int, JsonValue] | None = None
+    results: list[BatchRow], sha: str | None, near: Mapping[int, list[NearRow]] | None = None
 ) -> JsonObject:
-    folded = [r for r in results if r["consolidated_into"] is None]
-    summary = {
+    folded = [r for r in results if r.consolidated_into is None]
+    summary: JsonObject = {
         "total": len(results),
-        "written": sum(1 for r in folded if r["ok"] and not r["deduped"] and not r["skipped"]),
-        "deduped": sum(1 for r in folded if r["ok"] and r["deduped"] and not r["skipped"]),
-        "failed": sum(1 for r in folded if not r["ok"] and not r["skipped"]),
-        "skipped": sum(1 for r in folded if r["skipped"]),
+        "written": sum(1 for r in folded if r.ok and not r.deduped and not r.skipped),
+        "deduped": sum(1 for r in folded if r.ok and r.deduped and not r.skipped),
+        "failed": sum(1 for r in folded if not r.ok and not r.skipped),
+        "skipped": sum(1 for r in folded if r.skipped),
         "consolidated": len(results) - len(folded),
     }
+    rows: list[JsonValue] = msgspec.to_builtins(results)
     return {
-        "results": [*results],
-        "summary": {**summary},
+        "results": rows,
+        "summary": summary,
         "commit_sha": sha,
         # asked for and unchecked: no embedder answered (memhtml's "degraded")
         "near_duplicates_degraded": near is None,
