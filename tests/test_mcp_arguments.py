@@ -39,6 +39,9 @@ STRUCTS: dict[str, type[msgspec.Struct]] = {
     "memory_reinforce": arguments.ReinforceArgs,
     "memory_list": arguments.ListArgs,
     "memory_exec": arguments.ExecArgs,
+    "memory_recall": arguments.RecallArgs,
+    "trace_search": arguments.TraceSearchArgs,
+    "trace_links": arguments.TraceLinksArgs,
 }
 
 BRIDGE = Path(arguments.__file__).parent

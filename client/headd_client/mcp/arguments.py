@@ -136,6 +136,24 @@ class NeighborsArgs(msgspec.Struct, kw_only=True):
     rels: list[str] | None = None
 
 
+class RecallArgs(msgspec.Struct, kw_only=True):
+    query: str
+    budget_chars: int | None = None
+    workspace: str | None = None
+
+
+class TraceSearchArgs(msgspec.Struct, kw_only=True):
+    query: str
+    cwd: str | None = None
+    since: str | None = None
+    limit: int | None = None
+
+
+class TraceLinksArgs(msgspec.Struct, kw_only=True):
+    session_id: str | None = None
+    path: str | None = None
+
+
 class ReinforceArgs(msgspec.Struct, kw_only=True):
     paths: list[str]
     signal: Signal

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -29,14 +29,18 @@ from headd.limits import MAX_CLAIM_CHARS, bounded
 from headd.wire.answers import SleepStatusAnswer, WireRecord
 from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX, ListRequest, NeighborsRequest
 from headd.wire.filter import Filter
+from headd.wire.plane_answers import RecallFold, SessionMemory
 from headd_client import calls
-from headd_client.json_types import JsonIn, JsonInObject, JsonObject, JsonValue
+from headd_client.json_types import JsonInObject, JsonObject, JsonValue
 from headd_client.mcp.arguments import (
     ListArgs,
     NeighborsArgs,
     PathArgs,
+    RecallArgs,
     ReinforceArgs,
     SearchArgs,
+    TraceLinksArgs,
+    TraceSearchArgs,
     parse,
 )
 from headd_client.mcp.exec_tool import memory_exec
@@ -233,46 +237,37 @@ class Tools(WriteTools):
             raise path_not_found(path)
         return read_result(record, sha)
 
-    def memory_recall(self, args: JsonInObject) -> JsonObject:
-        workspace = args.get("workspace")
-        pack = self.link.call(
-            "recall",
-            {
-                "query": args["query"],
-                "budget_chars": args.get("budget_chars"),
-                "filter": {"workspace": workspace} if workspace else None,
-            },
+    def memory_recall(self, arguments: JsonInObject) -> JsonObject:
+        args = parse(arguments, RecallArgs)
+        workspace = args.workspace
+        pack = self.link.run(
+            calls.recall(
+                args.query,
+                budget_chars=args.budget_chars,
+                filter=Filter(workspace=workspace) if workspace else None,
+            )
         )
 
-        def disclosed(fold: Mapping[str, list[Mapping[str, str]]] | None) -> list[JsonValue]:
+        def disclosed(fold: RecallFold) -> list[JsonValue]:
             return [
-                {
-                    "path": e.get("path", ""),
-                    "title": e.get("title", ""),
-                    "gist": bounded(e.get("gist", e.get("claim", ""))),
-                    "body": e.get("body", ""),
-                }
-                for e in (fold or {}).get("disclosed", [])
+                {"path": e.path, "title": e.title, "gist": bounded(e.claim), "body": e.body}
+                for e in fold.disclosed
             ]
 
+        # The lateral section names each index line by path and title; its gist stays empty.
         lateral: list[JsonValue] = [
-            {
-                "path": e.get("path", ""),
-                "title": e.get("title", ""),
-                "gist": bounded(e.get("gist", "")),
-            }
-            for e in pack.get("index_lines") or ()
+            {"path": e.path, "title": e.title, "gist": ""} for e in pack.index_lines
         ]
         return {
             "sections": {
-                "arcs": disclosed(pack.get("arcs")),
-                "memories": disclosed(pack.get("memories")),
+                "arcs": disclosed(pack.arcs),
+                "memories": disclosed(pack.memories),
                 "lateral": lateral,
             },
-            "spent_chars": int(pack.get("spent") or 0),
-            "truncated": bool(pack.get("truncated")),
-            "degraded": bool(pack.get("degraded", True)),
-            "vector_coverage": float(pack.get("vector_coverage") or 0.0),
+            "spent_chars": pack.spent,
+            "truncated": pack.truncated,
+            "degraded": pack.degraded,
+            "vector_coverage": pack.vector_coverage,
         }
 
     def memory_resolve(self, arguments: JsonInObject) -> JsonObject:
@@ -382,44 +377,45 @@ class Tools(WriteTools):
         result = self.link.run(calls.reinforce(paths, signal=args.signal))
         return {"bumped": [*result.bumped], "cooled_down": [*result.cooled_down]}
 
-    def trace_search(self, args: JsonInObject) -> JsonObject:
-        limit = max(1, min(_count(args.get("limit")) or 10, 100))
-        found = self.link.call("traces.search", {"query": args["query"], "limit": limit})
-        cwd = args.get("cwd")
-        since = args.get("since")
+    def trace_search(self, arguments: JsonInObject) -> JsonObject:
+        args = parse(arguments, TraceSearchArgs)
+        limit = max(1, min(args.limit or 10, 100))
+        found = self.link.run(calls.traces_search(args.query, limit=limit))
+        cwd = args.cwd
+        since = args.since
         sessions: list[JsonValue] = []
-        for hit in found.get("hits") or ():
-            if cwd is not None and hit.get("cwd") != cwd:
+        for hit in found.hits:
+            if cwd is not None and hit.cwd != cwd:
                 continue
-            if isinstance(since, str) and (hit.get("started_at") or "") < since:
+            if since is not None and (hit.started_at or "") < since:
                 continue
             sessions.append(
                 {
-                    "session_id": hit.get("session_id") or "",
-                    "slug": hit.get("slug") or "",
-                    "cwd": hit.get("cwd"),
-                    "started_at": hit.get("started_at"),
-                    "prompt_count": int(hit.get("prompt_count") or 0),
-                    "first_prompt": hit.get("first_prompt") or "",
-                    "ai_title": hit.get("ai_title"),
+                    "session_id": hit.session_id,
+                    "slug": hit.slug,
+                    "cwd": hit.cwd,
+                    "started_at": hit.started_at,
+                    "prompt_count": hit.prompt_count,
+                    "first_prompt": hit.first_prompt,
+                    "ai_title": hit.ai_title,
                 }
             )
         return {"sessions": sessions}
 
-    def trace_links(self, args: JsonInObject) -> JsonObject:
-        session_id, path = _text(args.get("session_id")), _text(args.get("path"))
+    def trace_links(self, arguments: JsonInObject) -> JsonObject:
+        args = parse(arguments, TraceLinksArgs)
+        session_id, path = args.session_id, args.path
         if session_id is None and path is None:
             raise ToolFailure("ERR_INVALID_MEMORY", "trace links needs a session_id or a path")
         links: list[JsonObject] = []
         if session_id is not None:
             try:
-                shown = self.link.call("traces.show", {"session": session_id})
+                memories = self.link.run(calls.traces_show(session_id)).memories
             except Exception as exc:
                 if getattr(exc, "code", None) != "ERR_PATH_NOT_FOUND":
                     raise
-                shown = {}
-            for m in (shown or {}).get("memories") or ():
-                links.append(_link_row(m, session_id))
+                memories = []
+            links.extend(_link_row(m, session_id) for m in memories)
         else:
             links.extend(self._links_for_path(strip_path(str(path))))
         if session_id is not None and path is not None:
@@ -451,14 +447,14 @@ def list_request(arguments: JsonInObject) -> ListRequest:
 _NEIGHBOR_FIELDS = ("nodes", "edges", "node_limit", "dropped_node_count", "scan_saturated")
 
 
-def _link_row(m: Mapping[str, JsonValue], session_id: str) -> JsonObject:
+def _link_row(m: SessionMemory, session_id: str) -> JsonObject:
     return {
-        "path": m.get("path", ""),
+        "path": m.path,
         "session_id": session_id,
-        "prompt_id": m.get("prompt_id"),
-        "turn_uuid": m.get("turn_uuid"),
-        "link_kind": m.get("link_kind", ""),
-        "at": m.get("at", ""),
+        "prompt_id": m.prompt_id,
+        "turn_uuid": m.turn_uuid,
+        "link_kind": m.link_kind,
+        "at": m.at,
     }
 
 
@@ -467,11 +463,3 @@ def _last_sleep(latest: SleepStatusAnswer | None) -> JsonObject | None:
     if latest is None or not latest.run_id:
         return None
     return {"run_id": latest.run_id, "status": latest.status, "started_at": latest.started_at}
-
-
-def _text(value: JsonIn) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _count(value: JsonIn) -> int:
-    return value if isinstance(value, int) else 0
