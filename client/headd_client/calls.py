@@ -13,6 +13,7 @@ those answer types are imported inside their functions, on first use.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar
@@ -24,8 +25,10 @@ from headd.ops import Op
 from headd.wire import browse, methods
 from headd.wire.answers import (
     AdvanceAnswer,
+    NearDuplicatesAnswer,
     PathsAnswer,
     ReadAnswer,
+    ReinforceAnswer,
     ResolveAnswer,
     SearchAnswer,
     SkippedAnswer,
@@ -144,10 +147,14 @@ TYPED_CALLS = (
 
 
 def _default(cls: type[msgspec.Struct], name: str) -> Any:
-    for field in msgspec.structs.fields(cls):
-        if field.name == name:
-            return field.default
-    raise KeyError(name)
+    return _defaults(cls)[name]
+
+
+@functools.cache
+def _defaults(cls: type[msgspec.Struct]) -> dict[str, Any]:
+    """Each field's default, read once per class: ``msgspec.structs.fields`` evaluates the
+    class's annotations on every call, milliseconds a call for a request of a dozen fields."""
+    return {field.name: field.default for field in msgspec.structs.fields(cls)}
 
 
 # -- the head's reads ----------------------------------------------------------------------
@@ -349,3 +356,26 @@ def sync(*, resolve: str | None = None) -> Call[SyncAnswer]:
     from headd.wire.remote_answers import SyncAnswer
 
     return Call(methods.Sync(resolve=resolve), SyncAnswer)
+
+
+# -- the MCP bridge's writes and checks ------------------------------------------------------
+
+
+def near_duplicates(
+    texts: list[str], *, titles: list[str] | None = None
+) -> Call[NearDuplicatesAnswer]:
+    """``near_duplicates``: each text's stored near duplicates (a batch's check before it writes)."""
+    return Call(methods.NearDuplicates(texts=texts, titles=titles), NearDuplicatesAnswer)
+
+
+def source(
+    path: str, *, at: str | None = None, session: str | None = None
+) -> Call[browse.SourceAnswer]:
+    """``source``: the file text of the memory at ``path`` (what a correction stamps)."""
+    return Call(browse.SourceRequest(path=path, at=at, session=session), browse.SourceAnswer)
+
+
+def reinforce(
+    paths: list[str], *, signal: Literal["neutral", "positive", "negative"] = "neutral"
+) -> Call[ReinforceAnswer]:
+    return Call(methods.Reinforce(paths=paths, signal=signal), ReinforceAnswer)
