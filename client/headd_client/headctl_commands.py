@@ -26,13 +26,13 @@ from headd_client.headctl_output import Shower
 from headd_client.json_types import JsonIn, JsonObject, JsonValue
 
 if TYPE_CHECKING:
-    from headd.remote.sync import SyncAnswer
     from headd.wire.plane_answers import (
         IndexStatusAnswer,
         RecallAnswer,
         TracesSearchAnswer,
         TracesShowAnswer,
     )
+    from headd.wire.remote_answers import SyncAnswer
     from headd_client.calls import Call
 
 EXIT_OK = 0

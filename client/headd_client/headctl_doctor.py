@@ -99,6 +99,7 @@ def _plain(health: Health) -> JsonObject:
 
 
 def _repair(tools: Tools, answer: DoctorAnswer) -> Repaired:
+    from headd.ops import LinkOp, Op, UnlinkOp
     from headd_client import calls
     from headd_client.mcp.writes import WriteSession
 
@@ -110,18 +111,14 @@ def _repair(tools: Tools, answer: DoctorAnswer) -> Repaired:
         with WriteSession(tools.link) as session:
             for finding in dangling:
                 src, rel = finding.src_path, finding.rel
-                ops: list[JsonObject] = [
-                    {"op": "unlink", "path": src, "rel": rel, "href": "/" + finding.dst_path}
-                ]
+                ops: list[Op] = [UnlinkOp(path=src, rel=rel, href="/" + finding.dst_path)]
                 if finding.rewrite_to is not None:
-                    ops.append(
-                        {"op": "link", "path": src, "rel": rel, "href": "/" + finding.rewrite_to}
-                    )
+                    ops.append(LinkOp(path=src, rel=rel, href="/" + finding.rewrite_to))
                 try:
-                    violations = bool(session.apply(ops).get("violations"))
+                    refused = bool(session.apply(ops).violations)
                 except Exception:  # an op the daemon refuses leaves this finding unrepaired
-                    violations = True
-                if violations:
+                    refused = True
+                if refused:
                     failed.append(src)
                 elif finding.rewrite_to is None:
                     dropped += 1

@@ -35,7 +35,7 @@ class Later:
 
 if TYPE_CHECKING:
     from headd.store import results
-    from headd.wire import answers, plane_answers
+    from headd.wire import answers, plane_answers, remote_answers
     from headd_client.store_init import StoreCreated
 else:
     answers = Later("headd.wire.answers")
@@ -171,52 +171,49 @@ def _duration(seconds: float | None) -> str:
 
 def embedder_line(result: answers.StatusAnswer) -> str:
     """The embedder in a few words: which one, and whether it answers yet."""
-    state: JsonInObject = result.embedder_state
+    state = result.embedder_state
     setting = result.embedder or NONE
-    model = state.get("model")
-    phase = state.get("state")
+    model, phase = state.model, state.state
     text = {
         "off": "off: no vectors (lexical and recency only)",
-        "unavailable": f"unavailable: {state.get('reason') or 'unknown'}",
+        "unavailable": f"unavailable: {state.reason or 'unknown'}",
         "idle": "not loaded yet (loads on the first fill or query)",
         "loading": "loading the model",
         "converting": "converting the model to int8 (first use, a few seconds)",
         "ready": "ready",
-        "failed": f"failed: {state.get('error') or 'unknown'}",
-    }.get(str(phase), str(phase) if phase else "")
+        "failed": f"failed: {state.error or 'unknown'}",
+    }.get(phase, phase)
     parts = [setting if model in (None, setting) else f"{setting} ({model})"]
     if text:
         parts.append(text)
-    load_s = state.get("load_s")
-    if phase == "ready" and isinstance(load_s, int | float):
-        parts.append(f"(loaded in {load_s:.1f} s)")
+    if phase == "ready" and isinstance(state.load_s, float | int):
+        parts.append(f"(loaded in {state.load_s:.1f} s)")
     return " ".join(parts[:1]) + (": " + " ".join(parts[1:]) if len(parts) > 1 else "")
 
 
-def remote_rows(remote: JsonInObject | None) -> list[list[str]]:
+def remote_rows(remote: remote_answers.RemoteStatus | None) -> list[list[str]]:
     """``status.remote`` as rows: where the branch stands, and the last round's failure (kind,
     message, and for a refused remote commit which commit and path), so a wedged follower never
     looks healthy."""
-    if not isinstance(remote, Mapping):
+    if remote is None:
         return []
     rows = [
         [
             "remote",
-            f"{remote.get('upstream', NONE)}: ahead {remote.get('ahead', 0)}, "
-            f"behind {remote.get('behind', 0)}, last fetch {remote.get('last_fetch_at') or NONE}",
+            f"{remote.upstream}: ahead {remote.ahead}, behind {remote.behind}, "
+            f"last fetch {remote.last_fetch_at or NONE}",
         ]
     ]
-    error = remote.get("last_error")
-    if isinstance(error, Mapping):
-        text = f"{error.get('kind')}: {error.get('message')}"
-        if error.get("commit"):
-            text += f" (commit {_short(error.get('commit'))}, path {error.get('path')!r})"
-        rows.append(["remote error", text + f" at {error.get('at')}"])
-    listed = remote.get("conflicts")
-    conflicts = [c for c in listed if isinstance(c, Mapping)] if isinstance(listed, list) else []
-    if conflicts:
-        named = ", ".join(f"{c.get('id')} {c.get('path')}" for c in conflicts)
-        rows.append(["conflicts", f"{len(conflicts)} open: {named} (headctl sync --resolve ID)"])
+    error = remote.last_error
+    if error is not None:
+        text = f"{error.kind}: {error.message}"
+        if error.commit:
+            text += f" (commit {_short(error.commit)}, path {error.path!r})"
+        rows.append(["remote error", text + f" at {error.at}"])
+    if remote.conflicts:
+        named = ", ".join(f"{c.id} {c.path}" for c in remote.conflicts)
+        count = len(remote.conflicts)
+        rows.append(["conflicts", f"{count} open: {named} (headctl sync --resolve ID)"])
     return rows
 
 
