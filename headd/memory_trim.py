@@ -6,8 +6,10 @@ that thread's arena, so the resident size stays at the job's peak long after the
 ``malloc_trim(0)`` returns the free pages of every arena. What trimming cannot return is a page
 that still holds one live block, and with an arena per thread (up to eight per core) the git
 load, the plane's update, the snapshot write and the embedder each leave their survivors spread
-over arenas of their own: :func:`limit_heap_arenas` keeps every thread on a few shared ones.
-Both are no-ops where there is no glibc.
+over arenas of their own, and glibc raises its threshold for serving a block by ``mmap`` to the
+largest block freed, so a passing job's multi-megabyte buffers end up inside the arenas too:
+:func:`limit_heap_arenas` keeps every thread on a few shared arenas and large blocks on ``mmap``,
+which returns them whole when they are freed. All are no-ops where there is no glibc.
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from collections.abc import Callable, Mapping
 log = logging.getLogger(__name__)
 
 
-#: glibc's ``mallopt`` parameter for the most arenas (malloc.h's ``M_ARENA_MAX``).
+#: glibc's ``mallopt`` parameters (malloc.h's ``M_ARENA_MAX``, ``M_MMAP_THRESHOLD``).
 M_ARENA_MAX = -8
-#: glibc's own setting, read at start-up; an operator's value there wins over ours.
+M_MMAP_THRESHOLD = -3
+#: glibc's initial threshold; set explicitly, it no longer grows with the blocks freed.
+MMAP_THRESHOLD_BYTES = 128 * 1024
+#: glibc's own settings, read at start-up; an operator's value there wins over ours.
 ARENA_ENV_VAR = "MALLOC_ARENA_MAX"
+MMAP_ENV_VAR = "MALLOC_MMAP_THRESHOLD_"
 
 
 @functools.cache
@@ -41,17 +47,22 @@ def _libc() -> ctypes.CDLL | None:
 
 
 def limit_heap_arenas(arenas: int, environ: Mapping[str, str] = os.environ) -> bool:
-    """Let all threads share at most ``arenas`` heap arenas; whether the limit was set.
+    """Let all threads share at most ``arenas`` heap arenas, and serve blocks of 128 KiB and
+    more by ``mmap`` for good; whether the arena limit was set.
 
-    Call it before the threads start. Left alone when ``MALLOC_ARENA_MAX`` is set, which glibc
-    has applied already.
+    Call it before the threads start. Either setting is left alone when its glibc variable
+    (``MALLOC_ARENA_MAX``, ``MALLOC_MMAP_THRESHOLD_``) is set, which glibc has applied already.
     """
     libc = _libc()
-    if libc is None or environ.get(ARENA_ENV_VAR, "").strip():
+    if libc is None:
         return False
     mallopt = libc.mallopt
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
+    if not environ.get(MMAP_ENV_VAR, "").strip():
+        mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+    if environ.get(ARENA_ENV_VAR, "").strip():
+        return False
     return bool(mallopt(M_ARENA_MAX, arenas))
 
 

@@ -66,7 +66,7 @@ STATUS_INTERVAL_S = 1.0
 #: on the socket are answered without sharing the interpreter with it.
 AFTER_READY_S = 0.2
 #: Heap arenas every thread shares (glibc): a load from git, 300 searches and 5 commits at
-#: 10,000 memories leave 151 MB resident against 166 MB with an arena per thread, 134 against
+#: 10,000 memories leave 150 MB resident against 166 MB with an arena per thread, 133 against
 #: 149 MB after a start from the snapshot (docs/design/coldstart.md, "Heap arenas").
 HEAP_ARENAS = 2
 
@@ -481,7 +481,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if problem is not None:
         log.error("%s: %s", GitFailure.code, problem)
         return 1
-    limit_heap_arenas(HEAP_ARENAS)  # before the first thread (docs/design/coldstart.md)
+    limit_heap_arenas(HEAP_ARENAS)  # before the first thread, with large blocks on mmap
     try:
         import uvloop
 
