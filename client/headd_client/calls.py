@@ -7,8 +7,9 @@ the answer type ``SearchAnswer`` the result decodes into. Both clients run a cal
 (:func:`typed_method`), so ``client.search(query, limit=5)`` returns a ``SearchAnswer`` and
 ``client.call("search", query=...)`` stays for scripts. Nothing here touches a socket.
 
-The session results live with the store (``headd.store.results``); importing that package loads
-git, so those answer types are imported inside their functions, on first use.
+The session results live with the store (``headd.store.results``) and ``sync``'s with the remote
+(``headd.remote.sync``); importing either loads git, so those answer types are imported inside
+their functions, on first use.
 """
 
 from __future__ import annotations
@@ -33,8 +34,16 @@ from headd.wire.answers import (
     VectorsFillAnswer,
 )
 from headd.wire.filter import Filter
+from headd.wire.plane_answers import (
+    IndexSearchAnswer,
+    IndexStatusAnswer,
+    RecallAnswer,
+    TracesSearchAnswer,
+    TracesShowAnswer,
+)
 
 if TYPE_CHECKING:
+    from headd.remote.sync import SyncAnswer
     from headd.store.results import (
         ApplyResult,
         CloseResult,
@@ -126,6 +135,12 @@ TYPED_CALLS = (
     "session_rebase",
     "session_close",
     "session_list",
+    "recall",
+    "index_search",
+    "index_status",
+    "traces_search",
+    "traces_show",
+    "sync",
 )
 
 
@@ -157,8 +172,7 @@ def search(
     explain: bool = False,
     relevance_floor: float | None = None,
 ) -> Call[SearchAnswer]:
-    """The head's search (the SQLite plane's, ``plane="index"``, answers another shape: use
-    ``call``)."""
+    """The head's search (the SQLite plane's, ``plane="index"``, is :func:`index_search`)."""
     request = methods.Search(
         query=query,
         limit=limit,
@@ -294,3 +308,45 @@ def traces_links(path: str) -> Call[browse.TracesLinksAnswer]:
 
 def state_usage(path: str) -> Call[browse.StateUsageAnswer]:
     return Call(browse.StateUsageRequest(path=path), browse.StateUsageAnswer)
+
+
+# -- the SQLite plane's reads and the remote -----------------------------------------------
+
+
+def recall(
+    query: str,
+    *,
+    budget_chars: int | None = None,
+    filter: Filter | None = None,
+    now: str | None = None,
+) -> Call[RecallAnswer]:
+    """The plane's disclosure pack for ``query`` (the daemon folds in its head's ranking)."""
+    request = methods.Recall(query=query, budget_chars=budget_chars, filter=filter, now=now)
+    return Call(request, RecallAnswer)
+
+
+def index_search(
+    query: str, *, limit: int = 10, filter: Filter | None = None, now: str | None = None
+) -> Call[IndexSearchAnswer]:
+    """``search`` with ``plane: "index"``: the SQLite plane's four-arm retrieval."""
+    request = methods.Search(query=query, limit=limit, filter=filter, now=now, plane="index")
+    return Call(request, IndexSearchAnswer)
+
+
+def index_status() -> Call[IndexStatusAnswer]:
+    return Call(methods.IndexStatus(), IndexStatusAnswer)
+
+
+def traces_search(query: str = "", *, limit: int = 10) -> Call[TracesSearchAnswer]:
+    return Call(methods.TracesSearch(query=query, limit=limit), TracesSearchAnswer)
+
+
+def traces_show(session: str) -> Call[TracesShowAnswer]:
+    return Call(methods.TracesShow(session=session), TracesShowAnswer)
+
+
+def sync(*, resolve: str | None = None) -> Call[SyncAnswer]:
+    """One round with the followed remote at once, or (``resolve``) a conflict marked resolved."""
+    from headd.remote.sync import SyncAnswer
+
+    return Call(methods.Sync(resolve=resolve), SyncAnswer)

@@ -138,6 +138,7 @@ if TYPE_CHECKING:
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
     from headd.head.search import SearchHit
+    from headd.remote.sync import SyncAnswer
     from headd.store.manager import SessionManager
 
 log = logging.getLogger(__name__)
@@ -504,17 +505,19 @@ class Service:
 
     # -- status ----------------------------------------------------------------------------
 
-    async def sync(self, resolve: str | None) -> dict[str, Any]:
+    async def sync(self, resolve: str | None) -> SyncAnswer:
         """``sync``: one round with the remote now, or mark a conflict resolved."""
+        from headd.remote.sync import SyncAnswer
+
         if self.remote is None:
             raise InvalidParams("this daemon follows no remote (start it with --remote NAME)")
         if resolve is not None:
             resolved = await self.remote.resolve(resolve)
             if not resolved:
                 raise PathNotFound(f"no open conflict {resolve}", {"conflict": resolve})
-            return {"resolved": msgspec.to_builtins(resolved), "remote": self._remote_status()}
+            return SyncAnswer(resolved=resolved, remote=self.remote.status())
         report = await self.remote.round_now()
-        return {"round": msgspec.to_builtins(report), "remote": self._remote_status()}
+        return SyncAnswer(round=report, remote=self.remote.status())
 
     def _remote_status(self) -> dict[str, Any] | None:
         if self.remote is None:

@@ -85,6 +85,15 @@ class RoundReport(msgspec.Struct, frozen=True):
     error: RemoteError | None = None
 
 
+class SyncAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """``sync``: the round it ran (``round``) or, with ``resolve``, the conflicts it marked
+    resolved (``resolved``), never both, and where the remote stands after it."""
+
+    round: RoundReport | msgspec.UnsetType = msgspec.UNSET
+    resolved: tuple[rescue.Conflict, ...] | msgspec.UnsetType = msgspec.UNSET
+    remote: RemoteStatus | None
+
+
 def _as_failure(exc: Exception) -> RemoteFailure:
     """Any exception of a round as a failure with a kind a person understands: a work-tree or
     git failure after the fetch is ``checkout``, anything else ``internal`` (a bug: logged with

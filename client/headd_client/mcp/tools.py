@@ -29,6 +29,8 @@ from headd.errors import DaemonUnavailable
 from headd.limits import MAX_CLAIM_CHARS, bounded
 from headd.wire.answers import SleepStatusAnswer
 from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX, ListRequest, NeighborsRequest
+from headd.wire.filter import Filter
+from headd.wire.plane_answers import RecallFold, SessionMemory
 from headd_client import calls
 from headd_client.mcp.exec_tool import memory_exec
 from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
@@ -238,44 +240,32 @@ class Tools(WriteTools):
 
     def memory_recall(self, args: Mapping[str, Any]) -> dict[str, Any]:
         workspace = args.get("workspace")
-        pack = self.link.call(
-            "recall",
-            {
-                "query": args["query"],
-                "budget_chars": args.get("budget_chars"),
-                "filter": {"workspace": workspace} if workspace else None,
-            },
+        pack = self.link.run(
+            calls.recall(
+                args["query"],
+                budget_chars=args.get("budget_chars"),
+                filter=Filter(workspace=workspace) if workspace else None,
+            )
         )
 
-        def disclosed(fold: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+        def disclosed(fold: RecallFold) -> list[dict[str, Any]]:
             return [
-                {
-                    "path": e.get("path", ""),
-                    "title": e.get("title", ""),
-                    "gist": bounded(e.get("gist", e.get("claim", ""))),
-                    "body": e.get("body", ""),
-                }
-                for e in (fold or {}).get("disclosed", [])
+                {"path": e.path, "title": e.title, "gist": bounded(e.claim), "body": e.body}
+                for e in fold.disclosed
             ]
 
-        lateral = [
-            {
-                "path": e.get("path", ""),
-                "title": e.get("title", ""),
-                "gist": bounded(e.get("gist", "")),
-            }
-            for e in pack.get("index_lines") or ()
-        ]
+        # The lateral section names each index line by path and title; its gist stays empty.
+        lateral = [{"path": e.path, "title": e.title, "gist": ""} for e in pack.index_lines]
         return {
             "sections": {
-                "arcs": disclosed(pack.get("arcs")),
-                "memories": disclosed(pack.get("memories")),
+                "arcs": disclosed(pack.arcs),
+                "memories": disclosed(pack.memories),
                 "lateral": lateral,
             },
-            "spent_chars": int(pack.get("spent") or 0),
-            "truncated": bool(pack.get("truncated")),
-            "degraded": bool(pack.get("degraded", True)),
-            "vector_coverage": float(pack.get("vector_coverage") or 0.0),
+            "spent_chars": pack.spent,
+            "truncated": pack.truncated,
+            "degraded": pack.degraded,
+            "vector_coverage": pack.vector_coverage,
         }
 
     def memory_resolve(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -390,24 +380,24 @@ class Tools(WriteTools):
 
     def trace_search(self, args: Mapping[str, Any]) -> dict[str, Any]:
         limit = max(1, min(int(args.get("limit") or 10), 100))
-        found = self.link.call("traces.search", {"query": args["query"], "limit": limit})
+        found = self.link.run(calls.traces_search(args["query"], limit=limit))
         cwd = args.get("cwd")
         since = args.get("since")
         sessions = []
-        for hit in found.get("hits") or ():
-            if cwd is not None and hit.get("cwd") != cwd:
+        for hit in found.hits:
+            if cwd is not None and hit.cwd != cwd:
                 continue
-            if since is not None and (hit.get("started_at") or "") < since:
+            if since is not None and (hit.started_at or "") < since:
                 continue
             sessions.append(
                 {
-                    "session_id": hit.get("session_id") or "",
-                    "slug": hit.get("slug") or "",
-                    "cwd": hit.get("cwd"),
-                    "started_at": hit.get("started_at"),
-                    "prompt_count": int(hit.get("prompt_count") or 0),
-                    "first_prompt": hit.get("first_prompt") or "",
-                    "ai_title": hit.get("ai_title"),
+                    "session_id": hit.session_id,
+                    "slug": hit.slug,
+                    "cwd": hit.cwd,
+                    "started_at": hit.started_at,
+                    "prompt_count": hit.prompt_count,
+                    "first_prompt": hit.first_prompt,
+                    "ai_title": hit.ai_title,
                 }
             )
         return {"sessions": sessions}
@@ -420,13 +410,12 @@ class Tools(WriteTools):
         links: list[dict[str, Any]] = []
         if session_id is not None:
             try:
-                shown = self.link.call("traces.show", {"session": session_id})
+                memories = self.link.run(calls.traces_show(session_id)).memories
             except Exception as exc:
                 if getattr(exc, "code", None) != "ERR_PATH_NOT_FOUND":
                     raise
-                shown = {}
-            for m in (shown or {}).get("memories") or ():
-                links.append(_link_row(m, session_id))
+                memories = []
+            links.extend(_link_row(m, session_id) for m in memories)
         else:
             links.extend(self._links_for_path(strip_path(str(path))))
         if session_id is not None and path is not None:
@@ -458,14 +447,14 @@ def list_request(args: Mapping[str, Any]) -> ListRequest:
 _NEIGHBOR_FIELDS = ("nodes", "edges", "node_limit", "dropped_node_count", "scan_saturated")
 
 
-def _link_row(m: Mapping[str, Any], session_id: str) -> dict[str, Any]:
+def _link_row(m: SessionMemory, session_id: str) -> dict[str, Any]:
     return {
-        "path": m.get("path", ""),
+        "path": m.path,
         "session_id": session_id,
-        "prompt_id": m.get("prompt_id"),
-        "turn_uuid": m.get("turn_uuid"),
-        "link_kind": m.get("link_kind", ""),
-        "at": m.get("at", ""),
+        "prompt_id": m.prompt_id,
+        "turn_uuid": m.turn_uuid,
+        "link_kind": m.link_kind,
+        "at": m.at,
     }
 
 
