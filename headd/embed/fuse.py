@@ -1,15 +1,15 @@
 """MiniLM's attention and GELU as one onnxruntime kernel each, on the float32 graph.
 
-Why: a short query's embedding paid as much for the graph's small nodes as for its matrix
-products. The exported graph spells each layer's attention as some thirty nodes (reshapes,
+Why: unfused, a short query's embedding pays as much for the graph's small nodes as for its
+matrix products. The exported graph spells each layer's attention as some thirty nodes (reshapes,
 transposes, slices, the mask's ``Where`` and the softmax's ``IsNaN`` guard) and each GELU as five
 (``Div``, ``Erf``, ``Add``, ``Mul``, ``Mul``); onnxruntime's own fusions do not recognise this
 export's attention, and its GELU fusion no longer matches once the products are quantized. Here,
 before quantization, each attention becomes one ``com.microsoft.MultiHeadAttention`` fed by the
 same query, key and value projections (so ``quantize_dynamic`` quantizes exactly the products it
-quantized before) and each GELU one ``com.microsoft.Gelu``: 75 nodes run where 280 did, and the
-vectors equal the unfused model's to float rounding (cosine >= 0.99999, tested), so the vector
-space is unchanged.
+quantizes in the unfused graph) and each GELU one ``com.microsoft.Gelu``: 75 nodes run where the
+export has 280, and the vectors equal the unfused model's to float rounding (cosine >= 0.99999,
+tested), so the vector space is unchanged.
 
 Pure: a ``ModelProto`` in, the same object rewritten; :class:`FusionMismatch` when the graph is not
 the one this rewrite knows (the caller then quantizes the graph unfused).
