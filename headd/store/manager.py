@@ -72,6 +72,7 @@ from headd.store.sessions import (
     CorruptLog,
     Dropped,
     Event,
+    Intent,
     LoggedOp,
     Opened,
     Rebased,
@@ -214,17 +215,22 @@ class SessionManager:
         return tuple(settled)
 
     def _record(self, session_id: str, event: Event) -> None:
-        """Log an event durably, then make it visible.
+        """Log an event, then make it visible; only an ``Intent`` is fsynced.
 
         A log whose ops landed is compacted by the next event logged after the landing, not by
-        the landing itself: the commit then pays one fsync for its ``Settled`` instead of three
-        (append, temp file, directory), and a session closed after its commit, the common case,
-        never pays for a compaction whose log it deletes.
+        the landing itself: the commit then pays no compaction's three fsyncs (temp file,
+        directory), and a session closed after its commit, the common case, never pays for a
+        compaction whose log it deletes.
 
-        The ``Settled`` of a pending intent is written without an fsync: the intent is on disk,
-        and a restart that finds a log ending in it settles it again by asking git (``recovery``),
-        which is the truth the line records; git's own ref update is not fsynced either, so the
-        fsync bought nothing a power cut would keep. A commit then pays one fsync, its intent's.
+        Every line is written before the call answers, so a killed process loses none of them
+        (they sit in the kernel's page cache). The fsync only matters for a power cut, and there
+        only the intent needs it: it must be on disk before the checkout moves, so a restart can
+        undo a half-followed checkout. An fsync flushes the whole file, so the session's earlier
+        lines (open, apply, rebase, dropped) reach the disk with its intent: an acknowledged
+        commit is durable with all its ops. The ``Settled`` after an intent is re-derived from git
+        by a restart (``recovery``). What a power cut can take is a session's unlanded state (an
+        open, an apply not yet committed, a close), the same class as git's own ref update, which
+        libgit2 does not fsync either. docs/design/store.md, "Which lines are fsynced".
         """
         with self._registry:
             before = self._states[session_id]
@@ -232,8 +238,7 @@ class SessionManager:
         if session_id in self._uncompacted and not isinstance(event, Closed):
             self._log_compacted(before, event)
         else:
-            rederived = isinstance(event, Settled) and before.pending is not None
-            self.log.append(session_id, event, durable=not rederived)
+            self.log.append(session_id, event, durable=isinstance(event, Intent))
         if isinstance(event, Settled) and event.landed:
             self._uncompacted.add(session_id)
         else:
@@ -255,7 +260,7 @@ class SessionManager:
             log.warning(
                 "session %s: compacting its log failed; the long log stands", landed.session
             )
-            self.log.append(landed.session, event)
+            self.log.append(landed.session, event, durable=isinstance(event, Intent))
 
     def _settle(self, session_id: str) -> Settlement:
         """Settle the session's pending commit (held by the caller or at start)."""
@@ -394,7 +399,7 @@ class SessionManager:
                 )
             return OpenResult(session=session_id, base=existing.base)
         try:
-            self.log.append(session_id, event)
+            self.log.append(session_id, event, durable=False)  # see ``_record``
         except HeaddError:
             with self._registry:
                 self._states.pop(session_id, None)
