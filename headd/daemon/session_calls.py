@@ -64,6 +64,8 @@ class SessionCalls:
         self._plane = plane
         self._clock = clock
         self._pool = ThreadPoolExecutor(SESSION_THREADS, thread_name_prefix="headd-session")
+        #: The write of git's index a commit's answer left owed (``index_written`` awaits it).
+        self._index_write: asyncio.Future[None] | None = None
 
     def _registry(self) -> SessionManager:
         if self._sessions is None:
@@ -124,12 +126,17 @@ class SessionCalls:
             thread_started = time.thread_time()
             try:
                 return registry.commit(
-                    session_id, message, provenance=provenance, rebase=request.rebase
+                    session_id,
+                    message,
+                    provenance=provenance,
+                    rebase=request.rebase,
+                    index_later=True,
                 )
             finally:
                 cpu.append(time.thread_time() - thread_started)
 
         result = await self._in_pool(commit)
+        self._write_index(registry)
         landed = time.perf_counter()
         view = await self._follower.current()
         advanced = time.perf_counter()
@@ -147,6 +154,23 @@ class SessionCalls:
                 (time.perf_counter() - advanced) * 1e3,
             )
         return result
+
+    def _write_index(self, registry: SessionManager) -> None:
+        """Write the git index entries the commit left owed, on a session thread, while the
+        answer goes out (docs/design/store.md, "git's index after the answer")."""
+
+        def write() -> None:
+            try:
+                registry.flush_index()
+            except Exception:  # the next commit writes them first, or says why not
+                log.exception("writing git's index after a commit failed")
+
+        self._index_write = asyncio.ensure_future(self._in_pool(write))
+
+    async def index_written(self) -> None:
+        """Wait for the index write the last commit left owed (for readers of ``git status``)."""
+        if self._index_write is not None:
+            await asyncio.shield(self._index_write)
 
     async def publish(
         self, render: Callable[[View], Mapping[str, str]]

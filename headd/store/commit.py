@@ -13,7 +13,8 @@ Order (docs/design/store.md, "The commit path"):
 4. Refuse an op that would write through or over a symbolic link (``symlink_violations``).
    Write blobs, tree and commit (unreachable until the ref moves, so harmless if we die).
 5. When the branch is checked out, refuse if a touched path holds uncommitted edits.
-6. Log the intent (durable), bring the checkout along, then compare-and-swap the branch on the
+6. Log the intent (durable), bring the checkout's files along (git's index entries are owed
+   to ``index_behind`` and written after the answer), then compare-and-swap the branch on the
    base. A lost race rolls the checkout back and answers ``rebase-needed``.
 7. Log the settlement: the session now sits on its commit with an empty log.
 
@@ -36,6 +37,7 @@ from headd.ops import Put
 from headd.record import Link
 from headd.store import git_io, recovery
 from headd.store.crashpoints import crash_point
+from headd.store.index_behind import IndexBehind
 from headd.store.ports import Overlay, VersionSource, View, add_link, record_text
 from headd.store.results import (
     COMMITTED,
@@ -204,6 +206,7 @@ def commit_session(
     before_swap: Callable[[], None] | None = None,
     judged: Judgement | None = None,
     provenance: Provenance | None = None,
+    index: IndexBehind | None = None,
 ) -> CommitResult:
     """Run the commit path for one session; ``record`` durably logs an event for it.
 
@@ -213,6 +216,7 @@ def commit_session(
     as they arrived and nothing changed since); judging is pure, so it is not redone.
     ``provenance`` is stamped into every written file's head after judging (a head splice, like
     the ``contradicts`` links, so the judged content hashes hold) and into the trailers.
+    ``index`` takes the index entries the commit owes git's index (``land``).
     """
     at = iso(now)
     base = state.base
@@ -270,6 +274,7 @@ def commit_session(
         record=record,
         at=at,
         before_swap=before_swap,
+        index=index,
     )
     if landed is not None:
         return landed
@@ -294,12 +299,18 @@ def land(
     record: Callable[[Event], None],
     at: str,
     before_swap: Callable[[], None] | None = None,
+    index: IndexBehind | None = None,
 ) -> CommitResult | None:
     """Steps 5 to 7 for a written commit ``sha`` on ``state.base``: refuse dirty checkout
     paths, log the intent, bring the checkout along, compare-and-swap the branch, log the
     settlement. None when it landed; otherwise the answer (refused, or rebase-needed after a
     lost race; ``touched`` are the paths such an answer may name as overlapping). Shared by
-    sessions and by ``publish``, whose files are no memories."""
+    sessions and by ``publish``, whose files are no memories.
+
+    With ``index``, the work-tree files move before the swap and git's index entries are left
+    owed to it (recorded before the swap, owed once it landed; its ``flush`` writes them), so
+    the answer does not wait for the index's whole-file rewrite; without, the index moves with
+    the files."""
     base = state.base
     follow = git_io.head_branch(repo) == state.ref
     if follow:
@@ -313,8 +324,12 @@ def land(
     intent = Intent(commit=sha, parent=base, ref=state.ref, paths=paths, worktree=follow, at=at)
     record(intent)
     crash_point("intent")
+    moves: list[git_io.IndexMove] = []
     try:
-        if follow:
+        if follow and index is not None:
+            moves = git_io.move_checkout(repo, base, sha, paths)[1]
+            index.expect(sha, moves)
+        elif follow:
             git_io.move_worktree(repo, base, sha, paths)
         crash_point("worktree")
         if before_swap is not None:
@@ -334,6 +349,8 @@ def land(
         )
         log.info("session %s lost the race for %s", state.session, state.ref)
         return CommitResult(outcome=REBASE_NEEDED, sha=moved, overlapping=tuple(overlapping))
+    if index is not None:
+        index.landed(moves)
     record(Settled(commit=sha, landed=True, recovered=False, at=at))
     crash_point("settled")
     return None

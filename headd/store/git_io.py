@@ -426,18 +426,36 @@ def _forget_unsaved(index: pygit2.Index) -> None:
         log.warning("could not re-read the index: %s", exc)
 
 
+#: One path's move in git's index: (path, the blob it held, the blob it holds; None: absent).
+IndexMove = tuple[str, str | None, str | None]
+
+
 def move_worktree(repo: pygit2.Repository, old: str, new: str, paths: Iterable[str]) -> list[str]:
     """Bring the shared index and the files at ``paths`` from commit ``old`` to commit ``new``.
 
     A path is moved only while both its file and its index entry still hold ``old``'s version (or
     already hold ``new``'s, which makes this idempotent after a crash); anything else is somebody's
     uncommitted edit, left alone and returned. Paths outside ``paths`` are never touched, so
-    unrelated edits survive. Used forwards by the commit and backwards by recovery.
+    unrelated edits survive. Used backwards by recovery, and by the writers that land outside a
+    session (sleep, the remote); the commit path moves the files (``move_checkout``) and leaves
+    the index to ``move_index`` off the answer's path.
     """
+    skipped, moves = move_checkout(repo, old, new, paths)
+    move_index(repo, moves)
+    return skipped
+
+
+def move_checkout(
+    repo: pygit2.Repository, old: str, new: str, paths: Iterable[str]
+) -> tuple[list[str], list[IndexMove]]:
+    """``move_worktree``'s files only: write each path that still holds ``old``'s version in both
+    its file and its index entry (or ``new``'s already) to ``new``'s; answer the paths left alone
+    (somebody's edit) and the index moves the written ones owe (``move_index`` applies them)."""
     index = repo.index
     try:
         index.read(False)
-        skipped = []
+        skipped: list[str] = []
+        moves: list[IndexMove] = []
         for path in sorted(set(paths)):
             before = blob_at(repo, old, path)
             after = blob_at(repo, new, path)
@@ -448,21 +466,40 @@ def move_worktree(repo: pygit2.Repository, old: str, new: str, paths: Iterable[s
                 continue
             if on_disk != after:
                 _write_file(repo, path, after)
-            if after is None:
-                if path in index:
-                    index.remove(path)
-            else:
-                index.add(path)
-        index.write()
+            moves.append((path, before, after))
     except GitFailure:
-        _forget_unsaved(index)
         raise
     except (pygit2.GitError, OSError) as exc:
-        _forget_unsaved(index)
         raise disk.git_failure("moving the working tree failed", exc, where=repo.workdir) from exc
     if skipped:
         log.warning("working tree: left %d path(s) with local edits alone", len(skipped))
-    return skipped
+    return skipped, moves
+
+
+def move_index(repo: pygit2.Repository, moves: Iterable[IndexMove]) -> None:
+    """Apply ``moves`` to git's index in order, and write it once (the whole file: ~1 MB at
+    10,000 paths). An entry is moved only while it holds the move's old blob (or its new one);
+    one somebody staged since is theirs and stays. A path whose file holds the new blob gets
+    the file's stat data (``git status`` then need not hash it); otherwise the bare entry."""
+    index = repo.index
+    try:
+        index.read(False)
+        for path, before, after in moves:
+            staged = _index_blob(index, path)
+            if staged not in (before, after):
+                continue
+            if after is None:
+                if path in index:
+                    index.remove(path)
+                continue
+            if _worktree_blob(repo, path) == after:
+                index.add(path)
+            else:
+                index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=after), BLOB_MODE))
+        index.write()
+    except (pygit2.GitError, OSError) as exc:
+        _forget_unsaved(index)
+        raise disk.git_failure("writing git's index failed", exc, where=repo.workdir) from exc
 
 
 def ensure_excluded(repo: pygit2.Repository, pattern: str) -> None:

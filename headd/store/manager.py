@@ -46,6 +46,7 @@ from headd.store.commit import (
     land,
     symlink_violations,
 )
+from headd.store.index_behind import IndexBehind
 from headd.store.ports import Overlay, VersionSource, View
 from headd.store.resolve import resolve_ops
 from headd.store.results import (
@@ -158,6 +159,11 @@ class SessionManager:
         self._store_lock = locks.StoreLock(repo.path)
         with contextlib.suppress(GitFailure):
             self._recover_locks()  # a live holder's lock: settling below will say so
+        #: The index entries landed commits owe git's index (written by ``flush_index``); those
+        #: a killed process left owed are written first, before any settlement writes the index.
+        self._index = IndexBehind(self.store)
+        if not repo.is_bare:
+            self._index.recover(repo, self.ref)
         #: What the start settled: one entry per interrupted commit found in the logs.
         self.recovered: tuple[Settlement, ...] = self._load()
 
@@ -175,10 +181,20 @@ class SessionManager:
                 {"lock": str(left[0])},
             )
 
-    def exclusive(self) -> threading.Lock:
-        """The commit lock, for the one other writer of the branch (the remote sync): held, no
-        session commit moves the branch or the checkout."""
-        return self._commit_lock
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """The commit lock, for the other writers of the branch (the remote sync, a sleep
+        merge), with git's index written first: held, no session commit moves the branch or
+        the checkout, and the index holds every landed commit's entries."""
+        with self._commit_lock:
+            self._index.flush(self._commit_repo)
+            yield
+
+    def flush_index(self) -> None:
+        """Write the index entries landed commits owe git's index (``index_behind``), under the
+        commit lock; the daemon calls it after answering a commit."""
+        with self._commit_lock:
+            self._index.flush(self._commit_repo)
 
     def _repo(self) -> pygit2.Repository:
         """This thread's repository for reads (see ``_thread_repos``)."""
@@ -266,6 +282,7 @@ class SessionManager:
         """Settle the session's pending commit (held by the caller or at start)."""
         with self._commit_lock:
             self._recover_locks()
+            self._index.flush(self._commit_repo)
             state = self._states[session_id]
             assert state.pending is not None
             event = recovery.settle(self._commit_repo, state.pending, iso(self.clock()))
@@ -543,6 +560,8 @@ class SessionManager:
         message: str | None = None,
         provenance: Provenance | None = None,
         rebase: str = REBASE_AUTO,
+        *,
+        index_later: bool = False,
     ) -> CommitResult:
         """Land the session's ops on the branch (see ``commit.py`` for the order of steps);
         ``provenance`` names the transcript the writes came from (stamped into each file).
@@ -550,6 +569,10 @@ class SessionManager:
         ``rebase`` is ``"auto"`` (a stale base is moved onto the tip inside the commit lock
         when nothing conflicts, see ``_rebase_at_tip``) or ``"never"`` (a stale base answers
         ``rebase-needed`` and the caller rebases).
+
+        ``index_later``: answer with git's index entries still owed (the caller runs
+        ``flush_index`` once it answered; the next commit, or any other writer of the checkout,
+        writes them first anyway). By default they are written before this returns.
         """
         if rebase not in REBASE_MODES:
             raise InvalidParams(
@@ -577,6 +600,7 @@ class SessionManager:
                 )
             with self._commit_lock:
                 self._recover_locks()
+                self._index.flush(self._commit_repo)
                 dropped: tuple[Deduped, ...] = ()
                 if rebase == REBASE_AUTO:
                     moved = self._rebase_at_tip(session, state)
@@ -595,7 +619,10 @@ class SessionManager:
                     before_swap=self.before_swap,
                     judged=self._judged(state),
                     provenance=provenance,
+                    index=self._index,
                 )
+                if not index_later:
+                    self._index.flush(self._commit_repo)
             if dropped:
                 result = replace(result, deduped=dropped + (result.deduped or ()))
             if recovered is not None:
@@ -615,6 +642,7 @@ class SessionManager:
         try:
             with self._hold(session) as opened, self._commit_lock:
                 self._recover_locks()
+                self._index.flush(self._commit_repo)
                 tip = self._tip()
                 state = replace(opened, base=tip)
                 repo = self._commit_repo
