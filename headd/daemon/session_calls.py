@@ -137,6 +137,7 @@ class SessionCalls:
 
         result = await self._in_pool(commit)
         self._write_index(registry)
+        self._offer_landed(registry, result)
         landed = time.perf_counter()
         view = await self._follower.current()
         advanced = time.perf_counter()
@@ -154,6 +155,15 @@ class SessionCalls:
                 (time.perf_counter() - advanced) * 1e3,
             )
         return result
+
+    def _offer_landed(self, registry: SessionManager, result: CommitResult) -> None:
+        """Offer the follower the commit's version the session already built (its judged view,
+        when that is what landed), so the advance below neither parses nor freezes again."""
+        if result.outcome != "committed" or not result.paths or result.sha is None:
+            return
+        view = registry.take_landed(result.sha)
+        if isinstance(view, IndexedView) and view.sha is not None:
+            self._follower.offer(view.sha, result.sha, view.indexes, result.paths)
 
     def _write_index(self, registry: SessionManager) -> None:
         """Write the git index entries the commit left owed, on a session thread, while the

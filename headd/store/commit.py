@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
 import msgspec
@@ -38,7 +38,14 @@ from headd.record import Link
 from headd.store import git_io, recovery
 from headd.store.crashpoints import crash_point
 from headd.store.index_behind import IndexBehind
-from headd.store.ports import Overlay, VersionSource, View, add_link, record_text
+from headd.store.ports import (
+    Overlay,
+    VersionSource,
+    View,
+    add_link,
+    is_memory_path,
+    record_text,
+)
 from headd.store.results import (
     COMMITTED,
     REBASE_NEEDED,
@@ -193,6 +200,20 @@ def _mark_contradictions(
     return found
 
 
+def as_judged(final: View, writes: Mapping[str, str], removes: Iterable[str]) -> bool:
+    """Whether the judged view ``final`` holds exactly what the commit wrote: every written file
+    is the record the overlay parsed (no ``contradicts`` link or provenance stamp spliced in
+    since), every removed path is gone, and each is a path a version reads as a memory. Then
+    the view's indexes are the landed commit's version, and a follower need not parse again."""
+    for path, html in writes.items():
+        record = final.record(path)
+        if not is_memory_path(path) or record is None:
+            return False
+        if record.blob_sha != str(pygit2.hash(html.encode("utf-8"))):
+            return False
+    return all(is_memory_path(path) and final.record(path) is None for path in removes)
+
+
 def commit_session(
     repo: pygit2.Repository,
     state: SessionState,
@@ -207,6 +228,7 @@ def commit_session(
     judged: Judgement | None = None,
     provenance: Provenance | None = None,
     index: IndexBehind | None = None,
+    on_landed: Callable[[str, View], None] | None = None,
 ) -> CommitResult:
     """Run the commit path for one session; ``record`` durably logs an event for it.
 
@@ -216,7 +238,9 @@ def commit_session(
     as they arrived and nothing changed since); judging is pure, so it is not redone.
     ``provenance`` is stamped into every written file's head after judging (a head splice, like
     the ``contradicts`` links, so the judged content hashes hold) and into the trailers.
-    ``index`` takes the index entries the commit owes git's index (``land``).
+    ``index`` takes the index entries the commit owes git's index (``land``). ``on_landed``
+    is given the landed commit and the judged view when that view is the commit's version
+    (``as_judged``), so a follower can take it instead of advancing.
     """
     at = iso(now)
     base = state.base
@@ -278,6 +302,8 @@ def commit_session(
     )
     if landed is not None:
         return landed
+    if on_landed is not None and as_judged(final, writes, removes):
+        on_landed(sha, final)
     return CommitResult(
         outcome=COMMITTED,
         sha=sha,

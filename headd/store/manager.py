@@ -159,6 +159,8 @@ class SessionManager:
         self._store_lock = locks.StoreLock(repo.path)
         with contextlib.suppress(GitFailure):
             self._recover_locks()  # a live holder's lock: settling below will say so
+        #: The last commit and its judged view, when that view is the commit's version.
+        self._landed: tuple[str, View] | None = None
         #: The index entries landed commits owe git's index (written by ``flush_index``); those
         #: a killed process left owed are written first, before any settlement writes the index.
         self._index = IndexBehind(self.store)
@@ -189,6 +191,20 @@ class SessionManager:
         with self._commit_lock:
             self._index.flush(self._commit_repo)
             yield
+
+    def _keep_landed(self, sha: str, view: View) -> None:
+        with self._registry:
+            self._landed = (sha, view)
+
+    def take_landed(self, sha: str) -> View | None:
+        """The view the last commit was judged on with its ops applied, when that is exactly
+        commit ``sha``'s version (``commit.as_judged``): the daemon's follower takes it instead
+        of advancing, so a commit parses and freezes its files once. Taken once."""
+        with self._registry:
+            landed, self._landed = self._landed, None
+        if landed is None or landed[0] != sha:
+            return None
+        return landed[1]
 
     def flush_index(self) -> None:
         """Write the index entries landed commits owe git's index (``index_behind``), under the
@@ -620,6 +636,7 @@ class SessionManager:
                     judged=self._judged(state),
                     provenance=provenance,
                     index=self._index,
+                    on_landed=self._keep_landed,
                 )
                 if not index_later:
                     self._index.flush(self._commit_repo)
