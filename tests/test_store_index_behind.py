@@ -5,7 +5,10 @@ writers of the checkout, or a restart), and ``git status`` in the store is clean
 Mutation notes (each applied once, the named test seen red, then reverted):
 - ``IndexBehind.recover`` returning at once -> ``test_store_crash.py`` at ``swapped`` and
   ``settled``, and ``test_a_killed_daemon_leaves_the_owed_entries_to_the_restart``.
-- the flush at the start of ``commit`` dropped -> ``test_the_next_commit_writes_the_owed_entries_first``.
+- the owed entries left out of the commit's dirty check ->
+  ``test_the_next_commit_reads_the_owed_entries``.
+- no write of the owed entries before a lost race's settlement ->
+  ``test_a_lost_race_moves_the_checkout_back_past_owed_entries``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from support.git import git, tip
 from support.memory import memory_html
 from support.stores import SEED_FILES, WRITTEN, TickingClock, make_store
 
-from headd.ops import Archive, Put
+from headd.ops import Archive, Label, Put
 from headd.store.index_behind import FILE
 from headd.store.manager import SessionManager
 
@@ -61,9 +64,10 @@ def test_an_answer_with_the_index_owed_then_the_flush(store: Path) -> None:
     assert git(store, "status", "--porcelain") == ""
 
 
-def test_the_next_commit_writes_the_owed_entries_first(store: Path) -> None:
+def test_the_next_commit_reads_the_owed_entries(store: Path) -> None:
     """A path changed by two commits in a row, the first one's entry still owed: the second
-    commit's dirty check sees the first's version, not a local edit."""
+    commit's dirty check reads the owed entry (the first's version), not a local edit, and one
+    write brings the index to the second."""
     manager = SessionManager(store, clock=TickingClock())
     first = manager.open().session
     manager.apply(first, [Put(path="areas/inbox/beta.html", html=BETA)])
@@ -72,6 +76,7 @@ def test_the_next_commit_writes_the_owed_entries_first(store: Path) -> None:
     manager.apply(second, [Archive(path="areas/inbox/beta.html")])
     result = manager.commit(second, "two", index_later=True)
     assert result.outcome == "committed", result
+    assert staged(store, "areas/inbox/beta.html") is None  # still owed: nothing written yet
     manager.flush_index()
     assert git(store, "status", "--porcelain") == ""
     assert staged(store, "areas/inbox/beta.html") is None
@@ -98,6 +103,33 @@ def test_the_other_writers_of_the_checkout_find_the_index_written(store: Path) -
     assert manager.commit(s, "later", index_later=True).outcome == "committed"
     with manager.exclusive():
         assert git(store, "status", "--porcelain") == ""
+
+
+def test_a_lost_race_moves_the_checkout_back_past_owed_entries(store: Path) -> None:
+    """The first commit's entry is owed when the second, on the same path, loses its swap to
+    another writer: the checkout goes back to the first commit's version, index and file."""
+    manager = SessionManager(store, clock=TickingClock())
+    first = manager.open().session
+    manager.apply(first, [Put(path="areas/inbox/beta.html", html=BETA)])
+    assert manager.commit(first, "one", index_later=True).outcome == "committed"
+    landed = tip(store)
+    second = manager.open().session
+    manager.apply(second, [Label(path="areas/inbox/beta.html", entity="topic:greek")])
+    repo = pygit2.Repository(str(store))
+
+    def another_writer() -> None:
+        head = repo.head.peel(pygit2.Commit)
+        who = pygit2.Signature("other", "other@example.org")
+        repo.create_commit("refs/heads/main", who, who, "other", head.tree_id, [head.id])
+
+    manager.before_swap = another_writer
+    result = manager.commit(second, "two", index_later=True, rebase="never")
+    assert result.outcome == "rebase-needed"
+    assert tip(store) != landed
+    assert (store / "areas/inbox/beta.html").read_text() == BETA
+    assert staged(store, "areas/inbox/beta.html") == git(
+        store, "rev-parse", f"{landed}:areas/inbox/beta.html"
+    )
 
 
 CHILD = """

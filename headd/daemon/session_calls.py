@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SESSION_THREADS = 4
+#: git's index is written once no commit came for this long (seconds), or at the latest this
+#: long after a commit left it owed: a burst of commits shares one whole-file write.
+INDEX_QUIET_S = 0.2
+INDEX_MAX_WAIT_S = 2.0
 
 SessionRequest = (
     SessionOpen | SessionApply | SessionCommit | SessionRebase | SessionClose | SessionList
@@ -64,8 +68,10 @@ class SessionCalls:
         self._plane = plane
         self._clock = clock
         self._pool = ThreadPoolExecutor(SESSION_THREADS, thread_name_prefix="headd-session")
-        #: The write of git's index a commit's answer left owed (``index_written`` awaits it).
+        #: The write of git's index the commits' answers left owed (``_write_index``).
         self._index_write: asyncio.Future[None] | None = None
+        self._index_asked = 0.0
+        self._index_wanted = False
 
     def _registry(self) -> SessionManager:
         if self._sessions is None:
@@ -166,21 +172,30 @@ class SessionCalls:
             self._follower.offer(view.sha, result.sha, view.indexes, result.paths)
 
     def _write_index(self, registry: SessionManager) -> None:
-        """Write the git index entries the commit left owed, on a session thread, while the
-        answer goes out (docs/design/store.md, "git's index after the answer")."""
+        """Ask for the write of the git index entries the commit left owed: once no commit came
+        for ``INDEX_QUIET_S``, or ``INDEX_MAX_WAIT_S`` after the first ask, on a session thread;
+        commits in a row share one write (docs/design/store.md, "git's index after the
+        answer")."""
+        self._index_asked = time.monotonic()
+        self._index_wanted = True
+        if self._index_write is None or self._index_write.done():
+            self._index_write = asyncio.ensure_future(self._index_loop(registry))
 
-        def write() -> None:
+    async def _index_loop(self, registry: SessionManager) -> None:
+        while self._index_wanted:
+            deadline = time.monotonic() + INDEX_MAX_WAIT_S
+            while (wait := min(self._index_asked + INDEX_QUIET_S, deadline) - time.monotonic()) > 0:
+                await asyncio.sleep(wait)
+            self._index_wanted = False
             try:
-                registry.flush_index()
-            except Exception:  # the next commit writes them first, or says why not
-                log.exception("writing git's index after a commit failed")
-
-        self._index_write = asyncio.ensure_future(self._in_pool(write))
+                await self._in_pool(registry.flush_index)
+            except Exception:  # the next writer of the checkout writes them, or says why not
+                log.exception("writing git's index after commits failed")
 
     async def index_written(self) -> None:
-        """Wait for the index write the last commit left owed (for readers of ``git status``)."""
-        if self._index_write is not None:
-            await asyncio.shield(self._index_write)
+        """Write the index entries commits left owed now (for readers of ``git status``)."""
+        if self._sessions is not None:
+            await self._in_pool(self._sessions.flush_index)
 
     async def publish(
         self, render: Callable[[View], Mapping[str, str]]
@@ -215,4 +230,11 @@ class SessionCalls:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
 
     def shutdown(self) -> None:
+        if self._index_write is not None:
+            self._index_write.cancel()
         self._pool.shutdown(wait=True)
+        if self._sessions is not None:
+            try:  # a stopped daemon leaves git's index written (a restart would, too)
+                self._sessions.flush_index()
+            except Exception:
+                log.exception("writing git's index as the daemon stops failed")

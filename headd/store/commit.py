@@ -314,6 +314,17 @@ def commit_session(
     )
 
 
+def _write_owed(repo: pygit2.Repository, index: IndexBehind | None) -> None:
+    """Before a settlement moves the checkout back, the index entries earlier commits owe are
+    written: the move back compares the index with this commit's parent."""
+    if index is None:
+        return
+    try:
+        index.flush(repo)
+    except HeaddError as exc:
+        log.warning("writing git's index before moving the checkout back failed: %s", exc)
+
+
 def land(
     repo: pygit2.Repository,
     state: SessionState,
@@ -339,8 +350,9 @@ def land(
     the files."""
     base = state.base
     follow = git_io.head_branch(repo) == state.ref
+    owed = index.owed if index is not None else git_io.EMPTY_OWED
     if follow:
-        dirty = git_io.dirty_paths(repo, base, paths)
+        dirty = git_io.dirty_paths(repo, base, paths, owed)
         if dirty:
             return CommitResult(
                 outcome=REFUSED,
@@ -353,7 +365,7 @@ def land(
     moves: list[git_io.IndexMove] = []
     try:
         if follow and index is not None:
-            moves = git_io.move_checkout(repo, base, sha, paths)[1]
+            moves = git_io.move_checkout(repo, base, sha, paths, owed)[1]
             index.expect(sha, moves)
         elif follow:
             git_io.move_worktree(repo, base, sha, paths)
@@ -365,9 +377,11 @@ def land(
         )
         crash_point("swapped")
     except (HeaddError, OSError, pygit2.GitError):
+        _write_owed(repo, index)
         record(recovery.settle(repo, intent, at, recovered=False))
         raise
     if not swapped:
+        _write_owed(repo, index)
         record(recovery.settle(repo, intent, at, recovered=False))
         moved = git_io.resolve_ref(repo, state.ref)
         overlapping = (

@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
 LINK_MODE = pygit2.enums.FileMode.LINK
+#: No owed index entries (``dirty_paths``, ``move_checkout``).
+EMPTY_OWED: Mapping[str, str | None] = {}
 #: The suffix of the file a work-tree write goes through before its rename into place.
 TEMP_SUFFIX = ".headd-tmp"
 DEFAULT_NAME = "headd"
@@ -353,21 +355,32 @@ def _index_blob(index: pygit2.Index, path: str) -> str | None:
     return str(index[path].id) if path in index else None
 
 
-def dirty_paths(repo: pygit2.Repository, base: str, paths: Iterable[str]) -> list[str]:
+def dirty_paths(
+    repo: pygit2.Repository,
+    base: str,
+    paths: Iterable[str],
+    owed: Mapping[str, str | None] = EMPTY_OWED,
+) -> list[str]:
     """Of ``paths``, those whose index entry or file differ from the ``base`` commit's version.
 
     Staged, modified, deleted and untracked all count: the commit would overwrite them. Only
     ``paths`` are looked at (their index entries, and each file hashed), never the whole tree,
-    so a stale stat cache elsewhere in the checkout costs nothing here.
+    so a stale stat cache elsewhere in the checkout costs nothing here. ``owed`` are the index
+    entries landed commits still owe (path to blob, None: absent), read in place of the file's.
     """
     index = repo.index
     index.read(False)
     out = []
     for path in sorted(set(paths)):
         want = blob_at(repo, base, path)
-        if _index_blob(index, path) != want or _worktree_blob(repo, path) != want:
+        if _staged(index, owed, path) != want or _worktree_blob(repo, path) != want:
             out.append(path)
     return out
+
+
+def _staged(index: pygit2.Index, owed: Mapping[str, str | None], path: str) -> str | None:
+    """The blob ``path`` is staged at: the owed entry when there is one, else the index's."""
+    return owed[path] if path in owed else _index_blob(index, path)
 
 
 def _write_file(repo: pygit2.Repository, path: str, blob: str | None) -> None:
@@ -446,11 +459,16 @@ def move_worktree(repo: pygit2.Repository, old: str, new: str, paths: Iterable[s
 
 
 def move_checkout(
-    repo: pygit2.Repository, old: str, new: str, paths: Iterable[str]
+    repo: pygit2.Repository,
+    old: str,
+    new: str,
+    paths: Iterable[str],
+    owed: Mapping[str, str | None] = EMPTY_OWED,
 ) -> tuple[list[str], list[IndexMove]]:
     """``move_worktree``'s files only: write each path that still holds ``old``'s version in both
-    its file and its index entry (or ``new``'s already) to ``new``'s; answer the paths left alone
-    (somebody's edit) and the index moves the written ones owe (``move_index`` applies them)."""
+    its file and its index entry (or ``new``'s already; ``owed`` entries read as in
+    ``dirty_paths``) to ``new``'s; answer the paths left alone (somebody's edit) and the index
+    moves the written ones owe (``move_index`` applies them)."""
     index = repo.index
     try:
         index.read(False)
@@ -460,7 +478,7 @@ def move_checkout(
             before = blob_at(repo, old, path)
             after = blob_at(repo, new, path)
             on_disk = _worktree_blob(repo, path)
-            staged = _index_blob(index, path)
+            staged = _staged(index, owed, path)
             if on_disk not in (before, after) or staged not in (before, after):
                 skipped.append(path)
                 continue

@@ -4,8 +4,9 @@ git's index is one file holding every tracked path (~1 MB at 10,000 memories), a
 rewrites it whole on every write: about as long as the rest of a one-file commit. A commit's
 answer does not need it (the tree, the branch and the work-tree files are what readers use), so
 the commit path moves the files, and the index entries it owes wait here until ``flush`` writes
-them in one go: after the daemon answered, before the next commit or any other writer of the
-checkout (the commit lock's holders), and at a restart.
+them in one go: when the daemon's commits pause, before any other writer of the checkout (the
+commit lock's holders), and at a restart. The commits in between read the owed entries in place
+of the index's (``owed``), so they need not write it first.
 
 Crash safety: before the branch moves, the commit's moves are appended as one JSON line to
 ``.memhtml/headd/index-behind.jsonl`` (no fsync: a killed process loses no write, and a power cut
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -49,12 +51,20 @@ class IndexBehind:
     def __init__(self, store: Path) -> None:
         self.path = store / FILE
         self._moves: list[IndexMove] = []
+        #: Each owed path's blob once its moves are written (None: absent).
+        self._owed: dict[str, str | None] = {}
         self._recorded = self.path.exists()
 
     @property
     def pending(self) -> int:
         """How many moves wait for the next ``flush``."""
         return len(self._moves)
+
+    @property
+    def owed(self) -> Mapping[str, str | None]:
+        """Path to the blob its index entry is owed (None: absent): what the commit path reads
+        in place of the index's entry, so a commit need not write the index first."""
+        return self._owed
 
     def expect(self, commit: str, moves: list[IndexMove]) -> None:
         """Record ``moves`` as owed once ``commit`` is on the branch (before the swap)."""
@@ -76,6 +86,8 @@ class IndexBehind:
     def landed(self, moves: list[IndexMove]) -> None:
         """``moves`` are owed now: their commit is on the branch."""
         self._moves.extend(moves)
+        for path, _before, after in moves:
+            self._owed[path] = after
 
     def flush(self, repo: pygit2.Repository) -> None:
         """Write the owed moves into git's index in one write, then drop their record. On a
@@ -83,6 +95,7 @@ class IndexBehind:
         if self._moves:
             git_io.move_index(repo, self._moves)
             self._moves = []
+            self._owed = {}
         if self._recorded:
             self.path.unlink(missing_ok=True)
             self._recorded = False

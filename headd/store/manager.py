@@ -208,7 +208,8 @@ class SessionManager:
 
     def flush_index(self) -> None:
         """Write the index entries landed commits owe git's index (``index_behind``), under the
-        commit lock; the daemon calls it after answering a commit."""
+        commit lock; the daemon calls it when its commits pause, before it reads ``git status``,
+        and as it stops."""
         with self._commit_lock:
             self._index.flush(self._commit_repo)
 
@@ -587,8 +588,9 @@ class SessionManager:
         ``rebase-needed`` and the caller rebases).
 
         ``index_later``: answer with git's index entries still owed (the caller runs
-        ``flush_index`` once it answered; the next commit, or any other writer of the checkout,
-        writes them first anyway). By default they are written before this returns.
+        ``flush_index`` when its commits pause; the next commit reads them as owed, and any
+        other writer of the checkout writes them first). By default they are written before
+        this returns.
         """
         if rebase not in REBASE_MODES:
             raise InvalidParams(
@@ -616,7 +618,6 @@ class SessionManager:
                 )
             with self._commit_lock:
                 self._recover_locks()
-                self._index.flush(self._commit_repo)
                 dropped: tuple[Deduped, ...] = ()
                 if rebase == REBASE_AUTO:
                     moved = self._rebase_at_tip(session, state)
