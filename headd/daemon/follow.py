@@ -318,7 +318,7 @@ class RefFollower:
         if offered is None or offered.sha != tip or offered.parent != before.sha:
             return None
         if before.skipped and {s.path for s in before.skipped} & set(offered.paths):
-            return None  # a skipped file rewritten: the advance says what is skipped now
+            return None  # a skipped file rewritten: the advance says what the commit skips
         return HeadVersion(offered.indexes, tip, before, before.skipped), len(offered.paths)
 
     async def follow_forever(self, interval: float) -> None:

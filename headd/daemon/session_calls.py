@@ -193,7 +193,7 @@ class SessionCalls:
                 log.exception("writing git's index after commits failed")
 
     async def index_written(self) -> None:
-        """Write the index entries commits left owed now (for readers of ``git status``)."""
+        """Write the index entries commits left owed, at once (for readers of ``git status``)."""
         if self._sessions is not None:
             await self._in_pool(self._sessions.flush_index)
 

@@ -84,7 +84,7 @@ class IndexBehind:
         self._recorded = True
 
     def landed(self, moves: list[IndexMove]) -> None:
-        """``moves`` are owed now: their commit is on the branch."""
+        """``moves`` are owed: their commit is on the branch."""
         self._moves.extend(moves)
         for path, _before, after in moves:
             self._owed[path] = after
