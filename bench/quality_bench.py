@@ -2,6 +2,7 @@
 
     python -m bench.quality_bench --locomo DIR --scifact DIR [--cache-dir DIR]
                                   [--embedder auto|hash|NAME] [--systems a,b,...] [--markdown]
+                                  [--holdout] [--cost N]
 
 ``--locomo`` (or ``$HEADD_LOCOMO``) is a folder of LoCoMo conversations (``conv-*.json``);
 ``--scifact`` (or ``$HEADD_SCIFACT``) a BEIR SciFact folder (``corpus.jsonl.gz``,
@@ -20,6 +21,17 @@ Data sets, each ranked by every system in the same run:
 - ``locomo-session``: one memory per session (title: the session and its date; claim: its first
   turn; body: every turn as ``speaker: text``), relevance the sessions holding evidence.
 - ``scifact``: the BEIR corpus as memories (``bench.support.stores.scifact_memory``), the train queries.
+
+``--cost N`` prints, for each data set, the CPU per query of the default's conversation rules
+(threads and questions about time) over the set copied to ``N`` memories (see
+:func:`rules_cost`).
+
+``--holdout`` checks the default's tuned constants on data they are not tuned on, and prints
+that instead: LoCoMo's conversations one left out at a time, SciFact's train queries in two fixed
+halves (by the parity of the query id's position in id order). Each rotation picks, by nDCG@10
+over its tuning part, the best of a grid over :data:`TUNED` (every combination), and scores the
+part it held out with that pick; the held-out figures pool those scores, beside ``lexical`` and
+the shipped ``default`` on the same queries (see :func:`holdout`).
 
 Systems: ``lexical`` (the seed's exact search: BM25 arm alone), ``seed-default`` (the seed's
 fusion, RRF at 60 with equal weights, over article vectors alone: the default as the seed
@@ -501,6 +513,194 @@ def run_dataset(
     }
 
 
+# -- held-out check --------------------------------------------------------------------------
+
+#: The default's tuned constants, as (module, name) -> the grid ``--holdout`` picks from.
+TUNED: dict[tuple[str, str], tuple[float, ...]] = {
+    ("headd.head.search", "LEXICAL_SHARE"): (0.6, 0.7, 0.8),
+    ("headd.head.threads", "THREAD_LIFT"): (0.0, 0.4, 0.6, 0.8),
+    ("headd.head.temporal", "TIME_BONUS"): (0.0, 0.2, 0.3, 0.5),
+}
+
+
+def _grid(tuned: dict[tuple[str, str], tuple[float, ...]]) -> list[dict[tuple[str, str], float]]:
+    combos: list[dict[tuple[str, str], float]] = [{}]
+    for key, values in tuned.items():
+        combos = [{**combo, key: value} for combo in combos for value in values]
+    return combos
+
+
+class _Constants:
+    """The tuned constants set to one combination of the grid inside the block, restored on leaving."""
+
+    def __init__(self, values: dict[tuple[str, str], float]) -> None:
+        self.values = values
+        self.saved: dict[tuple[str, str], Any] = {}
+
+    def __enter__(self) -> None:
+        import importlib
+
+        for (module, name), value in self.values.items():
+            target = importlib.import_module(module)
+            self.saved[(module, name)] = getattr(target, name)
+            setattr(target, name, value)
+
+    def __exit__(self, *exc: object) -> None:
+        import importlib
+
+        for (module, name), value in self.saved.items():
+            setattr(importlib.import_module(module), name, value)
+
+
+def holdout_folds(dataset: DataSet) -> list[tuple[str, dict[str, str]]]:
+    """(fold name, query id -> its fold) for every rotation's held-out part: each LoCoMo
+    conversation; SciFact's two halves of its queries in id order (even and odd positions)."""
+    if len(dataset.corpora) > 1:
+        fold_of = {q.qid: c.name for c in dataset.corpora for q in c.queries}
+    else:
+        ids = sorted(q.qid for c in dataset.corpora for q in c.queries)
+        fold_of = {qid: ("even" if i % 2 == 0 else "odd") for i, qid in enumerate(ids)}
+    return [(name, fold_of) for name in sorted(set(fold_of.values()))]
+
+
+def holdout(
+    dataset: DataSet,
+    embedder: Any,
+    tuned: dict[tuple[str, str], tuple[float, ...]] | None = None,
+    pick_by: str = "nDCG@10",
+) -> dict[str, Any]:
+    """The held-out check of one data set: every query scored by ``lexical``, the shipped
+    ``default`` and every combination of ``tuned``'s grid; then, for each rotation, the
+    combination best by ``pick_by`` on the queries of the other folds, scored on the held-out
+    fold. ``held_out`` pools the rotations' picks over every query (each scored by a pick that
+    never saw it); ``lexical`` and ``default`` are the same queries' figures, per fold too."""
+    combos = _grid(TUNED if tuned is None else tuned)
+    per_query: dict[str, dict[str, dict[str, float]]] = {"lexical": {}, "default": {}}
+    category: dict[str, str] = {}
+    for index in range(len(combos)):
+        per_query[f"grid-{index}"] = {}
+    for corpus in dataset.corpora:
+        prepared = prepare(corpus, embedder)
+        for query in corpus.queries:
+            category[query.qid] = query.category
+        for system in ("lexical", "default"):
+            rank = head_ranker(prepared, system)
+            for query in corpus.queries:
+                scores = query_scores(rank(query), query.relevant, dataset.metrics)
+                per_query[system][query.qid] = scores
+        rank = head_ranker(prepared, "default")
+        for index, combo in enumerate(combos):
+            with _Constants(combo):
+                for query in corpus.queries:
+                    scores = query_scores(rank(query), query.relevant, dataset.metrics)
+                    per_query[f"grid-{index}"][query.qid] = scores
+
+    def mean(system: str, qids: Sequence[str]) -> float:
+        rows = per_query[system]
+        return sum(rows[q][pick_by] for q in qids) / max(1, len(qids))
+
+    def summary(system: str, qids: Sequence[str]) -> dict[str, dict[str, float]]:
+        rows = per_query[system]
+        return summarize([rows[q] for q in qids], [category[q] for q in qids], dataset.metrics)
+
+    rotations = []
+    held_rows: list[dict[str, float]] = []
+    held_qids: list[str] = []
+    for fold, fold_of in holdout_folds(dataset):
+        tune = [q for q, f in fold_of.items() if f != fold]
+        check = [q for q, f in fold_of.items() if f == fold]
+        best = max(range(len(combos)), key=lambda i: (mean(f"grid-{i}", tune), -i))
+        picked = {f"{module}.{name}": value for (module, name), value in combos[best].items()}
+        rows = per_query[f"grid-{best}"]
+        held_rows.extend(rows[q] for q in check)
+        held_qids.extend(check)
+        rotations.append(
+            {
+                "held_out": fold,
+                "queries": len(check),
+                "picked": picked,
+                "tuning": round(mean(f"grid-{best}", tune), 4),
+                "held_out_scores": {
+                    "picked": summary(f"grid-{best}", check)["all"],
+                    "default": summary("default", check)["all"],
+                    "lexical": summary("lexical", check)["all"],
+                },
+            }
+        )
+    return {
+        "queries": len(held_qids),
+        "memories": sum(len(c.memories) for c in dataset.corpora),
+        "metrics": dataset.metrics,
+        "picked_by": pick_by,
+        "grid": {f"{m}.{n}": list(v) for (m, n), v in (TUNED if tuned is None else tuned).items()},
+        "rotations": rotations,
+        "systems": {
+            "held-out": {
+                "scores": summarize(held_rows, [category[q] for q in held_qids], dataset.metrics)
+            },
+            "default": {"scores": summary("default", held_qids)},
+            "lexical": {"scores": summary("lexical", held_qids)},
+        },
+    }
+
+
+# -- the conversation rules' cost ------------------------------------------------------------
+
+
+def rules_cost(dataset: DataSet, embedder: Any, size: int = 10_000) -> dict[str, Any]:
+    """CPU per query of the hybrid search over ``dataset``'s memories copied into folders of
+    their own until the store holds ``size`` (each copy a conversation of its own, so threads
+    are as many as in a real store of that size), and of the part of it spent in the
+    conversation rules (threads, questions about time), timed inside them; the median of three
+    passes over every query."""
+    import statistics
+
+    import headd.head.search as search
+
+    memories: dict[str, str] = {}
+    copy = 0
+    while len(memories) < size:
+        for corpus in dataset.corpora:
+            for path, html in corpus.memories.items():
+                memories[path.replace("areas/", f"areas/copy-{copy}/", 1)] = html
+        copy += 1
+    queries = [q for corpus in dataset.corpora for q in corpus.queries]
+    prepared = prepare(Corpus(f"{dataset.name}-{size}", memories, queries), embedder)
+    rank = head_ranker(prepared, "default")
+    lift, favour = search.lift_threads, search.favour_times
+    inside = [0.0]
+
+    def timed(rule: Callable[..., dict[str, float]]) -> Callable[..., dict[str, float]]:
+        def run(*args: Any) -> dict[str, float]:
+            started = time.process_time()
+            try:
+                return rule(*args)
+            finally:
+                inside[0] += time.process_time() - started
+
+        return run
+
+    search.lift_threads, search.favour_times = timed(lift), timed(favour)  # type: ignore[assignment]
+    totals: list[float] = []
+    rules: list[float] = []
+    try:
+        for _ in range(3):
+            inside[0] = 0.0
+            started = time.process_time()
+            for query in queries:
+                rank(query)
+            totals.append(time.process_time() - started)
+            rules.append(inside[0])
+    finally:
+        search.lift_threads, search.favour_times = lift, favour
+    return {
+        "memories": len(memories),
+        "queries": len(queries),
+        "cpu_ms_per_query": round(1000 * statistics.median(totals) / len(queries), 4),
+        "rules_cpu_ms_per_query": round(1000 * statistics.median(rules) / len(queries), 4),
+    }
+
+
 def markdown(name: str, result: dict[str, Any]) -> str:
     metrics: list[str] = result["metrics"]
     systems = result["systems"]
@@ -514,6 +714,8 @@ def markdown(name: str, result: dict[str, Any]) -> str:
             scores = row["scores"][group]
             lines.append(f"| {system} | " + " | ".join(f"{scores[m]:.3f}" for m in metrics) + " |")
         lines.append("")
+    for rotation in result.get("rotations", ()):
+        lines.append(f"held out {rotation['held_out']}: picked {rotation['picked']}")
     return "\n".join(lines)
 
 
@@ -532,6 +734,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(ALL_SYSTEMS))
     parser.add_argument("--datasets", default="locomo-turn,locomo-session,scifact")
     parser.add_argument("--markdown", action="store_true", help="also print the tables to stderr")
+    parser.add_argument(
+        "--holdout", action="store_true", help="check the tuned constants on held-out parts"
+    )
+    parser.add_argument(
+        "--cost",
+        type=int,
+        metavar="N",
+        help="CPU per query of the conversation rules, the data set copied to N memories",
+    )
     args = parser.parse_args(argv)
     if args.locomo is None and args.scifact is None:
         parser.error("give --locomo and/or --scifact (or $HEADD_LOCOMO / $HEADD_SCIFACT)")
@@ -555,7 +766,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             if dataset.name not in wanted:
                 continue
             started = time.perf_counter()
-            result = run_dataset(dataset, embedder, systems, Path(workdir))
+            if (args.holdout or args.cost) and embedder is None:
+                parser.error("--holdout and --cost rank with the default: they need an embedder")
+            if args.cost:
+                out["datasets"][dataset.name] = rules_cost(dataset, embedder, args.cost)
+                continue
+            if args.holdout:
+                result = holdout(dataset, embedder)
+            else:
+                result = run_dataset(dataset, embedder, systems, Path(workdir))
             result["wall_s"] = round(time.perf_counter() - started, 2)
             out["datasets"][dataset.name] = result
             if args.markdown:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -153,12 +154,11 @@ def answers_block() -> str:
     rows = ["| method | answer |", "|---|---|"]
     pending: list[type] = []
     for name, answer in answer_types().items():
-        info = mi.type_info(answer)
-        if isinstance(info, mi.StructType):
-            rows.append(f"| `{name}` | `{answer.__name__}` |")
-            pending.append(answer)
-        else:
-            rows.append(f"| `{name}` | a report (an object its subsystem shapes; see above) |")
+        # A method answering one of several Structs (``search`` by its plane) names each.
+        members = typing.get_args(answer) or (answer,)
+        structs = [c for member in members for c in _structs_in(mi.type_info(member))]
+        rows.append(f"| `{name}` | {' or '.join(f'`{c.__name__}`' for c in structs)} |")
+        pending += structs
     out = [*rows, ""]
     seen: set[type] = set()
     while pending:
@@ -171,8 +171,9 @@ def answers_block() -> str:
         out += [f"#### `{cls.__name__}`\n", "| field | type |", "|---|---|"]
         for field in info.fields:
             kind = answer_type_text(field.type)
-            if field.default is msgspec.UNSET:
-                kind += " (left out unless asked for)"
+            # An UNSET default (a field an answer leaves out) shows as no default at all.
+            if not field.required and field.default is field.default_factory is mi.NODEFAULT:
+                kind += " (may be left out)"
             out.append(f"| `{field.encode_name}` | {kind} |")
             pending += [c for c in _structs_in(field.type) if c not in seen]
         out.append("")

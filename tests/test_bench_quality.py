@@ -10,11 +10,16 @@ from pathlib import Path
 import pytest
 
 from bench.quality_bench import (
+    Corpus,
     DataSet,
+    Query,
     head_ranker,
+    holdout,
+    holdout_folds,
     load_locomo,
     normalise_evidence,
     prepare,
+    rules_cost,
     run_dataset,
 )
 from bench.support.quality_metrics import metric_names, ndcg_at, query_scores, recall_at, summarize
@@ -119,3 +124,48 @@ def test_a_run_ranks_every_system_and_scores_it(tmp_path: Path) -> None:
     assert set(result["systems"]) == {"lexical", "default", "seed-hybrid", "dense"}
     scores = result["systems"]["lexical"]["scores"]
     assert scores["all"]["n"] == 2 and scores["single-hop"]["R@10"] == 1.0
+
+
+def test_holdout_scores_each_part_with_constants_picked_on_the_others(tmp_path: Path) -> None:
+    """Leave-one-out over conversations: one rotation per conversation, each picking from the
+    grid on the others, every query scored exactly once; the shipped constants come back."""
+    import headd.head.threads as threads
+
+    root = _conversation(tmp_path)
+    second = json.loads((root / "conv-1.json").read_text(encoding="utf-8"))
+    (root / "conv-2.json").write_text(json.dumps(second), encoding="utf-8")
+    turn, _session = load_locomo(root)
+    shipped = threads.THREAD_LIFT
+    grid = {("headd.head.threads", "THREAD_LIFT"): (0.0, 0.5)}
+    result = holdout(turn, HashingEmbedder(), grid)
+    assert shipped == threads.THREAD_LIFT
+    assert [r["held_out"] for r in result["rotations"]] == ["conv-1", "conv-2"]
+    assert all(
+        r["picked"]["headd.head.threads.THREAD_LIFT"] in (0.0, 0.5) for r in result["rotations"]
+    )
+    assert result["queries"] == 4 == sum(r["queries"] for r in result["rotations"])
+    held = result["systems"]["held-out"]["scores"]["all"]
+    assert held["n"] == 4 and set(result["systems"]) == {"held-out", "default", "lexical"}
+
+
+def test_one_corpus_is_held_out_in_two_fixed_halves() -> None:
+    memories = {f"resources/d{i}.html": "" for i in range(2)}
+    queries = [Query(f"q{i}", "x", "all", {"resources/d0.html"}) for i in range(5)]
+
+    folds = holdout_folds(DataSet("scifact", [Corpus("scifact", memories, queries)], ["R@5"]))
+    assert [name for name, _ in folds] == ["even", "odd"]
+    fold_of = folds[0][1]
+    assert [fold_of[f"q{i}"] for i in range(5)] == ["even", "odd", "even", "odd", "even"]
+
+
+def test_the_rules_cost_is_measured_over_copies_and_leaves_the_rules_in_place(
+    tmp_path: Path,
+) -> None:
+    import headd.head.search as search
+
+    lift, favour = search.lift_threads, search.favour_times
+    turn, _session = load_locomo(_conversation(tmp_path))
+    result = rules_cost(turn, HashingEmbedder(), size=10)
+    assert result["memories"] == 12 and result["queries"] == 2
+    assert 0.0 <= result["rules_cpu_ms_per_query"] <= result["cpu_ms_per_query"]
+    assert (search.lift_threads, search.favour_times) == (lift, favour)

@@ -47,6 +47,12 @@ TYPED = (
     "session_rebase",
     "session_close",
     "session_list",
+    "recall",
+    "index_search",
+    "index_status",
+    "traces_search",
+    "traces_show",
+    "sync",
 )
 
 CLIENT_METHODS = {"call", "notify", "run", "connect", "close"}

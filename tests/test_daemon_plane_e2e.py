@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from headd_client.sync_client import Client
 from support.daemon import Daemon, short_socket_dir, wait_for
@@ -28,6 +29,11 @@ from headd.errors import (
     IndexStale,
     InvalidParams,
     SessionNotFound,
+)
+from headd.wire.plane_answers import (
+    IndexSearchAnswer,
+    RecallAnswer,
+    TracesSearchAnswer,
 )
 
 POSTGRES = "areas/inbox/postgres-is-the-system-of-record.html"
@@ -213,6 +219,23 @@ def test_a_session_commit_with_provenance_is_found_from_its_transcript(served: S
     assert shown["indexed"] is True and shown["session_id"] == sid
     assert [m["path"] for m in shown["memories"]] == [path]
     assert shown["prompts"] and shown["prompts"][0]["text_head"].startswith("Where does")
+
+
+def test_the_typed_calls_decode_the_plane_s_answers(served: Served) -> None:
+    """Each typed plane call decodes the daemon's answer into the Struct the plane built, with
+    every field the untyped call sees."""
+    with Client(served.daemon.socket_path, timeout=60) as c:
+        pack = c.recall("connection pool size", budget_chars=500)
+        assert isinstance(pack, RecallAnswer) and pack.entries[0].path == POOL
+        plain = c.call("recall", {"query": "connection pool size", "budget_chars": 500})
+        assert msgspec.to_builtins(pack) == plain
+        found = c.index_search("postgres system of record", limit=3)
+        assert isinstance(found, IndexSearchAnswer) and found.hits[0].path == POSTGRES
+        status = msgspec.to_builtins(c.index_status())
+        assert status.keys() == c.call("index.status").keys() and status["indexed"] is True
+        assert isinstance(c.traces_search(limit=5), TracesSearchAnswer)
+        with pytest.raises(SessionNotFound):
+            c.traces_show("no-such-session")
 
 
 def test_traces_show_of_an_unknown_session_is_session_not_found(served: Served) -> None:

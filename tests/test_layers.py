@@ -9,7 +9,10 @@ is still a circle, only a slower one to find). The imports are read from the sou
 the test sees every module, including ones no other test imports.
 
 Seen red: with ``headd/memfile/vocabulary.py`` importing ``headd.record`` again (the circle this
-layout removed), and with ``headd/remote/replay.py`` importing ``headd_plane.sidecar``.
+layout removed), with ``headd/remote/replay.py`` importing ``headd_plane.sidecar``, with
+``headd_plane/calls.py`` importing ``headd.daemon.plane_service`` and with
+``headd_client/mcp/tools.py`` importing ``headd_plane.recall``, and with ``headd/wire/answers.py``
+importing ``headd.remote.sync`` for ``sync``'s answer.
 """
 
 from __future__ import annotations
@@ -34,15 +37,15 @@ FORBIDDEN = {
     "client": {"daemon"},
 }
 
-#: Outside the plane itself, the modules that compose it into a running program: the daemon,
-#: and headctl's no-daemon path. The MCP bridge's own plane reads are on their way out (they
-#: become daemon methods); the set only ever shrinks.
-PLANE_USERS = {"headd_client.plane_local", "headd_client.mcp.tools"}
+#: Outside the plane itself, the modules that compose it into a running program: the daemon
+#: (every module of ``headd.daemon``), and headctl's no-daemon path, which answers through the
+#: plane's one dispatcher as the daemon does. The set only ever shrinks.
+PLANE_USERS = {"headd_client.plane_local"}
 
 #: The client talks to the store through the daemon or the core's own functions, never to git or
-#: SQLite itself; the MCP bridge's own reads are on their way out (the set only ever shrinks).
+#: SQLite itself (the set of exceptions is empty, and stays so).
 STORAGE_LIBRARIES = {"pygit2", "sqlite3"}
-CLIENT_STORAGE_USERS = {"headd_client.mcp.tools"}
+CLIENT_STORAGE_USERS: set[str] = set()
 
 
 def layer_of(module: str) -> str:
@@ -159,6 +162,19 @@ def test_no_layer_imports_one_above_it() -> None:
     assert crossings == []
 
 
+def test_the_plane_imports_no_daemon_and_no_client() -> None:
+    """The plane stands under the daemon and beside nothing of the client: its Structs come from
+    the wire below it, and a plane importing the daemon would close a circle through it."""
+    crossings = {
+        f"{module} imports {target}"
+        for module, targets in graph().items()
+        if layer_of(module) == "plane"
+        for target in targets
+        if layer_of(target) in ("daemon", "client")
+    }
+    assert crossings == set()
+
+
 def test_only_the_composition_roots_import_the_plane() -> None:
     users = {
         module
@@ -177,6 +193,20 @@ def test_the_client_imports_neither_git_nor_sqlite() -> None:
         and any(name.split(".")[0] in STORAGE_LIBRARIES for name in _imported_names(module, path))
     }
     assert users <= CLIENT_STORAGE_USERS
+
+
+def test_the_wire_imports_neither_the_remote_nor_git() -> None:
+    """The wire is what both ends of the socket share: the remote's answers are Structs of the
+    wire that the remote builds, never the other way round, so a client that reads
+    ``status.remote`` or ``sync``'s answer loads no git (function-local imports count too)."""
+    users = {
+        f"{module} imports {name}"
+        for module, path in modules().items()
+        if module.startswith("headd.wire.")
+        for name in _imported_names(module, path)
+        if name.split(".")[0] in STORAGE_LIBRARIES or name.startswith("headd.remote")
+    }
+    assert users == set()
 
 
 def test_no_module_imports_in_a_circle() -> None:

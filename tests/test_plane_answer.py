@@ -38,6 +38,12 @@ from headd.wire.methods import (
     TracesIndex,
     TracesSearch,
 )
+from headd.wire.plane_answers import (
+    IndexSearchAnswer,
+    IndexStatusAnswer,
+    RecallAnswer,
+    TracesSearchAnswer,
+)
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 
@@ -61,19 +67,22 @@ def test_every_plane_method_answers_through_one_dispatch(tmp_path: Path) -> None
     try:
         updated = answer(IndexUpdate(), plane, context)
         assert isinstance(updated, IndexUpdateAnswer) and updated.added == 5
-        assert answer(IndexStatus(), plane, context)["indexed"]
+        status = answer(IndexStatus(), plane, context)
+        assert isinstance(status, IndexStatusAnswer) and status.indexed
         found = answer(Search(query="postgres", plane="index"), plane, context)
-        assert found["plane"] == "index" and found["hits"]
+        assert isinstance(found, IndexSearchAnswer) and found.plane == "index" and found.hits
         narrowed = Search(query="postgres", plane="index", filter=Filter(types=["procedural"]))
-        assert isinstance(answer(narrowed, plane, context)["hits"], list)  # a typed Filter
-        top = found["hits"][0]["path"]
+        assert isinstance(answer(narrowed, plane, context), IndexSearchAnswer)  # a typed Filter
+        top = found.hits[0].path
         assert answer(Reinforce(paths=[top]), plane, context) == ReinforceAnswer([top], [])
         exported = answer(StateExport(), plane, context)
         assert isinstance(exported, StateExportAnswer) and exported.rows == 1
         scanned = answer(TracesIndex(), plane, context)
         assert isinstance(scanned, TracesIndexAnswer)
         assert scanned.trace_root.endswith("no-transcripts")
-        assert answer(Recall(query="postgres"), plane, context)["sha"]
+        pack = answer(Recall(query="postgres"), plane, context)
+        assert isinstance(pack, RecallAnswer) and pack.sha and pack.entries
+        assert isinstance(answer(TracesSearch(query=""), plane, context), TracesSearchAnswer)
         reader = open_retrieval(store)
         try:
             for read in (Search(query="postgres", plane="index"), TracesSearch(query="")):

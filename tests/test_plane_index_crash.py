@@ -100,7 +100,7 @@ def test_kill_9_never_leaves_a_wrong_index(
     assert killed.returncode == -9, killed.stderr.decode()[-2000:]
     plane = open_plane(store.root, now=lambda: NOW)
     if stale:
-        assert plane.status()["stale"]
+        assert plane.status().stale
         with pytest.raises(IndexStale):
             plane.update()
         plane.rebuild()
@@ -108,4 +108,4 @@ def test_kill_9_never_leaves_a_wrong_index(
         plane.update()
     expected = rows(open_plane(fresh, now=lambda: NOW).db.conn)
     assert rows(plane.db.conn) == expected
-    assert plane.status()["head_sha"] == str(store.repo.head.target)
+    assert plane.status().head_sha == str(store.repo.head.target)

@@ -148,11 +148,11 @@ def test_an_index_in_memhtmls_schema_migrates_in_place_losing_nothing(
     assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096  # an existing file keeps its own
 
     # The migrated index answers as one rebuilt from the tree does, and keeps updating.
-    migrated = [plane.search(q).to_wire()["hits"] for q in FTS_QUERIES]
+    migrated = [plane.search(q).hits for q in FTS_QUERIES]
     assert plane.update().unchanged
     fresh = open_plane(clone_anchor(tmp_path / "fresh"), now=lambda: NOW)
     fresh.rebuild()
-    assert migrated == [fresh.search(q).to_wire()["hits"] for q in FTS_QUERIES]
+    assert migrated == [fresh.search(q).hits for q in FTS_QUERIES]
     spans = "SELECT chunk_id, own_text IS NULL FROM chunk_spans ORDER BY chunk_id"
     assert _all(conn, spans) == _all(fresh.db.conn, spans)  # a slice wherever a rebuild finds one
     plane.close()
@@ -172,8 +172,8 @@ def test_a_rebuild_leaves_an_empty_write_ahead_log(tmp_path: Path) -> None:
     plane.rebuild()  # over an existing index: its pages are reused, the log emptied again
     assert _wal(index) == 0
     assert plane.db.get("PRAGMA page_size")[0] == PAGE_SIZE_BYTES  # type: ignore[index]
-    disk = plane.status()["disk_bytes"]
-    assert disk["index_wal"] == 0 and disk["index_db"] == index.stat().st_size
+    disk = plane.status().disk_bytes
+    assert disk.index_wal == 0 and disk.index_db == index.stat().st_size
     assert plane.db.get("PRAGMA freelist_count")[0] < COMPACT_MIN_FREE_PAGES  # type: ignore[index]
 
 

@@ -66,7 +66,7 @@ def test_a_pooled_parse_staged_in_slices_gives_the_same_rows_and_skips(
     tool = json.loads((ANCHOR / "rebuild-report.json").read_text())["data"]
     assert report.files_indexed == tool["filesIndexed"]
     assert report.chunks_indexed == tool["chunksIndexed"]
-    assert sorted(s["path"] for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
+    assert sorted(s.path for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
     assert rows(plane.db.conn) == rows(rebuilt_anchor.db.conn)
     _fts_consistent(plane.db.conn)
     staging = "SELECT count(*) FROM temp.sqlite_master WHERE name LIKE 'headd_stage_%'"
@@ -82,9 +82,9 @@ def test_state_records_the_commit_and_skips_match_the_tools_report(tmp_path: Pat
     assert report.files_indexed == tool["filesIndexed"]
     assert report.chunks_indexed == tool["chunksIndexed"]
     assert report.edges_indexed == tool["edgesIndexed"]
-    assert sorted(s["path"] for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
+    assert sorted(s.path for s in report.skipped) == sorted(s["path"] for s in tool["skipped"])
     status = plane.status()
-    assert status["head_sha"] == tool["headSha"] and not status["stale"]
+    assert status.head_sha == tool["headSha"] and not status.stale
 
 
 def _two_file_store(tmp_path: Path) -> Store:
@@ -143,7 +143,7 @@ def test_rebuild_keeps_vectors_whose_chunk_survives(tmp_path: Path) -> None:
         "SELECT e.vec FROM embeddings e JOIN chunks c USING (chunk_id) WHERE c.path = 'areas/a.html'"
     )[0]  # type: ignore[index]
     assert kept == vec_a
-    assert plane.status()["vectors"]["coverage"] == 1.0
+    assert plane.status().vectors.coverage == 1.0
 
 
 def test_rebuild_without_embedder_over_vectors_is_refused_unless_forced(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_a_second_vector_space_is_refused(tmp_path: Path) -> None:
     assert report.embeddings_preserved == 0 and report.embeddings_written == 2
     models = {r[0] for r in other.db.all("SELECT DISTINCT model FROM embeddings")}
     assert models == {"hash-test@16"}
-    assert other.status()["space"] == "hash-test@16"
+    assert other.status().space == "hash-test@16"
 
 
 class FlakyEmbedder(HashEmbedder):

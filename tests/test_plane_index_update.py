@@ -171,7 +171,7 @@ def test_update_refuses_an_unfinished_rebuild(tmp_path: Path) -> None:
     plane.db.run("UPDATE index_state SET head_sha = NULL")
     with pytest.raises(IndexStale):
         plane.update()
-    assert plane.status()["stale"]
+    assert plane.status().stale
     plane.rebuild()
     assert plane.update().unchanged
 

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from support.memory import memory_html
 from support.stores import Store
 
+from headd.wire.plane_answers import RecallLine
+
 NOW = "2026-11-30T10:00:00.000Z"
 
 candidates = st.lists(
@@ -40,8 +42,8 @@ def test_fold_keeps_rank_order_budget_and_entity_cap(
 ) -> None:
     fold = fold_disclosure(ranked, budget)
     assert fold.spent_chars <= budget
-    quoted = [d["path"] for d in fold.disclosed]
-    listed = [line["path"] for line in fold.index_lines]
+    quoted = [d.path for d in fold.disclosed]
+    listed = [line.path for line in fold.index_lines]
     assert sorted(quoted + listed) == sorted(c.path for c in ranked)
     rank = {c.path: i for i, c in enumerate(ranked)}
     assert quoted == sorted(quoted, key=rank.__getitem__)
@@ -62,10 +64,8 @@ def test_a_candidate_that_does_not_fit_leaves_room_for_a_later_shorter_one() -> 
         DisclosureCandidate("c", "C", "cc", "semantic", "z" * 5),
     ]
     fold = fold_disclosure(ranked, 20)
-    assert [d["path"] for d in fold.disclosed] == ["a", "c"]
-    assert fold.index_lines == [
-        {"path": "b", "title": "B", "claim": "cb", "memory_type": "semantic"}
-    ]
+    assert [d.path for d in fold.disclosed] == ["a", "c"]
+    assert fold.index_lines == [RecallLine(path="b", title="B", claim="cb", memory_type="semantic")]
     assert fold.spent_chars == 15
 
 
@@ -101,15 +101,15 @@ def plane(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_recall_quotes_only_disclosure_text_and_caps_per_entity(plane) -> None:  # type: ignore[no-untyped-def]
     pack = plane.recall("ledger fact")
-    wire = pack.to_wire()
-    bodies = " ".join(e["body"] for e in wire["entries"])
+    wire = pack.answer("sha")
+    bodies = " ".join(e.body for e in wire.entries)
     assert "SECRET-BACKSTORY" not in bodies and "CAVEAT-ONLY" not in bodies
     assert "Why the ledger moved" in bodies and "owner: team-" in bodies
     assert len(pack.memories.disclosed) == MAX_PER_ENTITY  # all four share service:ledger
     assert len(pack.memories.index_lines) == 2 and pack.truncated
-    assert [e["path"] for e in pack.arcs.disclosed] == ["areas/arcs/ledger-arc.html"]
+    assert [e.path for e in pack.arcs.disclosed] == ["areas/arcs/ledger-arc.html"]
     assert pack.degraded
-    assert wire["spent"] == pack.arcs.spent_chars + pack.memories.spent_chars
+    assert wire.spent == pack.arcs.spent_chars + pack.memories.spent_chars
 
 
 def test_recall_budget_bounds_ordinary_memories_not_arcs(plane) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 from headd_plane import retrieval_sql
@@ -16,6 +17,8 @@ from headd_plane.scope import FacetFilter, Scope, assemble_scope, parse_facet_fi
 from support.memory import memory_html
 from support.plane import HashEmbedder
 from support.stores import Store
+
+from headd.wire.plane_answers import ArchivedMatch
 
 NOW = "2026-11-30T10:00:00.000Z"
 LONG_BODY = " ".join(f"Sentence {n} about the ledger migration window." for n in range(80))
@@ -113,7 +116,7 @@ def test_an_empty_scope_points_at_archived_matches(lexical: Plane) -> None:
     assert result.hits == [] and result.scope_empty
     assert result.archived_matches == 1
     assert result.archived == [
-        {"path": "archive/2026/areas/ops/old-gate.html", "superseded_by": "areas/ops/new-gate.html"}
+        ArchivedMatch("archive/2026/areas/ops/old-gate.html", "areas/ops/new-gate.html")
     ]
     unscoped = lexical.search("zzzz-nothing")
     assert not unscoped.scope_empty
@@ -202,7 +205,7 @@ def test_the_teams_hashing_embedder_fits_through_the_port(tmp_path: Path) -> Non
     plane = open_plane(_store(tmp_path).root, embedder=embedder, now=lambda: NOW)
     report = plane.rebuild(embed=True)
     assert report.embeddings_written == report.chunks_indexed
-    assert plane.status()["space"] == embedder.space
+    assert plane.status().space == embedder.space
     result = plane.search("ledger postgres")
     assert not result.degraded and "vector" in result.arms
 
@@ -226,12 +229,12 @@ def test_the_contract_filter_and_the_wire_shapes(lexical: Plane) -> None:
     assert faceted == Scope(facets=(FacetFilter("tier", "2"),), include_archived=True)
     scope = scope_from_filter(Filter(types=["task"], workspace="pay", as_of=None))
     assert scope == Scope(memory_types=("task",), workspace="pay")
-    wire = lexical.search("ledger", scope).to_wire()
+    wire = msgspec.to_builtins(lexical.search("ledger", scope).answer("sha"))
     assert [h["path"] for h in wire["hits"]] == ["projects/pay/todo.html"]
     assert {"path", "score", "title", "claim", "arms"} <= set(wire["hits"][0])
     assert wire["degraded"] is True and wire["arms"] == ["fts", "recency", "salience"]
     assert wire["hits"][0]["arms"] == ["fts", "recency"]  # salience never ranks a task
-    status = lexical.status()
+    status = msgspec.to_builtins(lexical.status())
     assert status["files"] == 6 and status["indexed"] and not status["stale"]
     assert status["vectors"] == {
         "chunks": 8,

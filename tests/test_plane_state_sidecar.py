@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from headd.memfile.sidecar import (
     STATE_SIDECAR_PATH,
+    RefusedRow,
     SidecarEntry,
     js_number,
     parse_sidecar,
@@ -135,11 +136,7 @@ def test_an_out_of_range_count_refuses_its_row_by_line_and_the_import_keeps_the_
     report = import_sidecar(plane.conn, store)
     assert (report["rows"], report["restored"], report["skipped"]) == (1, 1, 1)
     assert report["refused"] == [
-        {
-            "line": 2,
-            "path": "huge.html",
-            "reason": "accessCount is out of range (above 9223372036854775807)",
-        }
+        RefusedRow(2, "huge.html", "accessCount is out of range (above 9223372036854775807)")
     ]
     row = access_row(plane.conn, "ok.html")
     assert row is not None and row["access_count"] == 3

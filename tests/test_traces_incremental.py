@@ -190,8 +190,8 @@ def test_a_same_size_rewrite_with_a_new_mtime_is_read_again(tree: Tree, plane: P
     assert (report["rescanned"], report["tailed"]) == (1, 0)
     r = row(plane)
     assert (r["first_prompt"], r["turn_count"], r["prompt_count"]) == ("omega omega", 2, 1)
-    assert traces_search(plane.conn, "omega")["hits"][0]["session_id"] == SID
-    assert traces_search(plane.conn, "alpha")["hits"] == []
+    assert traces_search(plane.conn, "omega").hits[0].session_id == SID
+    assert traces_search(plane.conn, "alpha").hits == []
 
 
 def test_a_truncated_last_line_is_completed_by_the_next_scan(tree: Tree, plane: PlaneDb) -> None:
@@ -240,7 +240,7 @@ def test_a_subagent_file_arriving_after_its_session_joins_it(tree: Tree, plane: 
     tree.write("agent-b88.jsonl", lines(user("f1", "Warmup", 50, agentId="b88", isSidechain=True)))
     traces_index(plane.conn, tree.root, NOW)
     assert row(plane)["agent_count"] == 2
-    kinds = [f["kind"] for f in traces_show(plane.conn, SID)["files"]]
+    kinds = [f.kind for f in traces_show(plane.conn, SID).files]
     assert kinds == ["session", "subagent", "flat_agent"]  # main first, then by path
 
 
@@ -269,16 +269,16 @@ def test_a_deleted_transcript_keeps_its_row_marked(tree: Tree, plane: PlaneDb) -
     assert (report["files_seen"], report["files_missing"]) == (0, 1)
     assert row(plane)["first_prompt"] == "remember the migration plan"
     shown = traces_show(plane.conn, SID)
-    assert shown["missing"] is True
-    assert shown["files"][0]["missing_at"] == "2026-11-30T12:00:00.000Z"
-    assert traces_search(plane.conn, "migration")["hits"][0]["session_id"] == SID
+    assert shown.missing is True
+    assert shown.files[0].missing_at == "2026-11-30T12:00:00.000Z"
+    assert traces_search(plane.conn, "migration").hits[0].session_id == SID
     assert traces_index(plane.conn, tree.root, NOW)["files_missing"] == 0  # marked once
     # Restored unchanged (same size and mtime): not reread, and no longer missing.
     p.write_bytes(data)
     os.utime(p, ns=(stat.st_mtime_ns, stat.st_mtime_ns))
     report = traces_index(plane.conn, tree.root, NOW)
     assert (report["files_read"], report["files_skipped"]) == (0, 1)
-    assert traces_show(plane.conn, SID)["missing"] is False
+    assert traces_show(plane.conn, SID).missing is False
 
 
 def test_a_shrunk_file_is_read_again(tree: Tree, plane: PlaneDb) -> None:
@@ -320,8 +320,8 @@ def test_malformed_lines_are_counted_and_unknown_types_ignored(tree: Tree, plane
     assert r["turn_count"] == 6  # u1..u5 and a1; progress is unknown, snapshot skipped
     assert r["prompt_count"] == 1  # only the typed prompt
     assert r["model"] is None  # <synthetic> is not a model
-    files = traces_show(plane.conn, SID)["files"]
-    assert (files[0]["bad_lines"], files[0]["unknown_lines"]) == (3, 1)
+    files = traces_show(plane.conn, SID).files
+    assert (files[0].bad_lines, files[0].unknown_lines) == (3, 1)
 
 
 def test_the_trace_root_resolution(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -491,4 +491,4 @@ def test_titles_and_stray_prompt_ids(tree: Tree, plane: PlaneDb) -> None:
     assert r["ai_title"] == "Rewriting the tokenizer"
     assert (r["turn_count"], r["prompt_count"]) == (2, 1)
     assert r["search_text"] == "plan the parser rewrite\nRewriting the tokenizer"
-    assert traces_search(plane.conn, "tokenizer")["hits"][0]["ai_title"] == r["ai_title"]
+    assert traces_search(plane.conn, "tokenizer").hits[0].ai_title == r["ai_title"]

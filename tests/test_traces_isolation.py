@@ -33,11 +33,11 @@ def test_search_and_recall_read_no_trace_table(tmp_path: Path) -> None:
 
     plane.retrieval.db.conn.set_authorizer(authorizer)
     try:
-        hits = plane.search("zebra crossing").to_wire()
+        hits = plane.search("zebra crossing").hits
         plane.recall("zebra crossing")
-        plane.search("session prompt claude").to_wire()
+        plane.search("session prompt claude")
     finally:
         plane.retrieval.db.conn.set_authorizer(None)
-    assert [h["path"] for h in hits["hits"]] == ["areas/inbox/a.html"]
+    assert [h.path for h in hits] == ["areas/inbox/a.html"]
     assert "files" in read, "the authorizer saw the memory tables"
     assert not {t for t in read if t.startswith(("trace", "memory_session"))}, read

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 from headd_plane.db import PlaneDb, open_reader, open_writer
 from headd_plane.recorder import SessionLink, record_link
@@ -186,9 +187,9 @@ def test_a_second_scan_reads_nothing(root: Path, plane: PlaneDb) -> None:
 
 def test_search_and_show(root: Path, plane: PlaneDb) -> None:
     traces_index(plane.conn, root, NOW)
-    hits = traces_search(plane.conn, "hello.sh shell script", 5)["hits"]
-    assert hits[0]["session_id"] == S3
-    assert set(hits[0]) == {
+    hits = traces_search(plane.conn, "hello.sh shell script", 5).hits
+    assert hits[0].session_id == S3
+    assert set(msgspec.to_builtins(hits[0])) == {
         "session_id",
         "slug",
         "cwd",
@@ -199,17 +200,17 @@ def test_search_and_show(root: Path, plane: PlaneDb) -> None:
         "prompt_count",
     }
     # Terms no session holds together fall back to any term.
-    assert {h["session_id"] for h in traces_search(plane.conn, "hello.sh spotter")["hits"]} == {
+    assert {h.session_id for h in traces_search(plane.conn, "hello.sh spotter").hits} == {
         S2,
         S3,
     }
-    assert traces_search(plane.conn, "zzzzqqq")["hits"] == []
+    assert traces_search(plane.conn, "zzzzqqq").hits == []
     # FTS syntax in the query is not an error.
-    assert traces_search(plane.conn, 'AND "can\'t" -- spotter-4te*')["hits"][0]["session_id"] == S2
-    assert len(traces_search(plane.conn, "", 3)["hits"]) == 3
+    assert traces_search(plane.conn, 'AND "can\'t" -- spotter-4te*').hits[0].session_id == S2
+    assert len(traces_search(plane.conn, "", 3).hits) == 3
 
     record_link(plane.conn, SessionLink("areas/x.html", S3, "wrote", "2026-01-21T06:21:00.000Z"))
-    shown = traces_show(plane.conn, S3[:8])
+    shown = msgspec.to_builtins(traces_show(plane.conn, S3[:8]))
     assert shown["session_id"] == S3
     assert [p["ordinal"] for p in shown["prompts"]] == [0]
     assert shown["memories"] == [
@@ -222,7 +223,7 @@ def test_search_and_show(root: Path, plane: PlaneDb) -> None:
         }
     ]
     assert shown["missing"] is False
-    assert [f["kind"] for f in traces_show(plane.conn, S2)["files"]] == [
+    assert [f.kind for f in traces_show(plane.conn, S2).files] == [
         "session",
         "subagent",
         "subagent",
@@ -239,8 +240,8 @@ def test_a_read_only_connection_can_search_and_show(root: Path, tmp_path: Path) 
         writer.close()
     reader = open_reader(tmp_path / "ro" / "index.db")
     try:
-        assert traces_search(reader.conn, "hello.sh")["hits"][0]["session_id"] == S3
-        assert traces_show(reader.conn, S4)["agent_count"] == 1
+        assert traces_search(reader.conn, "hello.sh").hits[0].session_id == S3
+        assert traces_show(reader.conn, S4).agent_count == 1
     finally:
         reader.close()
 

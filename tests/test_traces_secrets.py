@@ -12,6 +12,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 from headd_plane.db import open_writer
 from headd_plane.traces import traces_index, traces_search, traces_show
 from support.secret_corpus import SECRETS
@@ -67,8 +68,8 @@ def test_no_value_reaches_the_index(tmp_path: Path) -> None:
         assert len(heads) == len(SECRETS)
         for head, (kind, _) in zip(heads, SECRETS, strict=True):
             assert head.startswith("please wire the gateway") and f"[redacted:{kind}]" in head
-        assert traces_search(db.conn, "gateway")["hits"][0]["session_id"] == SID
-        shown = json.dumps(traces_show(db.conn, SID))
+        assert traces_search(db.conn, "gateway").hits[0].session_id == SID
+        shown = msgspec.json.encode(traces_show(db.conn, SID)).decode()
         db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         db.close()

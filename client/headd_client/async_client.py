@@ -123,6 +123,12 @@ class AsyncClient:
         session_rebase = async_method(calls.session_rebase)
         session_close = async_method(calls.session_close)
         session_list = async_method(calls.session_list)
+        recall = async_method(calls.recall)
+        index_search = async_method(calls.index_search)
+        index_status = async_method(calls.index_status)
+        traces_search = async_method(calls.traces_search)
+        traces_show = async_method(calls.traces_show)
+        sync = async_method(calls.sync)
 
     if not TYPE_CHECKING:  # the checker reads the declarations above, not this
 

@@ -7,12 +7,13 @@ the answer type ``SearchAnswer`` the result decodes into. Both clients run a cal
 (:func:`typed_method`), so ``client.search(query, limit=5)`` returns a ``SearchAnswer`` and
 ``client.call("search", query=...)`` stays for scripts. Nothing here touches a socket.
 
-The session results live with the store (``headd.store.results``); importing that package loads
-git, so those answer types are imported inside their functions, on first use.
+The session results live with the store (``headd.store.results``), whose import loads git, so
+those answer types are imported inside their functions, on first use.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar
@@ -24,8 +25,10 @@ from headd.ops import Op
 from headd.wire import browse, methods
 from headd.wire.answers import (
     AdvanceAnswer,
+    NearDuplicatesAnswer,
     PathsAnswer,
     ReadAnswer,
+    ReinforceAnswer,
     ResolveAnswer,
     SearchAnswer,
     SkippedAnswer,
@@ -33,6 +36,13 @@ from headd.wire.answers import (
     VectorsFillAnswer,
 )
 from headd.wire.filter import Filter
+from headd.wire.plane_answers import (
+    IndexSearchAnswer,
+    IndexStatusAnswer,
+    RecallAnswer,
+    TracesSearchAnswer,
+    TracesShowAnswer,
+)
 
 if TYPE_CHECKING:
     from headd.store.results import (
@@ -43,6 +53,7 @@ if TYPE_CHECKING:
         OpenResult,
         RebaseResult,
     )
+    from headd.wire.remote_answers import SyncAnswer
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -126,14 +137,24 @@ TYPED_CALLS = (
     "session_rebase",
     "session_close",
     "session_list",
+    "recall",
+    "index_search",
+    "index_status",
+    "traces_search",
+    "traces_show",
+    "sync",
 )
 
 
 def _default(cls: type[msgspec.Struct], name: str) -> Any:
-    for field in msgspec.structs.fields(cls):
-        if field.name == name:
-            return field.default
-    raise KeyError(name)
+    return _defaults(cls)[name]
+
+
+@functools.cache
+def _defaults(cls: type[msgspec.Struct]) -> dict[str, Any]:
+    """Each field's default, read once per class: ``msgspec.structs.fields`` evaluates the
+    class's annotations on every call, milliseconds a call for a request of a dozen fields."""
+    return {field.name: field.default for field in msgspec.structs.fields(cls)}
 
 
 # -- the head's reads ----------------------------------------------------------------------
@@ -157,8 +178,7 @@ def search(
     explain: bool = False,
     relevance_floor: float | None = None,
 ) -> Call[SearchAnswer]:
-    """The head's search (the SQLite plane's, ``plane="index"``, answers another shape: use
-    ``call``)."""
+    """The head's search (the SQLite plane's, ``plane="index"``, is :func:`index_search`)."""
     request = methods.Search(
         query=query,
         limit=limit,
@@ -294,3 +314,68 @@ def traces_links(path: str) -> Call[browse.TracesLinksAnswer]:
 
 def state_usage(path: str) -> Call[browse.StateUsageAnswer]:
     return Call(browse.StateUsageRequest(path=path), browse.StateUsageAnswer)
+
+
+# -- the SQLite plane's reads and the remote -----------------------------------------------
+
+
+def recall(
+    query: str,
+    *,
+    budget_chars: int | None = None,
+    filter: Filter | None = None,
+    now: str | None = None,
+) -> Call[RecallAnswer]:
+    """The plane's disclosure pack for ``query`` (the daemon folds in its head's ranking)."""
+    request = methods.Recall(query=query, budget_chars=budget_chars, filter=filter, now=now)
+    return Call(request, RecallAnswer)
+
+
+def index_search(
+    query: str, *, limit: int = 10, filter: Filter | None = None, now: str | None = None
+) -> Call[IndexSearchAnswer]:
+    """``search`` with ``plane: "index"``: the SQLite plane's four-arm retrieval."""
+    request = methods.Search(query=query, limit=limit, filter=filter, now=now, plane="index")
+    return Call(request, IndexSearchAnswer)
+
+
+def index_status() -> Call[IndexStatusAnswer]:
+    return Call(methods.IndexStatus(), IndexStatusAnswer)
+
+
+def traces_search(query: str = "", *, limit: int = 10) -> Call[TracesSearchAnswer]:
+    return Call(methods.TracesSearch(query=query, limit=limit), TracesSearchAnswer)
+
+
+def traces_show(session: str) -> Call[TracesShowAnswer]:
+    return Call(methods.TracesShow(session=session), TracesShowAnswer)
+
+
+def sync(*, resolve: str | None = None) -> Call[SyncAnswer]:
+    """One round with the followed remote at once, or (``resolve``) a conflict marked resolved."""
+    from headd.wire.remote_answers import SyncAnswer
+
+    return Call(methods.Sync(resolve=resolve), SyncAnswer)
+
+
+# -- the MCP bridge's writes and checks ------------------------------------------------------
+
+
+def near_duplicates(
+    texts: list[str], *, titles: list[str] | None = None
+) -> Call[NearDuplicatesAnswer]:
+    """``near_duplicates``: each text's stored near duplicates (a batch's check before it writes)."""
+    return Call(methods.NearDuplicates(texts=texts, titles=titles), NearDuplicatesAnswer)
+
+
+def source(
+    path: str, *, at: str | None = None, session: str | None = None
+) -> Call[browse.SourceAnswer]:
+    """``source``: the file text of the memory at ``path`` (what a correction stamps)."""
+    return Call(browse.SourceRequest(path=path, at=at, session=session), browse.SourceAnswer)
+
+
+def reinforce(
+    paths: list[str], *, signal: Literal["neutral", "positive", "negative"] = "neutral"
+) -> Call[ReinforceAnswer]:
+    return Call(methods.Reinforce(paths=paths, signal=signal), ReinforceAnswer)

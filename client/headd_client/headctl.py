@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
@@ -61,6 +61,9 @@ from headd_client.headctl_commands import (
 )
 from headd_client.store_check import store_problem
 from headd_client.sync_client import Client
+
+if TYPE_CHECKING:
+    from headd_client.calls import Call
 
 
 def _contributed_commands() -> None:
@@ -125,8 +128,9 @@ def _local_methods() -> frozenset[str]:
 
 def plane_in_process(
     store: Path, method: str, params: Mapping[str, Any], environ: Mapping[str, str]
-) -> Any:
-    """A plane method answered here, when no daemon serves the store."""
+) -> object:
+    """A plane method answered here, when no daemon serves the store: the Struct the daemon
+    would have answered."""
     from headd_client.plane_local import call_local
 
     return call_local(store, method, params, environ)
@@ -225,11 +229,6 @@ def answer_failure(
             f"(at {str(result.get('sha'))[:12]})",
             details={"path": (params or {}).get("path"), "sha": result.get("sha")},
         )
-    round_ = result.get("round") if method == "sync" else None
-    if isinstance(round_, Mapping) and round_.get("action") == "failed":
-        error = (result.get("remote") or {}).get("last_error") or {}
-        reason = f"{error.get('kind')}: {error.get('message')}" if error else "see headctl status"
-        return Failure(GitFailure.code, f"the round with the remote failed ({_one_line(reason)})")
     violations = result.get("violations") or []
     kinds = ", ".join(sorted({str(v.get("kind")) for v in violations if isinstance(v, Mapping)}))
     if method == "sleep.merge" and not result.get("merged", False):
@@ -249,6 +248,20 @@ def answer_failure(
                 f"{conflicts}); run headctl session rebase",
             )
     return None
+
+
+def sync_failure(result: object) -> Failure | None:
+    """A ``sync`` whose round failed: an answer on the wire, a failure to a script (exit 1),
+    with the remote's last error as its reason."""
+    from headd.wire.remote_answers import SyncAnswer
+    from headd_client import calls
+
+    answer = result if isinstance(result, SyncAnswer) else calls.sync().decode(result)
+    if isinstance(answer.round, msgspec.UnsetType) or answer.round.action != "failed":
+        return None
+    error = None if answer.remote is None else answer.remote.last_error
+    reason = "see headctl status" if error is None else f"{error.kind}: {error.message}"
+    return Failure(GitFailure.code, f"the round with the remote failed ({_one_line(reason)})")
 
 
 def session_refusal(method: str, result: Any) -> str | None:
@@ -363,8 +376,7 @@ def run(
         if command.local is not None:
             return command.local(args, ctx)
         assert command.request is not None
-        method, params = command.request(args, ctx)
-        return _call_and_show(command, args, ctx, method, params, connect)
+        return _call_and_show(command, args, ctx, command.request(args, ctx), connect)
     except UsageError as exc:
         return Failure(USAGE_CODE, str(exc), EXIT_USAGE).report(args.json, stdout, stderr)
     except (HeaddError, RpcError) as exc:
@@ -375,16 +387,21 @@ def _call_and_show(
     command: Command,
     args: argparse.Namespace,
     ctx: Context,
-    method: str,
-    params: Params,
+    request: tuple[str, Params] | Call[Any],
     connect: Callable[[Path, float], Client] | None,
 ) -> int:
+    """Make the command's call (a typed one answers its Struct) and show the answer."""
+    if isinstance(request, tuple):
+        typed, (method, params) = None, request
+    else:
+        typed, method, params = request, request.method, request.params
     params = {k: v for k, v in params.items() if v is not None}
     make = connect or (lambda path, timeout: Client(path, timeout=timeout))
     failure_line = ""
+    result: Any
     try:
         with progress(method, ctx.stderr), make(ctx.socket, args.timeout) as client:
-            result = client.call(method, params)
+            result = client.call(method, params) if typed is None else client.run(typed)
         if method == "gate":
             failure_line = describe_gate(result)
     except DaemonUnavailable:
@@ -395,8 +412,9 @@ def _call_and_show(
                 result = plane_in_process(ctx.store, method, params, ctx.environ)
         else:
             raise
+    failure = sync_failure(result) if method == "sync" else None
     result = command.select(_to_plain(result), args)
-    failure = answer_failure(method, result, params)
+    failure = failure or answer_failure(method, result, params)
     if method == "gate" and not result.get("passed", False):
         failure = Failure(DiscriminationFailed.code, failure_line)
     if args.json:

@@ -17,11 +17,21 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from headd import installed_version
 from headd.memfile.vocabulary import MEMORY_TYPES
 from headd_client import headctl_output as show
+
+if TYPE_CHECKING:
+    from headd.wire.plane_answers import (
+        IndexStatusAnswer,
+        RecallAnswer,
+        TracesSearchAnswer,
+        TracesShowAnswer,
+    )
+    from headd.wire.remote_answers import SyncAnswer
+    from headd_client.calls import Call
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -59,7 +69,9 @@ class _Parser(argparse.ArgumentParser):
 # -- the command table --------------------------------------------------------------------
 
 Params = dict[str, Any]
-Request = Callable[[argparse.Namespace, "Context"], tuple[str, Params]]
+#: A command's method call: its name and params, or a typed call (``headd_client.calls``) whose
+#: answer arrives as its Struct.
+Request = Callable[[argparse.Namespace, "Context"], "tuple[str, Params] | Call[Any]"]
 Shower = Callable[[Any, argparse.Namespace, TextIO], None]
 LocalRun = Callable[[argparse.Namespace, "Context"], int]
 
@@ -412,12 +424,42 @@ def _recall_args(p: argparse.ArgumentParser) -> None:
     _scope_flags(p)
 
 
-def _recall(args: argparse.Namespace, _ctx: Context) -> tuple[str, Params]:
-    return "recall", {
-        "query": _query_text(args.query),
-        "budget_chars": args.budget_chars,
-        "filter": _filter(args),
-    }
+def _recall(args: argparse.Namespace, _ctx: Context) -> Call[RecallAnswer]:
+    import msgspec
+
+    from headd.wire.filter import Filter
+    from headd_client import calls
+
+    scope = _filter(args)
+    return calls.recall(
+        _query_text(args.query),
+        budget_chars=args.budget_chars,
+        filter=None if scope is None else msgspec.convert(scope, Filter),
+    )
+
+
+def _index_status(_args: argparse.Namespace, _ctx: Context) -> Call[IndexStatusAnswer]:
+    from headd_client import calls
+
+    return calls.index_status()
+
+
+def _traces_search(args: argparse.Namespace, _ctx: Context) -> Call[TracesSearchAnswer]:
+    from headd_client import calls
+
+    return calls.traces_search(_joined(args.query), limit=args.limit)
+
+
+def _traces_show(args: argparse.Namespace, _ctx: Context) -> Call[TracesShowAnswer]:
+    from headd_client import calls
+
+    return calls.traces_show(args.session)
+
+
+def _sync(args: argparse.Namespace, _ctx: Context) -> Call[SyncAnswer]:
+    from headd_client import calls
+
+    return calls.sync(resolve=args.resolve)
 
 
 def _reinforce_args(p: argparse.ArgumentParser) -> None:
@@ -802,7 +844,7 @@ def _builtin_commands() -> list[Command]:
             _embed_flag,
             _by_attrs("index.update", embed="embed"),
         ),
-        c(("index", "status"), "what the SQLite index holds", request=_fixed("index.status")),
+        c(("index", "status"), "what the SQLite index holds", request=_index_status),
         c(
             ("state", "export"),
             "write .memhtml/state/access.jsonl (not committed)",
@@ -823,14 +865,14 @@ def _builtin_commands() -> list[Command]:
             ("traces", "search"),
             "search the transcripts",
             _traces_search_args,
-            lambda a, _c: ("traces.search", {"query": _joined(a.query), "limit": a.limit}),
+            _traces_search,
             show.traces_search,
         ),
         c(
             ("traces", "show"),
             "one transcript session with its prompts and memories",
             lambda p: p.add_argument("session", metavar="SESSION", help="a transcript session id"),
-            _by_attrs("traces.show", session="session"),
+            _traces_show,
         ),
         c(
             ("vectors", "fill"),
@@ -845,7 +887,7 @@ def _builtin_commands() -> list[Command]:
             lambda p: p.add_argument(
                 "--resolve", metavar="CONFLICT", help="mark this conflict (its path or id) resolved"
             ),
-            _by_attrs("sync", resolve="resolve"),
+            _sync,
         ),
         c(("call",), "call any method with JSON params", _call_args, _call),
         c(

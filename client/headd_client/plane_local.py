@@ -1,8 +1,9 @@
 """The SQLite plane's methods run in this process, for ``headctl`` when no daemon serves the store.
 
 It opens the store's plane (``<store>/.memhtml/headd/index.db`` + ``state.db``) as the daemon
-does and calls the same ``headd_plane.calls`` the daemon's threads call, so an answer is
-the same with or without a daemon. SQLite serialises this process's writes with any other's.
+does and answers through the plane's one typed dispatcher (``headd_plane.answer``), the one the
+daemon's threads answer through, so an answer is the same Struct with or without a daemon.
+SQLite serialises this process's writes with any other's.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from headd.wire.answers import PlaneAnswer
 
 #: Methods ``headctl`` can answer without a daemon.
 LOCAL_METHODS = frozenset(
@@ -53,7 +57,7 @@ def call_local(
     params: Mapping[str, Any],
     environ: Mapping[str, str],
     now: datetime | None = None,
-) -> Any:
+) -> PlaneAnswer:
     """Answer ``method`` on the store's plane here (the caller checked ``LOCAL_METHODS``): its
     params decoded into the wire's request as the daemon decodes them, then the plane's one
     dispatcher (``headd_plane.answer``), with the plane's writer serving the reads too."""
@@ -73,7 +77,6 @@ def call_local(
     exclude_plane_dir(store)
     plane = open_plane(store)
     try:
-        # The JSON object the daemon would have sent, as headctl renders either alike.
-        return msgspec.to_builtins(answer(request, plane, context))
+        return answer(request, plane, context)
     finally:
         plane.close()

@@ -119,6 +119,12 @@ class Client:
         session_rebase = sync_method(calls.session_rebase)
         session_close = sync_method(calls.session_close)
         session_list = sync_method(calls.session_list)
+        recall = sync_method(calls.recall)
+        index_search = sync_method(calls.index_search)
+        index_status = sync_method(calls.index_status)
+        traces_search = sync_method(calls.traces_search)
+        traces_show = sync_method(calls.traces_show)
+        sync = sync_method(calls.sync)
 
     if not TYPE_CHECKING:  # the checker reads the declarations above, not this
 

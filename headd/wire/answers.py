@@ -9,12 +9,14 @@ optional part that an answer leaves out is ``UNSET``, never ``null``.
 
 Where a layer already answers with a Struct, that Struct is the answer: the store's session
 results (``headd.store.results``), the head gate's report (``headd.head.gate``), a sleep
-merge's report with both gates' (``headd.sleep.merge_report``). The SQLite plane's fixed-shape
-reports (a rebuild, an update, a reinforce, the sidecar's export and import, a trace scan) are
-Structs here, which the plane builds; its open-ended ones (its search and recall packs, its
-status, a transcript session) and the parts of ``status`` that describe other subsystems (the
-embedder, the remote, the memory accounting) stay mappings: their shapes belong to those
-subsystems.
+merge's report with both gates' (``headd.sleep.merge_report``). The SQLite plane's reports
+are Structs of the wire, which the plane builds: the fixed-shape ones here (a rebuild, an update, a reinforce, the sidecar's export and
+import, a trace scan), its reads in ``headd.wire.plane_answers`` (recall's pack, its search,
+the index's status, a transcript session). The parts of ``status`` that describe other
+subsystems are Structs of the wire too, which those subsystems build: the embedder's state and
+the memory accounting in ``headd.wire.status_parts``, the remote's standing (and ``sync``'s
+answer) in ``headd.wire.remote_answers``. Every method answers a Struct, and no answer holds an
+untyped part (``tests/test_wire_answers_typed.py``, ``tests/test_wire_status_parts.py``).
 Decoding ignores fields it does not know, so a newer daemon's answer still reads.
 """
 
@@ -25,9 +27,12 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from headd.memfile.sidecar import RefusedRow
 from headd.memfile.vocabulary import MemoryStatus, MemoryType, Para, TaskStatus
 from headd.record import Citation, Facet, Link, MemoryRecord
-from headd.wire import browse, doctor, publish
+from headd.wire import browse, doctor, plane_answers, publish
+from headd.wire.remote_answers import RemoteStatus, SyncAnswer
+from headd.wire.status_parts import EmbedderState, MemoryFigures
 
 
 class WireRecord(msgspec.Struct, kw_only=True):
@@ -252,11 +257,11 @@ class StatusAnswer(msgspec.Struct):
     state_path: str | None
     index: IndexUpdates | None
     snapshot: SnapshotStatus | None
-    memory: dict[str, Any]
+    memory: MemoryFigures
     socket: str | None
     embedder: str
-    embedder_state: dict[str, Any]
-    remote: dict[str, Any] | None
+    embedder_state: EmbedderState
+    remote: RemoteStatus | None
     last_sleep: SleepStatusAnswer | None
     uptime_s: float
     pid: int
@@ -396,13 +401,9 @@ class SleepPlanAnswer(msgspec.Struct, frozen=True):
     phases: dict[str, dict[str, int]]
 
 
-#: A report whose shape its own subsystem owns (the SQLite plane, the remote follower).
-Report = dict[str, Any]
-
-
 class IndexRebuildAnswer(msgspec.Struct, kw_only=True):
     """``index.rebuild``: what the plane's rebuild wrote, at the commit it indexed; ``skipped``
-    names each file refused (``path``, ``reason``)."""
+    names each file refused and why."""
 
     mode: str = "rebuild"
     head_sha: str
@@ -411,7 +412,7 @@ class IndexRebuildAnswer(msgspec.Struct, kw_only=True):
     edges_indexed: int
     embeddings_written: int
     embeddings_preserved: int
-    skipped: list[dict[str, str]] = msgspec.field(default_factory=list)
+    skipped: list[SkippedFile] = msgspec.field(default_factory=list)
 
 
 class IndexUpdateAnswer(msgspec.Struct, kw_only=True):
@@ -428,7 +429,7 @@ class IndexUpdateAnswer(msgspec.Struct, kw_only=True):
     dirty: int = 0
     reconciled: int = 0
     embeddings_written: int = 0
-    skipped: list[dict[str, str]] = msgspec.field(default_factory=list)
+    skipped: list[SkippedFile] = msgspec.field(default_factory=list)
 
 
 class ReinforceAnswer(msgspec.Struct):
@@ -452,14 +453,14 @@ class StateExportAnswer(msgspec.Struct):
 class StateImportAnswer(msgspec.Struct):
     """``state.import``: the sidecar's rows, those restored into ``state.access`` and those
     skipped; ``has_state`` false when there is no state plane to restore into; ``refused``
-    names each line not imported (``line``, ``path``, ``reason``)."""
+    names each line not imported."""
 
     path: str
     rows: int
     restored: int
     skipped: int
     has_state: bool
-    refused: list[dict[str, Any]]
+    refused: list[RefusedRow]
 
 
 class TracesIndexAnswer(msgspec.Struct):
@@ -480,7 +481,11 @@ class TracesIndexAnswer(msgspec.Struct):
 
 #: What a SQLite plane method answers.
 PlaneAnswer = (
-    Report
+    plane_answers.RecallAnswer
+    | plane_answers.IndexSearchAnswer
+    | plane_answers.IndexStatusAnswer
+    | plane_answers.TracesSearchAnswer
+    | plane_answers.TracesShowAnswer
     | IndexRebuildAnswer
     | IndexUpdateAnswer
     | ReinforceAnswer
@@ -509,7 +514,7 @@ def answer_types() -> dict[str, Any]:
 
     return {
         "status": StatusAnswer,
-        "search": SearchAnswer,
+        "search": SearchAnswer | plane_answers.IndexSearchAnswer,
         "read": ReadAnswer,
         "skipped": SkippedAnswer,
         "resolve": ResolveAnswer,
@@ -526,18 +531,18 @@ def answer_types() -> dict[str, Any]:
         "session.rebase": RebaseResult,
         "session.close": CloseResult,
         "session.list": ListResult,
-        "recall": Report,
+        "recall": plane_answers.RecallAnswer,
         "reinforce": ReinforceAnswer,
         "index.rebuild": IndexRebuildAnswer,
         "index.update": IndexUpdateAnswer,
-        "index.status": Report,
+        "index.status": plane_answers.IndexStatusAnswer,
         "state.export": StateExportAnswer,
         "state.import": StateImportAnswer,
         "traces.index": TracesIndexAnswer,
-        "traces.search": Report,
-        "traces.show": Report,
+        "traces.search": plane_answers.TracesSearchAnswer,
+        "traces.show": plane_answers.TracesShowAnswer,
         "vectors.fill": VectorsFillAnswer,
-        "sync": Report,
+        "sync": SyncAnswer,
         "exec": ExecAnswer,
         "list": browse.ListAnswer,
         "census": browse.CensusAnswer,

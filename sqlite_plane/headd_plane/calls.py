@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from headd.errors import IndexStale, SessionNotFound
 from headd.wire.answers import (
@@ -28,9 +28,15 @@ from headd.wire.answers import (
 )
 from headd.wire.browse import SessionLinkRow, StateUsageAnswer, TracesLinksAnswer, UsageRow
 from headd.wire.doctor import StatePruneAnswer
+from headd.wire.plane_answers import (
+    IndexSearchAnswer,
+    IndexStatusAnswer,
+    RecallAnswer,
+    TracesSearchAnswer,
+    TracesShowAnswer,
+)
 
 if TYPE_CHECKING:
-    from headd.wire.answers import Report
     from headd.wire.filter import Filter
     from headd_plane.plane import Plane
     from headd_plane.recall import RankedPool
@@ -71,11 +77,11 @@ def unwatch_work_tree(plane: Plane) -> None:
     plane.indexer.git.unwatch_work_tree()
 
 
-def index_status(plane: Plane) -> Report:
+def index_status(plane: Plane) -> IndexStatusAnswer:
     return plane.status()
 
 
-def indexed_sha(conn: sqlite3.Connection) -> str | None:
+def indexed_sha(conn: sqlite3.Connection) -> str:
     """The commit the index reflects; IndexStale when it holds none (never built, or a rebuild
     emptied it and did not finish): answering from it would silently miss memories."""
     try:
@@ -107,11 +113,10 @@ def search(
     filter_: Filter | None,
     limit: int,
     now_epoch: float | None,
-) -> Report:
-    """The plane's four-arm search: ``{sha, hits, arms, degraded, took_ms, …}``."""
+) -> IndexSearchAnswer:
+    """The plane's four-arm search at the commit the index holds."""
     sha = indexed_sha(retrieval.db.conn)
-    result = retrieval.search(query, scope_of(filter_), limit, now_epoch)
-    return {"sha": sha, "plane": "index", **result.to_wire()}
+    return retrieval.search(query, scope_of(filter_), limit, now_epoch).answer(sha)
 
 
 def recall(
@@ -121,14 +126,14 @@ def recall(
     budget_chars: int | None,
     now_epoch: float | None,
     ranked: RankedPool | None = None,
-) -> Report:
-    """The disclosure pack ``{entries, index_lines, spent, truncated, …}`` plus ``sha``;
-    ``ranked`` (a ``headd_plane.recall.RankedPool``) is the head search's ranking to fold."""
+) -> RecallAnswer:
+    """The disclosure pack at the commit the index holds; ``ranked`` (a
+    ``headd_plane.recall.RankedPool``) is the head search's ranking to fold."""
     from headd_plane.recall import recall as fold_recall
 
     sha = indexed_sha(retrieval.db.conn)
     pack = fold_recall(retrieval, query, scope_of(filter_), budget_chars, now_epoch, ranked)
-    return {"sha": sha, **pack.to_wire()}
+    return pack.answer(sha)
 
 
 # -- state --------------------------------------------------------------------------------------
@@ -210,13 +215,13 @@ def traces_index(conn: sqlite3.Connection, root: Path, now: datetime) -> TracesI
     return TracesIndexAnswer(**scan(conn, root, now), trace_root=str(root))
 
 
-def traces_search(conn: sqlite3.Connection, query: str, limit: int) -> Report:
+def traces_search(conn: sqlite3.Connection, query: str, limit: int) -> TracesSearchAnswer:
     from headd_plane.traces import traces_search as find
 
     return find(conn, query, limit)
 
 
-def traces_show(conn: sqlite3.Connection, session: str) -> Report:
+def traces_show(conn: sqlite3.Connection, session: str) -> TracesShowAnswer:
     """One transcript session with its prompts and linked memories.
 
     A session that wrote memories before its transcript was indexed (or on a machine without
@@ -224,23 +229,23 @@ def traces_show(conn: sqlite3.Connection, session: str) -> Report:
     purpose; it is shown with ``indexed: false`` and those memories rather than refused, so
     provenance recorded at write time is never unreachable.
     """
-    from headd_plane.traces import traces_show as show
+    from headd_plane.traces.search import session_memories
+    from headd_plane.traces.search import traces_show as show
 
     try:
-        found = show(conn, session)
+        return show(conn, session)
     except SessionNotFound:
-        memories = _links_of(conn, session)
+        memories = session_memories(conn, session)
         if not memories:
             raise
-        return {
-            "session_id": session,
-            "indexed": False,
-            "prompts": [],
-            "memories": memories,
-            "files": [],
-            "missing": False,
-        }
-    return {**found, "indexed": True}
+        return TracesShowAnswer(
+            session_id=session,
+            prompts=[],
+            memories=memories,
+            files=[],
+            missing=False,
+            indexed=False,
+        )
 
 
 def traces_links(conn: sqlite3.Connection, path: str) -> TracesLinksAnswer:
@@ -261,16 +266,6 @@ def traces_links(conn: sqlite3.Connection, path: str) -> TracesLinksAnswer:
             for r in rows
         ]
     )
-
-
-def _links_of(conn: sqlite3.Connection, session: str) -> list[dict[str, Any]]:
-    cur = conn.execute(
-        """SELECT path, link_kind, prompt_id, turn_uuid, at FROM memory_session_links
-           WHERE session_id = ? ORDER BY at, path, link_kind""",
-        (session,),
-    )
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, tuple(r), strict=True)) for r in cur]
 
 
 def record_wrote(conn: sqlite3.Connection, links: WroteLinks) -> int:

@@ -7,7 +7,7 @@ counted space is the configured one when the caller names it, else the stored
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from headd.wire.plane_answers import IndexVectors
 
 from .db import PlaneDb
 
@@ -18,20 +18,8 @@ VECTOR_COVERAGE_REMEDY = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class VectorCoverage:
-    chunks: int
-    embeddings: int
-    coverage: float
-    model: str | None
-
-    def to_wire(self) -> dict[str, object]:
-        return {
-            "chunks": self.chunks,
-            "embeddings": self.embeddings,
-            "coverage": self.coverage,
-            "model": self.model,
-        }
+#: The coverage read in one statement; ``index.status`` answers it as it is.
+VectorCoverage = IndexVectors
 
 
 def read_vector_coverage(db: PlaneDb, space: str | None = None) -> VectorCoverage:

@@ -10,7 +10,9 @@ under their own envelope so one synthesis cannot crowd out the memories behind i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from headd.wire.plane_answers import RecallEntry, RecallFold, RecallLine
 
 from .chunking import utf16_len
 
@@ -29,12 +31,8 @@ class DisclosureCandidate:
     entity_names: tuple[str, ...] = ()
 
 
-@dataclass
-class DisclosureFold:
-    disclosed: list[dict[str, str]] = field(default_factory=list)
-    index_lines: list[dict[str, str]] = field(default_factory=list)
-    spent_chars: int = 0
-    truncated: bool = False
+#: One envelope folded: its quotes, its index lines, what it spent; the wire's own Struct.
+DisclosureFold = RecallFold
 
 
 def fold_disclosure(
@@ -42,22 +40,16 @@ def fold_disclosure(
     budget_chars: int,
     max_per_entity: int = MAX_PER_ENTITY,
 ) -> DisclosureFold:
-    fold = DisclosureFold()
+    fold = DisclosureFold(disclosed=[], index_lines=[], spent_chars=0, truncated=False)
     per_entity: dict[str, int] = {}
-    for candidate in candidates:
-        line = {
-            "path": candidate.path,
-            "title": candidate.title,
-            "claim": candidate.claim,
-            "memory_type": candidate.memory_type,
-        }
-        names = set(candidate.entity_names)
+    for c in candidates:
+        names = set(c.entity_names)
         capped = any(per_entity.get(name, 0) >= max_per_entity for name in names)
-        body = candidate.disclosure_text
+        body = c.disclosure_text
         if capped or fold.spent_chars + utf16_len(body) > budget_chars:
-            fold.index_lines.append(line)
+            fold.index_lines.append(RecallLine(c.path, c.title, c.claim, c.memory_type))
             continue
-        fold.disclosed.append({**line, "body": body})
+        fold.disclosed.append(RecallEntry(c.path, c.title, c.claim, c.memory_type, body))
         fold.spent_chars += utf16_len(body)
         for name in names:
             per_entity[name] = per_entity.get(name, 0) + 1

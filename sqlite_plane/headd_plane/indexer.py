@@ -44,7 +44,7 @@ from headd.errors import (
     RebuildNoEmbedRefused,
 )
 from headd.record import MemoryRecord
-from headd.wire.answers import IndexRebuildAnswer, IndexUpdateAnswer
+from headd.wire.answers import IndexRebuildAnswer, IndexUpdateAnswer, SkippedFile
 
 from . import bulk_load
 from .db import PlaneDb, Write
@@ -207,17 +207,15 @@ class Indexer:
 
     # -- reading and parsing --------------------------------------------------------------------
 
-    def _parse_one(
-        self, path: str, data: bytes, skipped: list[dict[str, str]]
-    ) -> MemoryRecord | None:
+    def _parse_one(self, path: str, data: bytes, skipped: list[SkippedFile]) -> MemoryRecord | None:
         try:
             return self.parse(path, data)
         except InvalidMemory as error:
-            skipped.append({"path": path, "reason": "; ".join(error.violations)})
+            skipped.append(SkippedFile(path, "; ".join(error.violations)))
             return None
 
     def _project(
-        self, path: str, blob_sha: str, data: bytes, indexed_at: str, skipped: list[dict[str, str]]
+        self, path: str, blob_sha: str, data: bytes, indexed_at: str, skipped: list[SkippedFile]
     ) -> FileProjection | None:
         record = self._parse_one(path, data, skipped)
         if record is None:
@@ -240,7 +238,7 @@ class Indexer:
         return default_workers(candidates)
 
     def _parsed_tree(
-        self, entries: Sequence[TreeEntry], skipped: list[dict[str, str]]
+        self, entries: Sequence[TreeEntry], skipped: list[SkippedFile]
     ) -> Iterator[tuple[TreeEntry, MemoryRecord]]:
         """Every entry's record in tree order, skips recorded in ``skipped``.
 
@@ -292,7 +290,7 @@ class Indexer:
         head = self.git.head_sha()
         entries = self.git.tree_entries(head)
         indexed_at = self.now()
-        skipped: list[dict[str, str]] = []
+        skipped: list[SkippedFile] = []
         rows = bulk_load.BulkRows(self.db.conn)
         records: list[tuple[TreeEntry, MemoryRecord]] = []  # kept for a per-file replay
         from headd.head.version import collector_paused  # the head's; imported when used
@@ -476,7 +474,7 @@ class Indexer:
                     report.renamed += 1
             sha = self.git.blob_sha_at(head, diff.path)
             if sha is None:
-                report.skipped.append({"path": diff.path, "reason": "path absent from tree"})
+                report.skipped.append(SkippedFile(diff.path, "path absent from tree"))
                 continue
             final[diff.path] = self._project(
                 diff.path, sha, self.git.blob(sha), indexed_at, report.skipped

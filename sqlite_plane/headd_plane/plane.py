@@ -14,9 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from headd.wire.answers import IndexRebuildAnswer, IndexUpdateAnswer
+from headd.wire.plane_answers import IndexDiskBytes, IndexStatusAnswer
 
 from .coverage import VECTOR_COVERAGE_FLOOR, read_vector_coverage
 from .db import PlaneDb, open_reader, open_writer
@@ -94,51 +93,49 @@ class Plane:
         with self.lock:
             return recall(self.retrieval, query, scope, budget_chars, now_epoch)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> IndexStatusAnswer:
         with self.lock:
             state = self.indexer.read_state()
             coverage = read_vector_coverage(self.db, self.retrieval.space)
-            counts = {
-                name: int(self.db.get(f"SELECT count(*) AS n FROM {table}", op="status")["n"])  # type: ignore[index]
-                for name, table in (
-                    ("files", "files"),
-                    ("chunks", "chunk_spans"),
-                    ("embeddings", "embeddings"),
-                    ("edges", "edges"),
-                )
-            }
-            return {
-                "index_path": str(self.index_path),
-                "state_path": str(self.state_path),
-                "indexed": state is not None,
-                "stale": state is not None and state["head_sha"] is None,
-                "head_sha": None if state is None else state["head_sha"],
-                "rebuilt_at": None if state is None else state["rebuilt_at"],
-                "updated_at": None if state is None else state["updated_at"],
-                "space": None if state is None else state["embed_model"],
-                **counts,
-                "vectors": coverage.to_wire(),
-                "disk_bytes": self.disk_bytes(),
-                "migrations_applied": self.db.migrations_applied,
-                "state_migrations_applied": self.db.state_migrations_applied,
-            }
 
-    def disk_bytes(self) -> dict[str, int]:
+            def count(table: str) -> int:
+                return int(self.db.get(f"SELECT count(*) AS n FROM {table}", op="status")["n"])  # type: ignore[index]
+
+            return IndexStatusAnswer(
+                index_path=str(self.index_path),
+                state_path=str(self.state_path),
+                indexed=state is not None,
+                stale=state is not None and state["head_sha"] is None,
+                head_sha=None if state is None else state["head_sha"],
+                rebuilt_at=None if state is None else state["rebuilt_at"],
+                updated_at=None if state is None else state["updated_at"],
+                space=None if state is None else state["embed_model"],
+                files=count("files"),
+                chunks=count("chunk_spans"),
+                embeddings=count("embeddings"),
+                edges=count("edges"),
+                vectors=coverage,
+                disk_bytes=self.disk_bytes(),
+                migrations_applied=self.db.migrations_applied,
+                state_migrations_applied=self.db.state_migrations_applied,
+            )
+
+    def disk_bytes(self) -> IndexDiskBytes:
         """The plane's files as they lie on disk (a file not there counts 0)."""
         index, state = self.index_path, self.state_path
-        files = {
-            "index_db": index,
-            "index_wal": Path(f"{index}-wal"),
-            "state_db": state,
-            "state_wal": Path(f"{state}-wal"),
-        }
-        out: dict[str, int] = {}
-        for name, path in files.items():
+
+        def size(path: Path) -> int:
             try:
-                out[name] = path.stat().st_size
+                return path.stat().st_size
             except OSError:
-                out[name] = 0
-        return out
+                return 0
+
+        return IndexDiskBytes(
+            index_db=size(index),
+            index_wal=size(Path(f"{index}-wal")),
+            state_db=size(state),
+            state_wal=size(Path(f"{state}-wal")),
+        )
 
     def close(self) -> None:
         with self.lock:
@@ -168,22 +165,3 @@ def open_retrieval(
     root = Path(store)
     db = open_reader(index_path_of(root), state_path_of(root))
     return Retrieval(db, embedder=as_plane_embedder(embedder), coverage_floor=coverage_floor)
-
-
-# Function forms, for callers that prefer them (the daemon's method table, headctl).
-
-
-def rebuild(plane: Plane, embed: bool = False, force: bool = False) -> dict[str, Any]:
-    return msgspec.to_builtins(plane.rebuild(embed=embed, force=force))
-
-
-def update(plane: Plane, embed: bool = False) -> dict[str, Any]:
-    return msgspec.to_builtins(plane.update(embed=embed))
-
-
-def status(plane: Plane) -> dict[str, Any]:
-    return plane.status()
-
-
-def search(plane: Plane, query: str, scope: Scope | None = None, limit: int = 10) -> dict[str, Any]:
-    return plane.search(query, scope, limit).to_wire()

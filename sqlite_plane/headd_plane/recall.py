@@ -13,7 +13,8 @@ and citations, never a ``<details>`` body or an ``<aside>``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from headd.wire.plane_answers import RecallAnswer
 
 from .disclosure import (
     ARC_BODY_BUDGET,
@@ -47,18 +48,20 @@ class RecallPack:
     degraded: bool
     vector_coverage: float
 
-    def to_wire(self) -> dict[str, Any]:
-        """The wire's ``{entries, index_lines, spent, truncated}``, plus the two folds."""
-        return {
-            "entries": self.arcs.disclosed + self.memories.disclosed,
-            "index_lines": self.arcs.index_lines + self.memories.index_lines,
-            "spent": self.spent_chars,
-            "truncated": self.truncated,
-            "arcs": self.arcs.__dict__.copy(),
-            "memories": self.memories.__dict__.copy(),
-            "degraded": self.degraded,
-            "vector_coverage": self.vector_coverage,
-        }
+    def answer(self, sha: str) -> RecallAnswer:
+        """The wire's pack at the indexed commit ``sha``: both folds' quotes and index lines
+        (arcs first), and the two folds themselves."""
+        return RecallAnswer(
+            sha=sha,
+            entries=self.arcs.disclosed + self.memories.disclosed,
+            index_lines=self.arcs.index_lines + self.memories.index_lines,
+            spent=self.spent_chars,
+            truncated=self.truncated,
+            arcs=self.arcs,
+            memories=self.memories,
+            degraded=self.degraded,
+            vector_coverage=self.vector_coverage,
+        )
 
 
 def recall(

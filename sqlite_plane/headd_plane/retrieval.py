@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from headd.lazy_import import LazyModule
+from headd.wire.plane_answers import ArchivedMatch, IndexHit, IndexSearchAnswer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,19 +59,8 @@ _SUPERSEDED_BY = """(SELECT g.src_path FROM edges g
                   ORDER BY g.created_at DESC, g.src_path ASC LIMIT 1)"""
 
 
-@dataclass
-class SearchHit:
-    path: str
-    title: str
-    claim: str
-    memory_type: str
-    score: float
-    confidence: float
-    updated_at: str
-    snippet: str
-    entities: list[str]
-    superseded_by: str | None
-    arms: list[str]
+#: One hit as the wire carries it.
+SearchHit = IndexHit
 
 
 @dataclass
@@ -82,21 +72,24 @@ class SearchResult:
     entity_scope: str | None
     scope_empty: bool
     archived_matches: int = 0
-    archived: list[dict[str, str | None]] = field(default_factory=list)
+    archived: list[ArchivedMatch] = field(default_factory=list)
     took_ms: float = 0.0
 
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "hits": [hit.__dict__.copy() for hit in self.hits],
-            "arms": self.arms,
-            "degraded": self.degraded,
-            "vector_coverage": self.vector_coverage,
-            "entity_scope": self.entity_scope,
-            "scope_empty": self.scope_empty,
-            "archived_matches": self.archived_matches,
-            "archived": self.archived,
-            "took_ms": self.took_ms,
-        }
+    def answer(self, sha: str) -> IndexSearchAnswer:
+        """The wire's answer at the indexed commit ``sha``."""
+        return IndexSearchAnswer(
+            sha=sha,
+            plane="index",
+            hits=self.hits,
+            arms=self.arms,
+            degraded=self.degraded,
+            vector_coverage=self.vector_coverage,
+            entity_scope=self.entity_scope,
+            scope_empty=self.scope_empty,
+            archived_matches=self.archived_matches,
+            archived=self.archived,
+            took_ms=self.took_ms,
+        )
 
 
 @dataclass(frozen=True)
@@ -222,9 +215,7 @@ class Retrieval:
                 best[row["path"]] = challenger
         return {path: truncate_snippet(text) for path, (_, _, text) in best.items()}
 
-    def archived_in_scope(
-        self, scope: Scope, limit: int
-    ) -> tuple[int, list[dict[str, str | None]]]:
+    def archived_in_scope(self, scope: Scope, limit: int) -> tuple[int, list[ArchivedMatch]]:
         assembled = assemble_scope(replace(scope, include_archived=True, as_of=None))
         limit_slot = PARAM_QUERY_VECTOR + len(assembled.params) + 1
         rows = self.db.all(
@@ -238,7 +229,7 @@ class Retrieval:
             op="search.archived",
         )
         total = int(rows[0]["total"]) if rows else 0
-        return total, [{"path": r["path"], "superseded_by": r["superseded_by"]} for r in rows]
+        return total, [ArchivedMatch(r["path"], r["superseded_by"]) for r in rows]
 
     # -- the two doors --------------------------------------------------------------------------
 

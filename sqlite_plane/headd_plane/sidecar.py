@@ -33,11 +33,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
-import msgspec
-
 from headd.errors import StorageFailure
 from headd.memfile.sidecar import (
     STATE_SIDECAR_PATH,
+    RefusedRow,
     SidecarEntry,
     merge_entries,
     parse_sidecar,
@@ -60,8 +59,8 @@ class ImportReport(TypedDict):
     restored: int
     skipped: int
     has_state: bool
-    #: Each line not imported: ``{line, path, reason}``.
-    refused: list[dict[str, Any]]
+    #: Each line not imported.
+    refused: list[RefusedRow]
 
 
 def entry_from_row(row: Sequence[Any]) -> SidecarEntry:
@@ -189,5 +188,5 @@ def import_sidecar(conn: sqlite3.Connection, store_root: Path) -> ImportReport:
         "restored": restored,
         "skipped": parsed.skipped,
         "has_state": state,
-        "refused": [msgspec.to_builtins(row) for row in parsed.refused],
+        "refused": list(parsed.refused),
     }

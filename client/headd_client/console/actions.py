@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from headd.errors import HeaddError, MethodNotFound, RpcError
 from headd_client.mcp.failures import ToolFailure
 from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.tools import Tools
+
+if TYPE_CHECKING:
+    from headd.wire.remote_answers import SyncAnswer
 
 Decision = Literal["merge", "discard"]
 
@@ -72,10 +75,14 @@ def correct(tools: Tools, path: str, title: str, claim: str, body: str, reason: 
     return Done(str(result["path"]), result.get("commit_sha"))
 
 
-def resolve_conflict(link: DaemonLink, conflict: str) -> dict[str, Any]:
-    """Mark a remote conflict resolved (the daemon's ``sync`` with ``resolve``)."""
+def resolve_conflict(link: DaemonLink, conflict: str) -> SyncAnswer:
+    """Mark a remote conflict resolved (the daemon's ``sync`` with ``resolve``); not repeated
+    on a dropped connection, since a second resolve of the same conflict is refused."""
+    from headd_client import calls
+
+    call = calls.sync(resolve=conflict)
     try:
-        return dict(link.call("sync", {"resolve": conflict}, idempotent=False))
+        return call.decode(link.call(call.method, call.params, idempotent=False))
     except (HeaddError, RpcError) as exc:
         raise failed(exc) from None
 

@@ -10,23 +10,21 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from typing import Any
 
 from headd.errors import SessionNotFound
+from headd.wire.plane_answers import (
+    TRACE_ROW_FIELDS,
+    SessionMemory,
+    TraceHit,
+    TracePrompt,
+    TracesSearchAnswer,
+    TracesShowAnswer,
+)
 from headd_plane.traces import store
 
 _TERM = re.compile(r"[^\W_]+")
 
-HIT_COLUMNS = (
-    "session_id",
-    "slug",
-    "cwd",
-    "first_prompt",
-    "ai_title",
-    "started_at",
-    "ended_at",
-    "prompt_count",
-)
+HIT_COLUMNS = TraceHit.__struct_fields__
 _HIT_SELECT = ", ".join(f"t.{c}" for c in HIT_COLUMNS)
 
 
@@ -39,7 +37,7 @@ def _match(terms: list[str], joiner: str) -> str:
     return f" {joiner} ".join(f'"{t}"' for t in terms)
 
 
-def traces_search(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict[str, Any]:
+def traces_search(conn: sqlite3.Connection, query: str, limit: int = 10) -> TracesSearchAnswer:
     """``{hits: [...]}`` best first; an empty query lists the most recent sessions."""
     limit = max(1, int(limit))
     terms = trace_query_terms(query)
@@ -49,7 +47,7 @@ def traces_search(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict
             " ORDER BY coalesce(t.ended_at, '') DESC, t.session_id LIMIT ?",
             (limit,),
         ).fetchall()
-        return {"hits": [dict(zip(HIT_COLUMNS, r, strict=True)) for r in rows]}
+        return TracesSearchAnswer([TraceHit(*r) for r in rows])
     sql = (
         f"SELECT {_HIT_SELECT} FROM traces_fts JOIN traces t ON t.rowid = traces_fts.rowid"
         " WHERE traces_fts MATCH ? ORDER BY bm25(traces_fts), t.session_id LIMIT ?"
@@ -57,7 +55,7 @@ def traces_search(conn: sqlite3.Connection, query: str, limit: int = 10) -> dict
     rows = conn.execute(sql, (_match(terms, "AND"), limit)).fetchall()
     if not rows and len(terms) > 1:
         rows = conn.execute(sql, (_match(terms, "OR"), limit)).fetchall()
-    return {"hits": [dict(zip(HIT_COLUMNS, r, strict=True)) for r in rows]}
+    return TracesSearchAnswer([TraceHit(*r) for r in rows])
 
 
 def _resolve(conn: sqlite3.Connection, session: str) -> str:
@@ -74,32 +72,43 @@ def _resolve(conn: sqlite3.Connection, session: str) -> str:
     raise SessionNotFound("no indexed transcript session has this id", {"session": session})
 
 
-def traces_show(conn: sqlite3.Connection, session: str) -> dict[str, Any]:
+def traces_show(conn: sqlite3.Connection, session: str) -> TracesShowAnswer:
     """One session: its ``traces`` columns, its prompts, the memories linked to it, its files.
 
     ``missing`` is true when its main transcript is gone from disk (the row is kept).
     """
     session_id = _resolve(conn, session)
-    cur = conn.execute("SELECT * FROM traces WHERE session_id = ?", (session_id,))
-    names = [d[0] for d in cur.description]
-    out: dict[str, Any] = dict(zip(names, cur.fetchone(), strict=True))
-    out.pop("search_text", None)
-    cur = conn.execute(
-        """SELECT prompt_id, turn_uuid, ordinal, at, agent_id, text_head FROM trace_prompts
-           WHERE session_id = ? ORDER BY ordinal""",
-        (session_id,),
-    )
-    cols = [d[0] for d in cur.description]
-    out["prompts"] = [dict(zip(cols, r, strict=True)) for r in cur]
-    cur = conn.execute(
-        """SELECT path, link_kind, prompt_id, turn_uuid, at FROM memory_session_links
-           WHERE session_id = ? ORDER BY at, path, link_kind""",
-        (session_id,),
-    )
-    cols = [d[0] for d in cur.description]
-    out["memories"] = [dict(zip(cols, r, strict=True)) for r in cur]
+    row = conn.execute(
+        f"SELECT {', '.join(TRACE_ROW_FIELDS)} FROM traces WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    prompts = [
+        TracePrompt(*r)
+        for r in conn.execute(
+            """SELECT prompt_id, turn_uuid, ordinal, at, agent_id, text_head FROM trace_prompts
+               WHERE session_id = ? ORDER BY ordinal""",
+            (session_id,),
+        )
+    ]
     files = store.session_files(conn, session_id)
-    out["files"] = files
-    main = next((f for f in files if f["path"] == out["file_path"]), None)
-    out["missing"] = main is not None and main["missing_at"] is not None
-    return out
+    file_path = row[TRACE_ROW_FIELDS.index("file_path")]
+    main = next((f for f in files if f.path == file_path), None)
+    return TracesShowAnswer(
+        **dict(zip(TRACE_ROW_FIELDS, row, strict=True)),
+        prompts=prompts,
+        memories=session_memories(conn, session_id),
+        files=files,
+        missing=main is not None and main.missing_at is not None,
+        indexed=True,
+    )
+
+
+def session_memories(conn: sqlite3.Connection, session_id: str) -> list[SessionMemory]:
+    """The memories linked to ``session_id`` (``memory_session_links``), oldest link first."""
+    return [
+        SessionMemory(*r)
+        for r in conn.execute(
+            """SELECT path, link_kind, prompt_id, turn_uuid, at FROM memory_session_links
+               WHERE session_id = ? ORDER BY at, path, link_kind""",
+            (session_id,),
+        )
+    ]

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from headd.wire.plane_answers import TraceFile
 from headd_plane.traces.extract import FileExtract, PromptRow
 from headd_plane.traces.watermark import Watermark
 
@@ -348,10 +349,10 @@ def write_sessions(
     conn.executemany(_INSERT_PROMPT, prompts)
 
 
-def session_files(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+def session_files(conn: sqlite3.Connection, session_id: str) -> list[TraceFile]:
     """The files feeding one session, for ``traces_show`` (none when headd never scanned it, e.g.
     an index.db written by memhtml, which has no ``headd_trace_files``)."""
-    out: list[dict[str, Any]] = []
+    out: list[TraceFile] = []
     exists = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (FILES_TABLE,)
     ).fetchone()
@@ -367,16 +368,16 @@ def session_files(conn: sqlite3.Connection, session_id: str) -> list[dict[str, A
     ):
         c = part.extract.counters
         out.append(
-            {
-                "path": part.path,
-                "kind": part.kind,
-                "agent_id": part.agent_id,
-                "turns": part.extract.turn_count,
-                "prompts": len(part.extract.prompts()),
-                "first_prompt": part.extract.first_prompt,
-                "bad_lines": c.bad,
-                "unknown_lines": c.unknown_type,
-                "missing_at": missing,
-            }
+            TraceFile(
+                path=part.path,
+                kind=part.kind,
+                agent_id=part.agent_id,
+                turns=part.extract.turn_count,
+                prompts=len(part.extract.prompts()),
+                first_prompt=part.extract.first_prompt,
+                bad_lines=c.bad,
+                unknown_lines=c.unknown_type,
+                missing_at=missing,
+            )
         )
     return out
