@@ -408,6 +408,7 @@ class Service:
         from headd.head.browse import census
 
         view = await self.view(at, session)
+        await self._session_calls.index_written()
         dirty = await self.follower.read_git(_worktree_dirty)
         return census(view, dirty=dirty, vector_coverage_floor=MIN_COVERAGE)
 
@@ -424,6 +425,7 @@ class Service:
             year=moment.year,
             skipped=[s.path for s in version.skipped if s.path.split("/", 1)[0] in PARA_BUCKETS],
         )
+        await self._session_calls.index_written()
         dirty = await self.follower.read_git(_dirty_paths)
         orphans: list[str] = []
         indexed: str | None = None

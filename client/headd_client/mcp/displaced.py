@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
+from headd.wire.remote_answers import Conflict, RemoteStatus
 from headd_client.json_types import JsonObject, JsonValue
 
 #: How long after a write the bridge keeps asking whether it was displaced: a conflict appears
@@ -69,19 +70,17 @@ class DisplacedWatch:
                     found.append({"ours": ours, "on_branch": sha})
         return found
 
-    def displaced(self, remote: Mapping[str, object] | None) -> list[Mapping[str, object]]:
+    def displaced(self, remote: RemoteStatus | None) -> list[Conflict]:
         """The open conflicts in ``remote`` (the daemon's ``status.remote``) holding a commit of
         ours, not yet told; a daemon that follows no remote can displace nothing, so watching
         stops."""
-        if not isinstance(remote, dict):
+        if remote is None:
             self._written.clear()
             return []
-        found: list[Mapping[str, object]] = []
-        conflicts = remote.get("conflicts")
-        for conflict in conflicts if isinstance(conflicts, list) else ():
-            ours = conflict.get("ours")
-            key = f"{conflict.get('id')}:{ours}"
-            if isinstance(ours, str) and ours in self._written and key not in self._told:
+        found: list[Conflict] = []
+        for conflict in remote.conflicts:
+            key = f"{conflict.id}:{conflict.ours}"
+            if conflict.ours in self._written and key not in self._told:
                 self._told.add(key)
                 found.append(conflict)
         return found
@@ -110,22 +109,17 @@ def with_replayed(result: JsonObject, replays: list[JsonObject]) -> JsonObject:
     return _noted(result, lines, "replayed", list[JsonValue](replays))
 
 
-def with_notice(result: JsonObject, conflicts: list[Mapping[str, object]]) -> JsonObject:
+def with_notice(result: JsonObject, conflicts: list[Conflict]) -> JsonObject:
     """``result`` (a ``tools/call`` result) telling of ``conflicts``: a ``displaced`` field in
     its structured content and one line per conflict in its text."""
     lines = [
-        f"NOTE: a write of this session was displaced: conflict {c.get('id')} on {c.get('path')};"
-        f" another machine's version is at the path, yours is kept at {c.get('ref')}"
-        f" (merge it, then `headctl sync --resolve {c.get('id')}`)"
+        f"NOTE: a write of this session was displaced: conflict {c.id} on {c.path};"
+        f" another machine's version is at the path, yours is kept at {c.ref}"
+        f" (merge it, then `headctl sync --resolve {c.id}`)"
         for c in conflicts
     ]
     shown: list[JsonValue] = [
-        {k: _scalar(c.get(k)) for k in ("id", "path", "ref", "ours", "theirs", "at")}
+        {"id": c.id, "path": c.path, "ref": c.ref, "ours": c.ours, "theirs": c.theirs, "at": c.at}
         for c in conflicts
     ]
     return _noted(result, lines, "displaced", shown)
-
-
-def _scalar(value: object) -> JsonValue:
-    """A field of a conflict as the daemon sent it: a string, a number or null."""
-    return value if isinstance(value, str | int | float) or value is None else str(value)
