@@ -18,8 +18,6 @@ import threading
 from pathlib import Path
 from typing import BinaryIO
 
-import msgspec
-
 from headd_client import calls
 from headd_client.json_types import JsonInObject, JsonObject, JsonValue
 from headd_client.mcp.displaced import (
@@ -65,8 +63,7 @@ class BridgeHandlers:
             return result
         replays = self.watch.replayed(self.store, status.sha)
         result = with_replayed(result, replays) if replays else result
-        remote = None if status.remote is None else msgspec.to_builtins(status.remote)
-        displaced = self.watch.displaced(remote)
+        displaced = self.watch.displaced(status.remote)
         return with_notice(result, displaced) if displaced else result
 
     def list_resource_templates(self) -> list[JsonValue]:
