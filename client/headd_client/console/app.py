@@ -334,7 +334,7 @@ class Pages:
                 except (HeaddError, RpcError) as exc:
                     gate = {"error": str(actions.failed(exc))}
             runs.append({"run": run, "gate": gate, "fell": _fell(gate), "phases": phases})
-        remote = msgspec.to_builtins(status.remote)
+        remote = status.remote
         return self.render(
             request,
             "review",
@@ -343,7 +343,7 @@ class Pages:
             last_sleep=status.last_sleep,
             skipped=skipped,
             remote=remote,
-            conflicts=_conflicts(remote),
+            conflicts=list(remote.conflicts) if remote is not None else [],
         )
 
     # -- actions --------------------------------------------------------------------------
@@ -426,13 +426,6 @@ def _fell(gate: object) -> list[Mapping[object, object]]:
         ):
             fell.append(row)
     return fell
-
-
-def _conflicts(remote: Mapping[str, object] | None) -> list[Mapping[str, object]]:
-    found = remote.get("conflicts") if isinstance(remote, Mapping) else None
-    if not isinstance(found, list):
-        return []
-    return [c if isinstance(c, dict) else {"id": str(c)} for c in found]
 
 
 def build_app(console: Console) -> Guard:
