@@ -7,7 +7,8 @@ Builds a store of N memory files (rendered by the project's writer) with the bra
 or copies the store at PATH with its checkout (e.g. the daemon bench's cached ``headd-daemon-bench/n10000/pristine``;
 the copy's stat cache is refreshed with ``git update-index --refresh``, as a used store's is;
 the original is never written), then times K sessions of B puts each through ``SessionManager``:
-open, apply, commit (the checkout follows every commit). Prints one JSON line with wall p50/p95
+open, apply, commit (the checkout follows every commit; git's index is written after the answer,
+as the daemon does, and timed apart as ``index_after``). Prints one JSON line with wall p50/p95
 per phase and the commit's CPU p50/p95 (``time.process_time``: the machine is shared, so CPU is
 the steadier figure); ``--profile`` prints the commits' cProfile to stderr. memhtml's figure to
 compare with: a session commit through their CLI takes seconds.
@@ -105,7 +106,13 @@ def main() -> int:
         t0 = time.perf_counter()
         manager.view(manager.open(id="warm").session)  # first version load
         load_s = time.perf_counter() - t0
-        phases: dict[str, list[float]] = {"open": [], "apply": [], "commit": [], "total": []}
+        phases: dict[str, list[float]] = {
+            "open": [],
+            "apply": [],
+            "commit": [],
+            "total": [],
+            "index_after": [],
+        }
         commit_cpu: list[float] = []
         profile = cProfile.Profile() if args.profile else None
         for k in range(args.commits):
@@ -122,12 +129,14 @@ def main() -> int:
             cpu = time.process_time()
             if profile is not None:
                 profile.enable()
-            outcome = manager.commit(s, f"bench {k}")
+            outcome = manager.commit(s, f"bench {k}", index_later=True)
             if profile is not None:
                 profile.disable()
             commit_cpu.append(time.process_time() - cpu)
             assert outcome.outcome == "committed", outcome
             done = time.perf_counter()
+            manager.flush_index()  # as the daemon does once it answered
+            phases["index_after"].append(time.perf_counter() - done)
             manager.close(s)
             phases["open"].append(opened - start)
             phases["apply"].append(applied - opened)

@@ -62,6 +62,7 @@ def test_a_remote_conflict_is_listed_and_resolved_from_the_review_page(tmp_path:
             page.goto(f"http://127.0.0.1:{server.port}/review")
             remote = page.locator("section.remote")
             assert WINDOW in remote.inner_text()
+            assert "daemon resident" in page.content()  # status.memory's figures
             remote.get_by_role("button", name="Mark resolved").click()
             page.wait_for_load_state()
             assert "conflict resolved" in page.locator(".notice").inner_text()

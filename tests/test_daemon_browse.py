@@ -131,3 +131,41 @@ def test_state_usage_reads_a_memorys_row_through_the_typed_call(served: Served) 
     assert answer.usage.last_reinforced_at
     with pytest.raises(InvalidParams):
         served.call("state.usage", path="../outside.html")
+
+
+def test_census_right_after_a_commit_and_a_stopped_daemon_leave_git_status_clean(
+    tmp_path: Path,
+) -> None:
+    """The daemon answers a commit with git's index entries owed (written once its commits
+    pause): ``census`` writes them before it asks ``git status``, and a daemon stopped within
+    the pause leaves the index written."""
+    from support.git import git
+    from support.memory import memory_html
+
+    store = tmp_path / "store"
+    make_store(store)
+    daemon = Daemon(store, short_socket_dir() / "head.sock").wait_ready()
+    served = Served(store, daemon)
+    try:
+        for k in range(2):
+            sid = served.call("session.open")["session"]
+            html = memory_html(f"Owed {k}", f"Owed fact {k} holds for the index.")
+            served.call(
+                "session.apply",
+                session=sid,
+                ops=[{"op": "put", "path": f"areas/owed-{k}.html", "html": html}],
+            )
+            assert served.call("session.commit", session=sid)["outcome"] == "committed"
+            assert served.call("census")["dirty"] is False
+            assert git(store, "status", "--porcelain") == ""
+        sid = served.call("session.open")["session"]
+        html = memory_html("Owed at stop", "The fact owed at stop holds.")
+        served.call(
+            "session.apply",
+            session=sid,
+            ops=[{"op": "put", "path": "areas/owed-stop.html", "html": html}],
+        )
+        assert served.call("session.commit", session=sid)["outcome"] == "committed"
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+    assert git(store, "status", "--porcelain") == ""

@@ -15,6 +15,7 @@ from support.stores import make_store
 from headd.daemon.follow import GitThread, RefFollower, VersionLRU, resolve_followed_ref
 from headd.errors import GitFailure
 from headd.head.version import advance_head, load_head
+from headd.ops import Put
 
 
 @settings(max_examples=60, deadline=None)
@@ -88,3 +89,42 @@ def test_followed_ref_resolution(tmp_path: Path) -> None:
     assert resolve_followed_ref(repo, None) == "refs/heads/main"
     assert resolve_followed_ref(repo, "main") == "refs/heads/main"
     assert resolve_followed_ref(repo, "curate/x") == "refs/heads/curate/x"
+
+
+def test_an_offered_version_is_taken_only_for_its_own_advance(tmp_path: Path) -> None:
+    """A session's offer (its judged view of the commit it landed) replaces the advance from
+    its parent to its commit, and nothing else: an offer for another parent or another commit
+    is dropped and the follower advances from git."""
+    from headd.store.manager import SessionManager
+    from headd.store.ports import View
+
+    store = tmp_path / "store"
+    seed = make_store(store)
+    follower, git = make_follower(store)
+    manager = SessionManager(store)
+
+    def landed(path: str, title: str) -> tuple[str, View]:
+        s = manager.open().session
+        manager.apply(s, [Put(path=path, html=memory_html(title, f"{title} holds."))])
+        result = manager.commit(s, title)
+        assert result.sha is not None
+        view = manager.take_landed(result.sha)
+        assert view is not None
+        return result.sha, view
+
+    try:
+        first, view = landed("areas/a.html", "A thing")
+
+        async def scenario() -> None:
+            follower.offer(seed, first, view.indexes, ("areas/a.html",))  # type: ignore[attr-defined]
+            assert (await follower.current()).indexes is view.indexes  # type: ignore[attr-defined]
+            second, other = landed("areas/b.html", "B thing")
+            follower.offer(seed, second, other.indexes, ("areas/b.html",))  # type: ignore[attr-defined]
+            advanced = await follower.current()
+            assert advanced.sha == second and advanced.indexes is not other.indexes  # type: ignore[attr-defined]
+            assert advanced.indexes == other.indexes  # type: ignore[attr-defined]
+            assert follower.advances == 2
+
+        asyncio.run(scenario())
+    finally:
+        git.shutdown()

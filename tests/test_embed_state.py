@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from headd.embed.factory import embedder_state
@@ -13,8 +14,8 @@ from headd.errors import ModelUnavailable
 
 
 def test_no_embedder_says_why() -> None:
-    assert embedder_state(None, "auto")["reason"] == "the embed extra is not installed"
-    assert embedder_state(None, "off") == {
+    assert embedder_state(None, "auto").reason == "the embed extra is not installed"
+    assert msgspec.to_builtins(embedder_state(None, "off")) == {
         "setting": "off",
         "model": None,
         "state": "off",
@@ -24,7 +25,7 @@ def test_no_embedder_says_why() -> None:
 
 def test_the_hash_embedder_is_ready_at_once() -> None:
     state = embedder_state(HashingEmbedder(), "hash")
-    assert state["state"] == "ready" and str(state["model"]).startswith("headd-hash")
+    assert state.state == "ready" and str(state.model).startswith("headd-hash")
 
 
 @pytest.mark.parametrize("converted", [False, True])
@@ -45,9 +46,9 @@ def test_a_first_use_reports_the_conversion_and_a_failure_names_its_reason(
         raise ModelUnavailable("quantizing the model failed (stopped here)", {"reason": "x"})
 
     monkeypatch.setattr(onnx_minilm, "quantized_weights", convert)
-    assert embedder_state(embedder, "auto")["state"] == "idle"
+    assert embedder_state(embedder, "auto").state == "idle"
     with pytest.raises(ModelUnavailable):
         embedder.load()
     assert seen == ["loading" if converted else "converting"]
     state = embedder_state(embedder, "auto")
-    assert state["state"] == "failed" and "stopped here" in str(state["error"])
+    assert state.state == "failed" and "stopped here" in str(state.error)

@@ -105,6 +105,25 @@ def test_apply_checks_the_whole_stream_first_and_is_atomic_by_default(cli: Cli) 
     assert (cli.store / "areas/inbox/cache-ttl-is-ten-minutes.html").exists()
 
 
+def test_apply_reports_a_stored_duplicate_by_its_path_in_memhtml_row_order(cli: Cli) -> None:
+    """A batch op whose content is already stored is deduped onto it: the row names the stored
+    path twice (``path``, ``existing_path``), its keys in memhtml's order, and nothing commits."""
+    stored = cli.json("write", "--title", "Pool size", "--claim", "The pool size is 8.", "--type",
+                      "semantic")["path"]  # fmt: skip
+    before = cli.commits()
+    out = cli.json("apply", stdin=_line("Pool size again", "The pool size is 8.") + "\n")
+    row = out["results"][0]
+    assert list(row) == [
+        "index", "ok", "path", "deduped", "existing_path", "code", "error", "skipped",
+        "conflict", "near_duplicates", "consolidated_into", "superseded_path",
+    ]  # fmt: skip
+    assert (row["ok"], row["deduped"], row["path"], row["existing_path"]) == (
+        True, True, stored, stored,
+    )  # fmt: skip
+    assert out["summary"]["deduped"] == 1 and out["commit_sha"] is None
+    assert cli.commits() == before
+
+
 def test_apply_help_shows_the_op_format(cli: Cli) -> None:
     shown = cli.run("apply", "--help")
     assert shown.returncode == 0

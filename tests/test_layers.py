@@ -11,7 +11,8 @@ the test sees every module, including ones no other test imports.
 Seen red: with ``headd/memfile/vocabulary.py`` importing ``headd.record`` again (the circle this
 layout removed), with ``headd/remote/replay.py`` importing ``headd_plane.sidecar``, with
 ``headd_plane/calls.py`` importing ``headd.daemon.plane_service`` and with
-``headd_client/mcp/tools.py`` importing ``headd_plane.recall``.
+``headd_client/mcp/tools.py`` importing ``headd_plane.recall``, and with ``headd/wire/answers.py``
+importing ``headd.remote.sync`` for ``sync``'s answer.
 """
 
 from __future__ import annotations
@@ -192,6 +193,20 @@ def test_the_client_imports_neither_git_nor_sqlite() -> None:
         and any(name.split(".")[0] in STORAGE_LIBRARIES for name in _imported_names(module, path))
     }
     assert users <= CLIENT_STORAGE_USERS
+
+
+def test_the_wire_imports_neither_the_remote_nor_git() -> None:
+    """The wire is what both ends of the socket share: the remote's answers are Structs of the
+    wire that the remote builds, never the other way round, so a client that reads
+    ``status.remote`` or ``sync``'s answer loads no git (function-local imports count too)."""
+    users = {
+        f"{module} imports {name}"
+        for module, path in modules().items()
+        if module.startswith("headd.wire.")
+        for name in _imported_names(module, path)
+        if name.split(".")[0] in STORAGE_LIBRARIES or name.startswith("headd.remote")
+    }
+    assert users == set()
 
 
 def test_no_module_imports_in_a_circle() -> None:

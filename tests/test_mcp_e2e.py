@@ -134,6 +134,11 @@ def test_plain_git_commit_is_found_by_the_next_search(store: Path, daemon: Daemo
             assert path not in [h["path"] for h in before["hits"]]
             assert after["hits"][0]["path"] == path
             assert after["sha"] == sha
+            # the hit's fields in memhtml's shape, from the hit and the record it carries
+            hit = after["hits"][0]
+            claim = "The zebrafish tank is cleaned weekly."
+            assert (hit["title"], hit["gist"], hit["confidence"]) == ("Zebrafish tank", claim, 1.0)
+            assert claim in hit["snippet"] and hit["memory_type"] and hit["superseded_by"] is None
             status = structured(await client.call_tool("memory_status", {}))
             assert status["head_sha"] == sha and status["dirty"] is False
             (store / path).write_text("edited, not committed\n", encoding="utf-8")

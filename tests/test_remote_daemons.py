@@ -247,6 +247,10 @@ def test_an_unreachable_remote_never_blocks_and_catches_up(sides: tuple[Path, Si
     report = a.call("sync")["round"]
     assert report["action"] == "failed" and report["error"]["kind"] in ("not-found", "network")
     assert a.call("status")["remote"]["last_error"]["kind"] == report["error"]["kind"]
+    with Client(str(a.sock)).connect() as client:
+        remote = client.status().remote  # the typed answer: a RemoteStatus and its RemoteError
+    assert remote is not None and remote.last_error is not None
+    assert remote.last_error.kind == report["error"]["kind"] and remote.conflicts == ()
     failed = a.headctl("sync")
     assert failed.returncode == 1 and failed.stderr.count("\n") == 1
     assert failed.stderr.startswith("ERR_GIT: the round with the remote failed")

@@ -500,14 +500,14 @@ def test_splices_and_moves_of_committed_files_write_their_bytes_from_git(
     assert file_at(store, result.sha or "", "areas/inbox/capital.html") is None
 
 
-def test_a_commit_pays_one_fsync_its_intents_and_a_lost_settled_line_recovers(
+def test_a_session_pays_one_fsync_its_intents_and_a_lost_settled_line_recovers(
     manager: SessionManager, store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The ``Settled`` after an intent is written without an fsync (a restart re-derives it
-    from git); cut from the log, as a power cut could, the session comes back on its commit."""
+    """Open, apply and commit pay one fsync, the intent's (it flushes the lines before it); the
+    ``Settled`` after it is written without one (a restart re-derives it from git); cut from
+    the log, as a power cut could, the session comes back on its commit."""
     import os
 
-    s = session_with(manager, Put(path="areas/fsync.html", html=memory_html("Fsync fact")))
     synced: list[int] = []
     real_fsync = os.fsync
 
@@ -516,6 +516,8 @@ def test_a_commit_pays_one_fsync_its_intents_and_a_lost_settled_line_recovers(
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", counting)
+    s = session_with(manager, Put(path="areas/fsync.html", html=memory_html("Fsync fact")))
+    assert synced == []
     result = manager.commit(s, "one fsync")
     monkeypatch.undo()
     assert result.outcome == "committed"

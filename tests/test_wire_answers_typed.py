@@ -27,8 +27,6 @@ from support.stores import make_store
 from support.transcripts import S1, sample_tree
 
 from headd.memfile.sidecar import RefusedRow
-from headd.remote.rescue import Conflict
-from headd.remote.sync import RemoteError, RemoteStatus, RoundReport, SyncAnswer
 from headd.wire.answers import IndexUpdateAnswer, SkippedFile, StateImportAnswer, answer_types
 from headd.wire.methods import (
     METHODS,
@@ -44,6 +42,7 @@ from headd.wire.methods import (
     TracesSearch,
     TracesShow,
 )
+from headd.wire.remote_answers import Conflict, RemoteError, RemoteStatus, RoundReport, SyncAnswer
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 _NAMES = {cls: name for name, cls in METHODS.items()}

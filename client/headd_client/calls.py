@@ -7,13 +7,13 @@ the answer type ``SearchAnswer`` the result decodes into. Both clients run a cal
 (:func:`typed_method`), so ``client.search(query, limit=5)`` returns a ``SearchAnswer`` and
 ``client.call("search", query=...)`` stays for scripts. Nothing here touches a socket.
 
-The session results live with the store (``headd.store.results``) and ``sync``'s with the remote
-(``headd.remote.sync``); importing either loads git, so those answer types are imported inside
-their functions, on first use.
+The session results live with the store (``headd.store.results``), whose import loads git, so
+those answer types are imported inside their functions, on first use.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar
@@ -25,8 +25,10 @@ from headd.ops import Op
 from headd.wire import browse, methods
 from headd.wire.answers import (
     AdvanceAnswer,
+    NearDuplicatesAnswer,
     PathsAnswer,
     ReadAnswer,
+    ReinforceAnswer,
     ResolveAnswer,
     SearchAnswer,
     SkippedAnswer,
@@ -43,7 +45,6 @@ from headd.wire.plane_answers import (
 )
 
 if TYPE_CHECKING:
-    from headd.remote.sync import SyncAnswer
     from headd.store.results import (
         ApplyResult,
         CloseResult,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
         OpenResult,
         RebaseResult,
     )
+    from headd.wire.remote_answers import SyncAnswer
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -145,10 +147,14 @@ TYPED_CALLS = (
 
 
 def _default(cls: type[msgspec.Struct], name: str) -> Any:
-    for field in msgspec.structs.fields(cls):
-        if field.name == name:
-            return field.default
-    raise KeyError(name)
+    return _defaults(cls)[name]
+
+
+@functools.cache
+def _defaults(cls: type[msgspec.Struct]) -> dict[str, Any]:
+    """Each field's default, read once per class: ``msgspec.structs.fields`` evaluates the
+    class's annotations on every call, milliseconds a call for a request of a dozen fields."""
+    return {field.name: field.default for field in msgspec.structs.fields(cls)}
 
 
 # -- the head's reads ----------------------------------------------------------------------
@@ -347,6 +353,29 @@ def traces_show(session: str) -> Call[TracesShowAnswer]:
 
 def sync(*, resolve: str | None = None) -> Call[SyncAnswer]:
     """One round with the followed remote at once, or (``resolve``) a conflict marked resolved."""
-    from headd.remote.sync import SyncAnswer
+    from headd.wire.remote_answers import SyncAnswer
 
     return Call(methods.Sync(resolve=resolve), SyncAnswer)
+
+
+# -- the MCP bridge's writes and checks ------------------------------------------------------
+
+
+def near_duplicates(
+    texts: list[str], *, titles: list[str] | None = None
+) -> Call[NearDuplicatesAnswer]:
+    """``near_duplicates``: each text's stored near duplicates (a batch's check before it writes)."""
+    return Call(methods.NearDuplicates(texts=texts, titles=titles), NearDuplicatesAnswer)
+
+
+def source(
+    path: str, *, at: str | None = None, session: str | None = None
+) -> Call[browse.SourceAnswer]:
+    """``source``: the file text of the memory at ``path`` (what a correction stamps)."""
+    return Call(browse.SourceRequest(path=path, at=at, session=session), browse.SourceAnswer)
+
+
+def reinforce(
+    paths: list[str], *, signal: Literal["neutral", "positive", "negative"] = "neutral"
+) -> Call[ReinforceAnswer]:
+    return Call(methods.Reinforce(paths=paths, signal=signal), ReinforceAnswer)

@@ -253,7 +253,7 @@ def answer_failure(
 def sync_failure(result: object) -> Failure | None:
     """A ``sync`` whose round failed: an answer on the wire, a failure to a script (exit 1),
     with the remote's last error as its reason."""
-    from headd.remote.sync import SyncAnswer
+    from headd.wire.remote_answers import SyncAnswer
     from headd_client import calls
 
     answer = result if isinstance(result, SyncAnswer) else calls.sync().decode(result)

@@ -24,13 +24,13 @@ from headd.memfile.vocabulary import MEMORY_TYPES
 from headd_client import headctl_output as show
 
 if TYPE_CHECKING:
-    from headd.remote.sync import SyncAnswer
     from headd.wire.plane_answers import (
         IndexStatusAnswer,
         RecallAnswer,
         TracesSearchAnswer,
         TracesShowAnswer,
     )
+    from headd.wire.remote_answers import SyncAnswer
     from headd_client.calls import Call
 
 EXIT_OK = 0

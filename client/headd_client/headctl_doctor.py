@@ -63,6 +63,7 @@ def report_of(answer: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _repair(tools: Any, answer: Mapping[str, Any]) -> dict[str, Any]:
+    from headd.ops import LinkOp, Op, UnlinkOp
     from headd_client.mcp.writes import WriteSession
 
     dangling = answer["findings"]["dangling"]
@@ -73,16 +74,14 @@ def _repair(tools: Any, answer: Mapping[str, Any]) -> dict[str, Any]:
         with WriteSession(tools.link) as session:
             for finding in dangling:
                 src, rel = finding["src_path"], finding["rel"]
-                ops = [{"op": "unlink", "path": src, "rel": rel, "href": "/" + finding["dst_path"]}]
+                ops: list[Op] = [UnlinkOp(path=src, rel=rel, href="/" + finding["dst_path"])]
                 if finding["rewrite_to"] is not None:
-                    ops.append(
-                        {"op": "link", "path": src, "rel": rel, "href": "/" + finding["rewrite_to"]}
-                    )
+                    ops.append(LinkOp(path=src, rel=rel, href="/" + finding["rewrite_to"]))
                 try:
-                    applied = session.apply(ops)
+                    refused = bool(session.apply(ops).violations)
                 except Exception:  # an op the daemon refuses leaves this finding unrepaired
-                    applied = {"violations": [{}]}
-                if applied.get("violations"):
+                    refused = True
+                if refused:
                     failed.append(src)
                 elif finding["rewrite_to"] is None:
                     dropped += 1

@@ -96,14 +96,15 @@ def _status_args(p: argparse.ArgumentParser) -> None:
 
 def _status(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
     from headd.memfile.render import format_instant
+    from headd.ops import Archive, Op, Retask
     from headd_client.mcp.failures import ToolFailure
     from headd_client.mcp.writes import WriteSession, violation_failure
 
     path = args.path.strip().lstrip("/")
     record = tools._live(path)
-    if record.get("memory_type") != "task":
+    if record.memory_type != "task":
         raise ToolFailure("ERR_INVALID_MEMORY", f"invalid memory: {path} is not a task")
-    if record.get("task_status") == args.status:
+    if record.task_status == args.status:
         return {
             "path": path,
             "taskStatus": args.status,
@@ -117,16 +118,14 @@ def _status(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, An
     with WriteSession(tools.link) as session:
         # two applies, one commit: the archive stamps the file the retask left, which the
         # session's view holds only once the retask is applied
-        batches: list[list[dict[str, Any]]] = [
-            [{"op": "retask", "path": path, "status": args.status, "at": stamp}]
-        ]
+        batches: list[list[Op]] = [[Retask(path=path, status=args.status, at=stamp)]]
         if done:
-            batches.append([{"op": "archive", "path": path}])
+            batches.append([Archive(path=path)])
         for ops in batches:
             applied = session.apply(ops)
-            if applied.get("violations"):
-                raise violation_failure(applied["violations"][0])
-            moved = str((applied.get("paths") or [path])[-1])
+            if applied.violations:
+                raise violation_failure(applied.violations[0])
+            moved = (applied.paths or (path,))[-1]
         reason = " ".join(str(args.reason or "").split())
         message = (
             f"memhtml(archive): {path}" + (f" — {reason}" if reason else "")

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 import pygit2
 
@@ -37,6 +37,7 @@ from headd.errors import GitFailure
 
 if TYPE_CHECKING:
     from headd.daemon.coldstart import ColdStart
+    from headd.head.indexes import Indexes
     from headd.head.version import HeadVersion
 
 log = logging.getLogger(__name__)
@@ -155,6 +156,13 @@ def _cut_parent(version: HeadVersion) -> None:
         object.__setattr__(version, "parent", None)
 
 
+class _Offer(NamedTuple):
+    parent: str
+    sha: str
+    indexes: Indexes
+    paths: tuple[str, ...]
+
+
 class RefFollower:
     """The current version at the followed ref's tip, advanced as the ref moves."""
 
@@ -194,6 +202,8 @@ class RefFollower:
         self.last_advance_by: str | None = None
         #: Called on the event loop with each new version (the vector fill hooks in here).
         self.on_advance: Callable[[HeadVersion], None] | None = None
+        #: A commit's version offered by the session that landed it (``offer``).
+        self._offered: _Offer | None = None
 
     @property
     def version(self) -> HeadVersion:
@@ -269,12 +279,16 @@ class RefFollower:
             if tip is None or tip == before.sha:
                 return AdvanceReport(before.sha, before.sha, 0, 0.0)
             start = self._clock()
-            new, changed = await self._git.run(
-                lambda repo: (
-                    self._advance(repo, before, tip),
-                    count_changed_paths(repo, before.sha, tip),
+            adopted = self._adopt(before, tip)
+            if adopted is not None:
+                new, changed = adopted
+            else:
+                new, changed = await self._git.run(
+                    lambda repo: (
+                        self._advance(repo, before, tip),
+                        count_changed_paths(repo, before.sha, tip),
+                    )
                 )
-            )
             took = (self._clock() - start) * 1000.0
             _cut_parent(new)
             self._history.put(before.sha, before)
@@ -289,6 +303,23 @@ class RefFollower:
                 "advanced %s → %s (%d paths) in %.1f ms", before.sha[:12], tip[:12], changed, took
             )
             return AdvanceReport(tip, before.sha, changed, took)
+
+    def offer(self, parent: str, sha: str, indexes: Indexes, paths: tuple[str, ...]) -> None:
+        """Offer commit ``sha``'s version, built by the session that landed it on ``parent``:
+        its judged view, when that is exactly what the commit wrote (``commit.as_judged``). The
+        next advance from ``parent`` to ``sha`` takes it instead of diffing and parsing again;
+        any other advance ignores it. One offer is kept, the latest."""
+        self._offered = _Offer(parent, sha, indexes, paths)
+
+    def _adopt(self, before: HeadVersion, tip: str) -> tuple[HeadVersion, int] | None:
+        from headd.head.version import HeadVersion
+
+        offered, self._offered = self._offered, None
+        if offered is None or offered.sha != tip or offered.parent != before.sha:
+            return None
+        if before.skipped and {s.path for s in before.skipped} & set(offered.paths):
+            return None  # a skipped file rewritten: the advance says what the commit skips
+        return HeadVersion(offered.indexes, tip, before, before.skipped), len(offered.paths)
 
     async def follow_forever(self, interval: float) -> None:
         """The background follower: poll the ref every ``interval`` seconds."""

@@ -17,7 +17,6 @@ waits for them).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import os
@@ -129,6 +128,8 @@ from headd.wire.methods import (
     decode_request,
 )
 from headd.wire.publish import PublishAnswer, PublishRequest
+from headd.wire.remote_answers import SyncAnswer
+from headd.wire.status_parts import MemoryFigures, PlaneFiles, VectorsFootprint
 
 if TYPE_CHECKING:
     from headd_plane.recall import RankedPool
@@ -138,7 +139,6 @@ if TYPE_CHECKING:
     from headd.head.gate import HeadGateReport
     from headd.head.scope import Scope
     from headd.head.search import SearchHit
-    from headd.remote.sync import SyncAnswer
     from headd.store.manager import SessionManager
 
 log = logging.getLogger(__name__)
@@ -185,6 +185,14 @@ def _dirty_paths(repo: Any) -> list[str]:
         return []
     quiet = pygit2.GIT_STATUS_IGNORED | pygit2.GIT_STATUS_WT_NEW
     return sorted(path for path, flags in repo.status().items() if flags & ~quiet)
+
+
+def _file_bytes(path: Path) -> int | msgspec.UnsetType:
+    """A file's size; UNSET (the key left out) for one that is absent or cannot be read."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return msgspec.UNSET
 
 
 def _landed_paths(result: object) -> bool:
@@ -400,6 +408,7 @@ class Service:
         from headd.head.browse import census
 
         view = await self.view(at, session)
+        await self._session_calls.index_written()
         dirty = await self.follower.read_git(_worktree_dirty)
         return census(view, dirty=dirty, vector_coverage_floor=MIN_COVERAGE)
 
@@ -416,6 +425,7 @@ class Service:
             year=moment.year,
             skipped=[s.path for s in version.skipped if s.path.split("/", 1)[0] in PARA_BUCKETS],
         )
+        await self._session_calls.index_written()
         dirty = await self.follower.read_git(_dirty_paths)
         orphans: list[str] = []
         indexed: str | None = None
@@ -507,8 +517,6 @@ class Service:
 
     async def sync(self, resolve: str | None) -> SyncAnswer:
         """``sync``: one round with the remote now, or mark a conflict resolved."""
-        from headd.remote.sync import SyncAnswer
-
         if self.remote is None:
             raise InvalidParams("this daemon follows no remote (start it with --remote NAME)")
         if resolve is not None:
@@ -518,12 +526,6 @@ class Service:
             return SyncAnswer(resolved=resolved, remote=self.remote.status())
         report = await self.remote.round_now()
         return SyncAnswer(round=report, remote=self.remote.status())
-
-    def _remote_status(self) -> dict[str, Any] | None:
-        if self.remote is None:
-            return None
-        status: dict[str, Any] = msgspec.to_builtins(self.remote.status())
-        return status
 
     async def status(self, accounting: bool = False) -> StatusAnswer:
         view = await self.follower.current()
@@ -555,7 +557,7 @@ class Service:
             embedder_state=embedder_state(
                 None if self.vectors is None else self.vectors.embedder, self.embedder
             ),
-            remote=self._remote_status(),
+            remote=None if self.remote is None else self.remote.status(),
             last_sleep=self._sleep_calls.last_sleep(),
             uptime_s=round(self.monotonic() - self.started, 3),
             pid=os.getpid(),
@@ -563,36 +565,36 @@ class Service:
         )
 
     @staticmethod
-    def process_memory() -> dict[str, Any]:
+    def process_memory() -> MemoryFigures:
         """``status.memory`` unasked: the process's resident and peak bytes (``/proc``)."""
         from headd.head.footprint import process_memory
 
-        return dict(process_memory())
+        held = process_memory()
+        return MemoryFigures(held["rss_bytes"], held["peak_bytes"])
 
-    def memory(self, view: IndexedView) -> dict[str, Any]:
+    def memory(self, view: IndexedView) -> MemoryFigures:
         """``status.memory``: the process, the followed version's records and postings, the
         vectors, the plane's files; estimates from known sizes (``headd.head.footprint``)."""
         from headd.head.footprint import array_bytes, process_memory, version_footprint
 
-        out: dict[str, Any] = {**process_memory()}
-        figures = version_footprint(view.indexes)
-        out["records"] = None if figures is None else figures["records"]
-        out["postings"] = None if figures is None else figures["postings"]
+        held = process_memory()
+        records, postings = version_footprint(view.indexes) or (None, None)
         cache = None if self.vectors is None else self.vectors.cache
         matrix = None if self.vectors is None else self.vectors.held_matrix
-        out["vectors"] = {
-            "entries": 0 if cache is None else len(cache),
-            # the cache's arrays (one unit row per key, its scale) and the version's matrix
-            "bytes": array_bytes(cache, matrix),
-        }
-        plane: dict[str, int] = {}
+        # the cache's arrays (one unit row per key, its scale) and the version's matrix
+        vectors = VectorsFootprint(0 if cache is None else len(cache), array_bytes(cache, matrix))
+        plane = PlaneFiles()
         if self.plane is not None:
             index = self._plane().index_path
-            for name, path in (("index_db_bytes", index), ("wal_bytes", Path(f"{index}-wal"))):
-                with contextlib.suppress(OSError):
-                    plane[name] = path.stat().st_size
-        out["plane"] = plane
-        return out
+            plane = PlaneFiles(_file_bytes(index), _file_bytes(Path(f"{index}-wal")))
+        return MemoryFigures(
+            held["rss_bytes"],
+            held["peak_bytes"],
+            records=records,
+            postings=postings,
+            vectors=vectors,
+            plane=plane,
+        )
 
     # -- search ----------------------------------------------------------------------------
 

@@ -20,8 +20,8 @@ import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
-from headd.remote.rescue import Conflict
-from headd.remote.sync import RemoteStatus, RemoteSync, RoundReport
+from headd.remote.sync import RemoteSync
+from headd.wire.remote_answers import Conflict, RemoteStatus, RoundReport
 
 log = logging.getLogger(__name__)
 

@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SESSION_THREADS = 4
+#: git's index is written once no commit came for this long (seconds), or at the latest this
+#: long after a commit left it owed: a burst of commits shares one whole-file write.
+INDEX_QUIET_S = 0.2
+INDEX_MAX_WAIT_S = 2.0
 
 SessionRequest = (
     SessionOpen | SessionApply | SessionCommit | SessionRebase | SessionClose | SessionList
@@ -64,6 +68,10 @@ class SessionCalls:
         self._plane = plane
         self._clock = clock
         self._pool = ThreadPoolExecutor(SESSION_THREADS, thread_name_prefix="headd-session")
+        #: The write of git's index the commits' answers left owed (``_write_index``).
+        self._index_write: asyncio.Future[None] | None = None
+        self._index_asked = 0.0
+        self._index_wanted = False
 
     def _registry(self) -> SessionManager:
         if self._sessions is None:
@@ -124,12 +132,18 @@ class SessionCalls:
             thread_started = time.thread_time()
             try:
                 return registry.commit(
-                    session_id, message, provenance=provenance, rebase=request.rebase
+                    session_id,
+                    message,
+                    provenance=provenance,
+                    rebase=request.rebase,
+                    index_later=True,
                 )
             finally:
                 cpu.append(time.thread_time() - thread_started)
 
         result = await self._in_pool(commit)
+        self._write_index(registry)
+        self._offer_landed(registry, result)
         landed = time.perf_counter()
         view = await self._follower.current()
         advanced = time.perf_counter()
@@ -147,6 +161,41 @@ class SessionCalls:
                 (time.perf_counter() - advanced) * 1e3,
             )
         return result
+
+    def _offer_landed(self, registry: SessionManager, result: CommitResult) -> None:
+        """Offer the follower the commit's version the session already built (its judged view,
+        when that is what landed), so the advance below neither parses nor freezes again."""
+        if result.outcome != "committed" or not result.paths or result.sha is None:
+            return
+        view = registry.take_landed(result.sha)
+        if isinstance(view, IndexedView) and view.sha is not None:
+            self._follower.offer(view.sha, result.sha, view.indexes, result.paths)
+
+    def _write_index(self, registry: SessionManager) -> None:
+        """Ask for the write of the git index entries the commit left owed: once no commit came
+        for ``INDEX_QUIET_S``, or ``INDEX_MAX_WAIT_S`` after the first ask, on a session thread;
+        commits in a row share one write (docs/design/store.md, "git's index after the
+        answer")."""
+        self._index_asked = time.monotonic()
+        self._index_wanted = True
+        if self._index_write is None or self._index_write.done():
+            self._index_write = asyncio.ensure_future(self._index_loop(registry))
+
+    async def _index_loop(self, registry: SessionManager) -> None:
+        while self._index_wanted:
+            deadline = time.monotonic() + INDEX_MAX_WAIT_S
+            while (wait := min(self._index_asked + INDEX_QUIET_S, deadline) - time.monotonic()) > 0:
+                await asyncio.sleep(wait)
+            self._index_wanted = False
+            try:
+                await self._in_pool(registry.flush_index)
+            except Exception:  # the next writer of the checkout writes them, or says why not
+                log.exception("writing git's index after commits failed")
+
+    async def index_written(self) -> None:
+        """Write the index entries commits left owed, at once (for readers of ``git status``)."""
+        if self._sessions is not None:
+            await self._in_pool(self._sessions.flush_index)
 
     async def publish(
         self, render: Callable[[View], Mapping[str, str]]
@@ -181,4 +230,11 @@ class SessionCalls:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
 
     def shutdown(self) -> None:
+        if self._index_write is not None:
+            self._index_write.cancel()
         self._pool.shutdown(wait=True)
+        if self._sessions is not None:
+            try:  # a stopped daemon leaves git's index written (a restart would, too)
+                self._sessions.flush_index()
+            except Exception:
+                log.exception("writing git's index as the daemon stops failed")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from headd.errors import ModelUnavailable
+from headd.wire.status_parts import EmbedderState
 
 if TYPE_CHECKING:
     from headd.embed.port import DocumentEmbedder
@@ -138,7 +139,7 @@ def make_embedder(
     return factory(model_cache=model_cache)
 
 
-def embedder_state(embedder: object | None, setting: str) -> dict[str, object]:
+def embedder_state(embedder: object | None, setting: str) -> EmbedderState:
     """``status.embedder_state``: which model answers and where its load stands.
 
     ``state`` is ``off`` (no embedder: ``reason`` says why), ``idle`` (not loaded yet),
@@ -149,11 +150,11 @@ def embedder_state(embedder: object | None, setting: str) -> dict[str, object]:
         reason = (
             "the embed extra is not installed" if setting.strip() == "auto" else "--embedder off"
         )
-        return {"setting": setting, "model": None, "state": "off", "reason": reason}
-    return {
-        "setting": setting,
-        "model": getattr(embedder, "space", None),
-        "state": str(getattr(embedder, "phase", "ready")),
-        "load_s": getattr(embedder, "load_seconds", None),
-        "error": getattr(embedder, "failure_reason", None),
-    }
+        return EmbedderState(setting, None, "off", reason=reason)
+    return EmbedderState(
+        setting,
+        getattr(embedder, "space", None),
+        str(getattr(embedder, "phase", "ready")),
+        load_s=getattr(embedder, "load_seconds", None),
+        error=getattr(embedder, "failure_reason", None),
+    )

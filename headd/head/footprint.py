@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from headd.head.indexes import Indexes
 from headd.head.snapshot import PendingMap
+from headd.wire.status_parts import PostingsFootprint, RecordsFootprint
 
 #: Text fields whose characters dominate a record (the others are short strings and numbers);
 #: ``disclosure`` is None where the disclosure text is the claim, which is then not a copy. The
@@ -27,11 +28,11 @@ _BUCKET_OVERHEAD_BYTES: Final = 48 + 2 * 28
 
 _KEPT: Final = 4
 _lock = threading.Lock()
-_kept: dict[int, tuple[weakref.ref[Indexes], dict[str, Any]]] = {}
+_kept: dict[int, tuple[weakref.ref[Indexes], tuple[RecordsFootprint, PostingsFootprint]]] = {}
 
 
-def version_footprint(indexes: Indexes) -> dict[str, Any] | None:
-    """``{"records": {...}, "postings": {...}}`` of one version (cached per version); None while
+def version_footprint(indexes: Indexes) -> tuple[RecordsFootprint, PostingsFootprint] | None:
+    """The records' and the postings' figures of one version (cached per version); None while
     a snapshot decode still leaves its maps to be built (asking must not build them). A ``PMap``
     answers ``getattr`` with its keys, so pending maps are told by their type."""
     if any(
@@ -44,7 +45,7 @@ def version_footprint(indexes: Indexes) -> dict[str, Any] | None:
         entry = _kept.get(key)
         if entry is not None and entry[0]() is indexes:
             return entry[1]
-    figures = {"records": _records(indexes), "postings": _postings(indexes)}
+    figures = (_records(indexes), _postings(indexes))
     with _lock:
         _kept[key] = (weakref.ref(indexes), figures)
         while len(_kept) > _KEPT:
@@ -52,7 +53,7 @@ def version_footprint(indexes: Indexes) -> dict[str, Any] | None:
     return figures
 
 
-def _records(indexes: Indexes) -> dict[str, Any]:
+def _records(indexes: Indexes) -> RecordsFootprint:
     records = indexes.records
     count = len(records)
     text = 0
@@ -66,15 +67,12 @@ def _records(indexes: Indexes) -> dict[str, Any]:
         if record.disclosure is not None:
             text += len(record.disclosure)
         body += len(record.body_deflated)
-    return {
-        "count": count,
-        "text_chars": text,
-        "body_deflated_bytes": body,
-        "struct_bytes": struct * count,
-    }
+    return RecordsFootprint(
+        count=count, text_chars=text, body_deflated_bytes=body, struct_bytes=struct * count
+    )
 
 
-def _postings(indexes: Indexes) -> dict[str, Any]:
+def _postings(indexes: Indexes) -> PostingsFootprint:
     postings = indexes.lexical.postings
     buckets = 0
     entries = 0
@@ -83,11 +81,9 @@ def _postings(indexes: Indexes) -> dict[str, Any]:
         buckets += 1
         entries += len(bucket)
         data += bucket.ids.nbytes + bucket.tfs.nbytes
-    return {
-        "buckets": buckets,
-        "entries": entries,
-        "bytes": data + buckets * _BUCKET_OVERHEAD_BYTES,
-    }
+    return PostingsFootprint(
+        buckets=buckets, entries=entries, bytes=data + buckets * _BUCKET_OVERHEAD_BYTES
+    )
 
 
 def array_bytes(*holders: object) -> int:

@@ -24,24 +24,12 @@ import msgspec
 import pygit2
 
 from headd.store import git_io
+from headd.wire.remote_answers import Conflict
 
 log = logging.getLogger(__name__)
 
 RESCUE_PREFIX = "refs/headd/rescue/"
 CONFLICT_PREFIX = "refs/headd/conflicts/"
-
-
-class Conflict(msgspec.Struct, frozen=True):
-    """A path both sides changed: the remote's version is at ``path``; ours is at ``ours``."""
-
-    id: str
-    path: str
-    #: The local commit that holds our version (kept under ``ref``).
-    ours: str
-    #: The tip whose version of ``path`` won.
-    theirs: str
-    ref: str
-    at: str
 
 
 def rescues(repo: pygit2.Repository) -> dict[str, str]:

@@ -28,9 +28,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
-import msgspec
 import pygit2
 
 from headd.errors import HeaddError
@@ -40,58 +38,15 @@ from headd.remote.transport import RemoteFailure
 from headd.remote.tree_check import TreeJudge
 from headd.store import git_io
 from headd.store.ports import Overlay, VersionSource
+from headd.wire.remote_answers import (
+    Action,
+    Conflict,
+    RemoteError,
+    RemoteStatus,
+    RoundReport,
+)
 
 log = logging.getLogger(__name__)
-
-Action = Literal["up-to-date", "fast-forward", "pushed", "replayed", "failed", "running"]
-
-
-class RemoteError(msgspec.Struct, frozen=True):
-    """Why the last round failed; ``commit`` and ``path`` name a refused remote tree's culprit."""
-
-    kind: str
-    message: str
-    transient: bool
-    at: str
-    commit: str | None = None
-    path: str | None = None
-
-
-class RemoteStatus(msgspec.Struct, frozen=True):
-    """``status.remote``: where the followed branch stands against its upstream."""
-
-    name: str
-    url: str | None
-    upstream: str
-    ahead: int
-    behind: int
-    last_fetch_at: str | None
-    last_push_at: str | None
-    last_error: RemoteError | None
-    conflicts: tuple[rescue.Conflict, ...]
-    rescues: int = 0
-
-
-class RoundReport(msgspec.Struct, frozen=True):
-    """What one round did (``sync``'s answer)."""
-
-    action: Action
-    local: str | None
-    remote: str | None
-    attempts: int
-    replayed: int = 0
-    deduped: int = 0
-    new_conflicts: tuple[str, ...] = ()
-    error: RemoteError | None = None
-
-
-class SyncAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """``sync``: the round it ran (``round``) or, with ``resolve``, the conflicts it marked
-    resolved (``resolved``), never both, and where the remote stands after it."""
-
-    round: RoundReport | msgspec.UnsetType = msgspec.UNSET
-    resolved: tuple[rescue.Conflict, ...] | msgspec.UnsetType = msgspec.UNSET
-    remote: RemoteStatus | None
 
 
 def _as_failure(exc: Exception) -> RemoteFailure:
@@ -458,6 +413,6 @@ class RemoteSync:
         """End the git a round is waiting on, with everything it started; start no other."""
         self.running.kill_all()
 
-    def resolve(self, path_or_id: str) -> tuple[rescue.Conflict, ...]:
+    def resolve(self, path_or_id: str) -> tuple[Conflict, ...]:
         with self._round_lock:
             return tuple(self.conflict_book.resolve(self.repo(), path_or_id))

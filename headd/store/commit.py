@@ -13,7 +13,8 @@ Order (docs/design/store.md, "The commit path"):
 4. Refuse an op that would write through or over a symbolic link (``symlink_violations``).
    Write blobs, tree and commit (unreachable until the ref moves, so harmless if we die).
 5. When the branch is checked out, refuse if a touched path holds uncommitted edits.
-6. Log the intent (durable), bring the checkout along, then compare-and-swap the branch on the
+6. Log the intent (durable), bring the checkout's files along (git's index entries are owed
+   to ``index_behind`` and written after the answer), then compare-and-swap the branch on the
    base. A lost race rolls the checkout back and answers ``rebase-needed``.
 7. Log the settlement: the session now sits on its commit with an empty log.
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
 import msgspec
@@ -36,7 +37,15 @@ from headd.ops import Put
 from headd.record import Link
 from headd.store import git_io, recovery
 from headd.store.crashpoints import crash_point
-from headd.store.ports import Overlay, VersionSource, View, add_link, record_text
+from headd.store.index_behind import IndexBehind
+from headd.store.ports import (
+    Overlay,
+    VersionSource,
+    View,
+    add_link,
+    is_memory_path,
+    record_text,
+)
 from headd.store.results import (
     COMMITTED,
     REBASE_NEEDED,
@@ -191,6 +200,20 @@ def _mark_contradictions(
     return found
 
 
+def as_judged(final: View, writes: Mapping[str, str], removes: Iterable[str]) -> bool:
+    """Whether the judged view ``final`` holds exactly what the commit wrote: every written file
+    is the record the overlay parsed (no ``contradicts`` link or provenance stamp spliced in
+    since), every removed path is gone, and each is a path a version reads as a memory. Then
+    the view's indexes are the landed commit's version, and a follower need not parse again."""
+    for path, html in writes.items():
+        record = final.record(path)
+        if not is_memory_path(path) or record is None:
+            return False
+        if record.blob_sha != str(pygit2.hash(html.encode("utf-8"))):
+            return False
+    return all(is_memory_path(path) and final.record(path) is None for path in removes)
+
+
 def commit_session(
     repo: pygit2.Repository,
     state: SessionState,
@@ -204,6 +227,8 @@ def commit_session(
     before_swap: Callable[[], None] | None = None,
     judged: Judgement | None = None,
     provenance: Provenance | None = None,
+    index: IndexBehind | None = None,
+    on_landed: Callable[[str, View], None] | None = None,
 ) -> CommitResult:
     """Run the commit path for one session; ``record`` durably logs an event for it.
 
@@ -213,6 +238,9 @@ def commit_session(
     as they arrived and nothing changed since); judging is pure, so it is not redone.
     ``provenance`` is stamped into every written file's head after judging (a head splice, like
     the ``contradicts`` links, so the judged content hashes hold) and into the trailers.
+    ``index`` takes the index entries the commit owes git's index (``land``). ``on_landed``
+    is given the landed commit and the judged view when that view is the commit's version
+    (``as_judged``), so a follower can take it instead of advancing.
     """
     at = iso(now)
     base = state.base
@@ -270,9 +298,12 @@ def commit_session(
         record=record,
         at=at,
         before_swap=before_swap,
+        index=index,
     )
     if landed is not None:
         return landed
+    if on_landed is not None and as_judged(final, writes, removes):
+        on_landed(sha, final)
     return CommitResult(
         outcome=COMMITTED,
         sha=sha,
@@ -281,6 +312,17 @@ def commit_session(
         deduped=deduped,
         worktree_synced=git_io.head_branch(repo) == state.ref,
     )
+
+
+def _write_owed(repo: pygit2.Repository, index: IndexBehind | None) -> None:
+    """Before a settlement moves the checkout back, the index entries earlier commits owe are
+    written: the move back compares the index with this commit's parent."""
+    if index is None:
+        return
+    try:
+        index.flush(repo)
+    except HeaddError as exc:
+        log.warning("writing git's index before moving the checkout back failed: %s", exc)
 
 
 def land(
@@ -294,16 +336,23 @@ def land(
     record: Callable[[Event], None],
     at: str,
     before_swap: Callable[[], None] | None = None,
+    index: IndexBehind | None = None,
 ) -> CommitResult | None:
     """Steps 5 to 7 for a written commit ``sha`` on ``state.base``: refuse dirty checkout
     paths, log the intent, bring the checkout along, compare-and-swap the branch, log the
     settlement. None when it landed; otherwise the answer (refused, or rebase-needed after a
     lost race; ``touched`` are the paths such an answer may name as overlapping). Shared by
-    sessions and by ``publish``, whose files are no memories."""
+    sessions and by ``publish``, whose files are no memories.
+
+    With ``index``, the work-tree files move before the swap and git's index entries are left
+    owed to it (recorded before the swap, owed once it landed; its ``flush`` writes them), so
+    the answer does not wait for the index's whole-file rewrite; without, the index moves with
+    the files."""
     base = state.base
     follow = git_io.head_branch(repo) == state.ref
+    owed = index.owed if index is not None else git_io.EMPTY_OWED
     if follow:
-        dirty = git_io.dirty_paths(repo, base, paths)
+        dirty = git_io.dirty_paths(repo, base, paths, owed)
         if dirty:
             return CommitResult(
                 outcome=REFUSED,
@@ -313,8 +362,12 @@ def land(
     intent = Intent(commit=sha, parent=base, ref=state.ref, paths=paths, worktree=follow, at=at)
     record(intent)
     crash_point("intent")
+    moves: list[git_io.IndexMove] = []
     try:
-        if follow:
+        if follow and index is not None:
+            moves = git_io.move_checkout(repo, base, sha, paths, owed)[1]
+            index.expect(sha, moves)
+        elif follow:
             git_io.move_worktree(repo, base, sha, paths)
         crash_point("worktree")
         if before_swap is not None:
@@ -324,9 +377,11 @@ def land(
         )
         crash_point("swapped")
     except (HeaddError, OSError, pygit2.GitError):
+        _write_owed(repo, index)
         record(recovery.settle(repo, intent, at, recovered=False))
         raise
     if not swapped:
+        _write_owed(repo, index)
         record(recovery.settle(repo, intent, at, recovered=False))
         moved = git_io.resolve_ref(repo, state.ref)
         overlapping = (
@@ -334,6 +389,8 @@ def land(
         )
         log.info("session %s lost the race for %s", state.session, state.ref)
         return CommitResult(outcome=REBASE_NEEDED, sha=moved, overlapping=tuple(overlapping))
+    if index is not None:
+        index.landed(moves)
     record(Settled(commit=sha, landed=True, recovered=False, at=at))
     crash_point("settled")
     return None

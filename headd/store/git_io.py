@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
 LINK_MODE = pygit2.enums.FileMode.LINK
+#: No owed index entries (``dirty_paths``, ``move_checkout``).
+EMPTY_OWED: Mapping[str, str | None] = {}
 #: The suffix of the file a work-tree write goes through before its rename into place.
 TEMP_SUFFIX = ".headd-tmp"
 DEFAULT_NAME = "headd"
@@ -353,21 +355,32 @@ def _index_blob(index: pygit2.Index, path: str) -> str | None:
     return str(index[path].id) if path in index else None
 
 
-def dirty_paths(repo: pygit2.Repository, base: str, paths: Iterable[str]) -> list[str]:
+def dirty_paths(
+    repo: pygit2.Repository,
+    base: str,
+    paths: Iterable[str],
+    owed: Mapping[str, str | None] = EMPTY_OWED,
+) -> list[str]:
     """Of ``paths``, those whose index entry or file differ from the ``base`` commit's version.
 
     Staged, modified, deleted and untracked all count: the commit would overwrite them. Only
     ``paths`` are looked at (their index entries, and each file hashed), never the whole tree,
-    so a stale stat cache elsewhere in the checkout costs nothing here.
+    so a stale stat cache elsewhere in the checkout costs nothing here. ``owed`` are the index
+    entries landed commits still owe (path to blob, None: absent), read in place of the file's.
     """
     index = repo.index
     index.read(False)
     out = []
     for path in sorted(set(paths)):
         want = blob_at(repo, base, path)
-        if _index_blob(index, path) != want or _worktree_blob(repo, path) != want:
+        if _staged(index, owed, path) != want or _worktree_blob(repo, path) != want:
             out.append(path)
     return out
+
+
+def _staged(index: pygit2.Index, owed: Mapping[str, str | None], path: str) -> str | None:
+    """The blob ``path`` is staged at: the owed entry when there is one, else the index's."""
+    return owed[path] if path in owed else _index_blob(index, path)
 
 
 def _write_file(repo: pygit2.Repository, path: str, blob: str | None) -> None:
@@ -426,43 +439,85 @@ def _forget_unsaved(index: pygit2.Index) -> None:
         log.warning("could not re-read the index: %s", exc)
 
 
+#: One path's move in git's index: (path, the blob it held, the blob it holds; None: absent).
+IndexMove = tuple[str, str | None, str | None]
+
+
 def move_worktree(repo: pygit2.Repository, old: str, new: str, paths: Iterable[str]) -> list[str]:
     """Bring the shared index and the files at ``paths`` from commit ``old`` to commit ``new``.
 
     A path is moved only while both its file and its index entry still hold ``old``'s version (or
     already hold ``new``'s, which makes this idempotent after a crash); anything else is somebody's
     uncommitted edit, left alone and returned. Paths outside ``paths`` are never touched, so
-    unrelated edits survive. Used forwards by the commit and backwards by recovery.
+    unrelated edits survive. Used backwards by recovery, and by the writers that land outside a
+    session (sleep, the remote); the commit path moves the files (``move_checkout``) and leaves
+    the index to ``move_index`` off the answer's path.
     """
+    skipped, moves = move_checkout(repo, old, new, paths)
+    move_index(repo, moves)
+    return skipped
+
+
+def move_checkout(
+    repo: pygit2.Repository,
+    old: str,
+    new: str,
+    paths: Iterable[str],
+    owed: Mapping[str, str | None] = EMPTY_OWED,
+) -> tuple[list[str], list[IndexMove]]:
+    """``move_worktree``'s files only: write each path that still holds ``old``'s version in both
+    its file and its index entry (or ``new``'s already; ``owed`` entries read as in
+    ``dirty_paths``) to ``new``'s; answer the paths left alone (somebody's edit) and the index
+    moves the written ones owe (``move_index`` applies them)."""
     index = repo.index
     try:
         index.read(False)
-        skipped = []
+        skipped: list[str] = []
+        moves: list[IndexMove] = []
         for path in sorted(set(paths)):
             before = blob_at(repo, old, path)
             after = blob_at(repo, new, path)
             on_disk = _worktree_blob(repo, path)
-            staged = _index_blob(index, path)
+            staged = _staged(index, owed, path)
             if on_disk not in (before, after) or staged not in (before, after):
                 skipped.append(path)
                 continue
             if on_disk != after:
                 _write_file(repo, path, after)
-            if after is None:
-                if path in index:
-                    index.remove(path)
-            else:
-                index.add(path)
-        index.write()
+            moves.append((path, before, after))
     except GitFailure:
-        _forget_unsaved(index)
         raise
     except (pygit2.GitError, OSError) as exc:
-        _forget_unsaved(index)
         raise disk.git_failure("moving the working tree failed", exc, where=repo.workdir) from exc
     if skipped:
         log.warning("working tree: left %d path(s) with local edits alone", len(skipped))
-    return skipped
+    return skipped, moves
+
+
+def move_index(repo: pygit2.Repository, moves: Iterable[IndexMove]) -> None:
+    """Apply ``moves`` to git's index in order, and write it once (the whole file: ~1 MB at
+    10,000 paths). An entry is moved only while it holds the move's old blob (or its new one);
+    one somebody staged since is theirs and stays. A path whose file holds the new blob gets
+    the file's stat data (``git status`` then need not hash it); otherwise the bare entry."""
+    index = repo.index
+    try:
+        index.read(False)
+        for path, before, after in moves:
+            staged = _index_blob(index, path)
+            if staged not in (before, after):
+                continue
+            if after is None:
+                if path in index:
+                    index.remove(path)
+                continue
+            if _worktree_blob(repo, path) == after:
+                index.add(path)
+            else:
+                index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=after), BLOB_MODE))
+        index.write()
+    except (pygit2.GitError, OSError) as exc:
+        _forget_unsaved(index)
+        raise disk.git_failure("writing git's index failed", exc, where=repo.workdir) from exc
 
 
 def ensure_excluded(repo: pygit2.Repository, pattern: str) -> None:

@@ -46,6 +46,7 @@ from headd.store.commit import (
     land,
     symlink_violations,
 )
+from headd.store.index_behind import IndexBehind
 from headd.store.ports import Overlay, VersionSource, View
 from headd.store.resolve import resolve_ops
 from headd.store.results import (
@@ -72,6 +73,7 @@ from headd.store.sessions import (
     CorruptLog,
     Dropped,
     Event,
+    Intent,
     LoggedOp,
     Opened,
     Rebased,
@@ -157,6 +159,13 @@ class SessionManager:
         self._store_lock = locks.StoreLock(repo.path)
         with contextlib.suppress(GitFailure):
             self._recover_locks()  # a live holder's lock: settling below will say so
+        #: The last commit and its judged view, when that view is the commit's version.
+        self._landed: tuple[str, View] | None = None
+        #: The index entries landed commits owe git's index (written by ``flush_index``); those
+        #: a killed process left owed are written first, before any settlement writes the index.
+        self._index = IndexBehind(self.store)
+        if not repo.is_bare:
+            self._index.recover(repo, self.ref)
         #: What the start settled: one entry per interrupted commit found in the logs.
         self.recovered: tuple[Settlement, ...] = self._load()
 
@@ -174,10 +183,35 @@ class SessionManager:
                 {"lock": str(left[0])},
             )
 
-    def exclusive(self) -> threading.Lock:
-        """The commit lock, for the one other writer of the branch (the remote sync): held, no
-        session commit moves the branch or the checkout."""
-        return self._commit_lock
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """The commit lock, for the other writers of the branch (the remote sync, a sleep
+        merge), with git's index written first: held, no session commit moves the branch or
+        the checkout, and the index holds every landed commit's entries."""
+        with self._commit_lock:
+            self._index.flush(self._commit_repo)
+            yield
+
+    def _keep_landed(self, sha: str, view: View) -> None:
+        with self._registry:
+            self._landed = (sha, view)
+
+    def take_landed(self, sha: str) -> View | None:
+        """The view the last commit was judged on with its ops applied, when that is exactly
+        commit ``sha``'s version (``commit.as_judged``): the daemon's follower takes it instead
+        of advancing, so a commit parses and freezes its files once. Taken once."""
+        with self._registry:
+            landed, self._landed = self._landed, None
+        if landed is None or landed[0] != sha:
+            return None
+        return landed[1]
+
+    def flush_index(self) -> None:
+        """Write the index entries landed commits owe git's index (``index_behind``), under the
+        commit lock; the daemon calls it when its commits pause, before it reads ``git status``,
+        and as it stops."""
+        with self._commit_lock:
+            self._index.flush(self._commit_repo)
 
     def _repo(self) -> pygit2.Repository:
         """This thread's repository for reads (see ``_thread_repos``)."""
@@ -214,17 +248,22 @@ class SessionManager:
         return tuple(settled)
 
     def _record(self, session_id: str, event: Event) -> None:
-        """Log an event durably, then make it visible.
+        """Log an event, then make it visible; only an ``Intent`` is fsynced.
 
         A log whose ops landed is compacted by the next event logged after the landing, not by
-        the landing itself: the commit then pays one fsync for its ``Settled`` instead of three
-        (append, temp file, directory), and a session closed after its commit, the common case,
-        never pays for a compaction whose log it deletes.
+        the landing itself: the commit then pays no compaction's three fsyncs (temp file,
+        directory), and a session closed after its commit, the common case, never pays for a
+        compaction whose log it deletes.
 
-        The ``Settled`` of a pending intent is written without an fsync: the intent is on disk,
-        and a restart that finds a log ending in it settles it again by asking git (``recovery``),
-        which is the truth the line records; git's own ref update is not fsynced either, so the
-        fsync bought nothing a power cut would keep. A commit then pays one fsync, its intent's.
+        Every line is written before the call answers, so a killed process loses none of them
+        (they sit in the kernel's page cache). The fsync only matters for a power cut, and there
+        only the intent needs it: it must be on disk before the checkout moves, so a restart can
+        undo a half-followed checkout. An fsync flushes the whole file, so the session's earlier
+        lines (open, apply, rebase, dropped) reach the disk with its intent: an acknowledged
+        commit is durable with all its ops. The ``Settled`` after an intent is re-derived from git
+        by a restart (``recovery``). What a power cut can take is a session's unlanded state (an
+        open, an apply not yet committed, a close), the same class as git's own ref update, which
+        libgit2 does not fsync either. docs/design/store.md, "Which lines are fsynced".
         """
         with self._registry:
             before = self._states[session_id]
@@ -232,8 +271,7 @@ class SessionManager:
         if session_id in self._uncompacted and not isinstance(event, Closed):
             self._log_compacted(before, event)
         else:
-            rederived = isinstance(event, Settled) and before.pending is not None
-            self.log.append(session_id, event, durable=not rederived)
+            self.log.append(session_id, event, durable=isinstance(event, Intent))
         if isinstance(event, Settled) and event.landed:
             self._uncompacted.add(session_id)
         else:
@@ -255,12 +293,13 @@ class SessionManager:
             log.warning(
                 "session %s: compacting its log failed; the long log stands", landed.session
             )
-            self.log.append(landed.session, event)
+            self.log.append(landed.session, event, durable=isinstance(event, Intent))
 
     def _settle(self, session_id: str) -> Settlement:
         """Settle the session's pending commit (held by the caller or at start)."""
         with self._commit_lock:
             self._recover_locks()
+            self._index.flush(self._commit_repo)
             state = self._states[session_id]
             assert state.pending is not None
             event = recovery.settle(self._commit_repo, state.pending, iso(self.clock()))
@@ -394,7 +433,7 @@ class SessionManager:
                 )
             return OpenResult(session=session_id, base=existing.base)
         try:
-            self.log.append(session_id, event)
+            self.log.append(session_id, event, durable=False)  # see ``_record``
         except HeaddError:
             with self._registry:
                 self._states.pop(session_id, None)
@@ -538,6 +577,8 @@ class SessionManager:
         message: str | None = None,
         provenance: Provenance | None = None,
         rebase: str = REBASE_AUTO,
+        *,
+        index_later: bool = False,
     ) -> CommitResult:
         """Land the session's ops on the branch (see ``commit.py`` for the order of steps);
         ``provenance`` names the transcript the writes came from (stamped into each file).
@@ -545,6 +586,11 @@ class SessionManager:
         ``rebase`` is ``"auto"`` (a stale base is moved onto the tip inside the commit lock
         when nothing conflicts, see ``_rebase_at_tip``) or ``"never"`` (a stale base answers
         ``rebase-needed`` and the caller rebases).
+
+        ``index_later``: answer with git's index entries still owed (the caller runs
+        ``flush_index`` when its commits pause; the next commit reads them as owed, and any
+        other writer of the checkout writes them first). By default they are written before
+        this returns.
         """
         if rebase not in REBASE_MODES:
             raise InvalidParams(
@@ -590,7 +636,11 @@ class SessionManager:
                     before_swap=self.before_swap,
                     judged=self._judged(state),
                     provenance=provenance,
+                    index=self._index,
+                    on_landed=self._keep_landed,
                 )
+                if not index_later:
+                    self._index.flush(self._commit_repo)
             if dropped:
                 result = replace(result, deduped=dropped + (result.deduped or ()))
             if recovered is not None:
@@ -610,6 +660,7 @@ class SessionManager:
         try:
             with self._hold(session) as opened, self._commit_lock:
                 self._recover_locks()
+                self._index.flush(self._commit_repo)
                 tip = self._tip()
                 state = replace(opened, base=tip)
                 repo = self._commit_repo

@@ -70,3 +70,10 @@ def add_link(html: str, rel: str, href: str) -> str:
 
     result: str = head_edit.add_link(html, rel, href)
     return result
+
+
+def is_memory_path(path: str) -> bool:
+    """Whether a version reads the file at ``path`` as a memory (``headd.head.version``)."""
+    from headd.head.version import is_candidate_path
+
+    return is_candidate_path(path)

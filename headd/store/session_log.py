@@ -1,8 +1,9 @@
 """Append-only JSON-lines session logs under ``<store>/.memhtml/headd/sessions/``.
 
 One file per session, ``<id>.jsonl``, one event per line (``sessions.Event``), each line written
-with a single ``write`` and ``fsync``ed before the call that wrote it returns, so a session the
-daemon answered for survives a crash or a restart. A line cut short by a crash (no final newline,
+with a single ``write`` before the call that wrote it returns, so a session the daemon answered
+for survives a killed process or a restart; the caller says which lines are also ``fsync``ed
+against a power cut (the manager: only a commit's intent, docs/design/store.md). A line cut short by a crash (no final newline,
 or JSON that does not decode) can only be the last one; it is dropped and the file truncated back
 to the last whole line, so the next append starts clean.
 
@@ -46,9 +47,9 @@ class SessionLog:
         return self.path_of(session_id).exists()
 
     def append(self, session_id: str, *events: Event, durable: bool = True) -> None:
-        """Append events in one write, then fsync unless ``durable`` is False: for an event a
-        restart re-derives when it is lost (the next durable append or compaction carries it
-        to disk with the rest)."""
+        """Append events in one write, then fsync unless ``durable`` is False: for an event
+        whose loss to a power cut loses no landed write (the next durable append or compaction
+        carries it to disk with the rest)."""
         data = b"".join(_encode(event) + b"\n" for event in events)
         path = self.path_of(session_id)
         try:

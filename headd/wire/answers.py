@@ -9,13 +9,14 @@ optional part that an answer leaves out is ``UNSET``, never ``null``.
 
 Where a layer already answers with a Struct, that Struct is the answer: the store's session
 results (``headd.store.results``), the head gate's report (``headd.head.gate``), a sleep
-merge's report with both gates' (``headd.sleep.merge_report``), a remote round's
-(``headd.remote.sync``). The SQLite plane's reports are Structs of the wire, which the plane
-builds: the fixed-shape ones here (a rebuild, an update, a reinforce, the sidecar's export and
+merge's report with both gates' (``headd.sleep.merge_report``). The SQLite plane's reports
+are Structs of the wire, which the plane builds: the fixed-shape ones here (a rebuild, an update, a reinforce, the sidecar's export and
 import, a trace scan), its reads in ``headd.wire.plane_answers`` (recall's pack, its search,
-the index's status, a transcript session). Only the parts of ``status`` that describe other
-subsystems (the embedder, the remote, the memory accounting) stay mappings: their shapes belong
-to those subsystems. Every method answers a Struct (``tests/test_wire_answers_typed.py``).
+the index's status, a transcript session). The parts of ``status`` that describe other
+subsystems are Structs of the wire too, which those subsystems build: the embedder's state and
+the memory accounting in ``headd.wire.status_parts``, the remote's standing (and ``sync``'s
+answer) in ``headd.wire.remote_answers``. Every method answers a Struct, and no answer holds an
+untyped part (``tests/test_wire_answers_typed.py``, ``tests/test_wire_status_parts.py``).
 Decoding ignores fields it does not know, so a newer daemon's answer still reads.
 """
 
@@ -30,6 +31,8 @@ from headd.memfile.sidecar import RefusedRow
 from headd.memfile.vocabulary import MemoryStatus, MemoryType, Para, TaskStatus
 from headd.record import Citation, Facet, Link, MemoryRecord
 from headd.wire import browse, doctor, plane_answers, publish
+from headd.wire.remote_answers import RemoteStatus, SyncAnswer
+from headd.wire.status_parts import EmbedderState, MemoryFigures
 
 
 class WireRecord(msgspec.Struct, kw_only=True):
@@ -254,11 +257,11 @@ class StatusAnswer(msgspec.Struct):
     state_path: str | None
     index: IndexUpdates | None
     snapshot: SnapshotStatus | None
-    memory: dict[str, Any]
+    memory: MemoryFigures
     socket: str | None
     embedder: str
-    embedder_state: dict[str, Any]
-    remote: dict[str, Any] | None
+    embedder_state: EmbedderState
+    remote: RemoteStatus | None
     last_sleep: SleepStatusAnswer | None
     uptime_s: float
     pid: int
@@ -499,7 +502,6 @@ def answer_types() -> dict[str, Any]:
     import brings the head's search along, which the wire's importers (every client) never need.
     """
     from headd.head.gate import HeadGateReport
-    from headd.remote.sync import SyncAnswer
     from headd.sleep.merge_report import MergeReport
     from headd.store.results import (
         ApplyResult,

@@ -19,7 +19,7 @@ from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.tools import Tools
 
 if TYPE_CHECKING:
-    from headd.remote.sync import SyncAnswer
+    from headd.wire.remote_answers import SyncAnswer
 
 Decision = Literal["merge", "discard"]
 

@@ -334,7 +334,7 @@ class Pages:
                 except (HeaddError, RpcError) as exc:
                     gate = {"error": str(actions.failed(exc))}
             runs.append({"run": run, "gate": gate, "fell": _fell(gate), "phases": phases})
-        remote = status.remote
+        remote = msgspec.to_builtins(status.remote)
         return self.render(
             request,
             "review",

@@ -17,7 +17,9 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from headd.wire.remote_answers import Conflict, RemoteStatus
+from headd_client.json_types import JsonObject, JsonValue
 
 #: How long after a write the bridge keeps asking whether it was displaced: a conflict appears
 #: at the next remote round (at once after a commit, else at the fetch interval).
@@ -37,9 +39,10 @@ class DisplacedWatch:
         self._written: dict[str, float] = {}
         self._told: set[str] = set()
 
-    def note(self, result: dict[str, Any]) -> None:
+    def note(self, result: JsonObject) -> None:
         """Watch the commit a tool result names (``commit_sha``), if any."""
-        sha = (result.get("structuredContent") or {}).get("commit_sha")
+        structured = result.get("structuredContent")
+        sha = structured.get("commit_sha") if isinstance(structured, dict) else None
         if isinstance(sha, str) and sha:
             self._written[sha] = self._clock()
             while len(self._written) > WATCH_MAX:
@@ -51,7 +54,7 @@ class DisplacedWatch:
             del self._written[sha]
         return bool(self._written)
 
-    def replayed(self, store: Path, tip: str | None) -> list[dict[str, str]]:
+    def replayed(self, store: Path, tip: str | None) -> list[JsonObject]:
         """Commits of ours that a remote round replayed onto the remote's tip (a new sha on the
         branch, carrying ``Headd-Replayed-From: <ours>``), not yet told: the sha an agent was
         given is no longer the one on the branch."""
@@ -59,7 +62,7 @@ class DisplacedWatch:
             return []
         from headd.store.git_io import recent_messages
 
-        found = []
+        found: list[JsonObject] = []
         for sha, message in recent_messages(store, tip, REPLAY_SCAN):
             for ours in _REPLAYED.findall(message):
                 if ours in self._written and f"replayed:{ours}" not in self._told:
@@ -67,52 +70,56 @@ class DisplacedWatch:
                     found.append({"ours": ours, "on_branch": sha})
         return found
 
-    def displaced(self, status: dict[str, Any]) -> list[dict[str, Any]]:
-        """The open conflicts in ``status`` (the daemon's) holding a commit of ours, not yet
-        told; a daemon that follows no remote can displace nothing, so watching stops."""
-        remote = status.get("remote")
-        if not isinstance(remote, dict):
+    def displaced(self, remote: RemoteStatus | None) -> list[Conflict]:
+        """The open conflicts in ``remote`` (the daemon's ``status.remote``) holding a commit of
+        ours, not yet told; a daemon that follows no remote can displace nothing, so watching
+        stops."""
+        if remote is None:
             self._written.clear()
             return []
-        found = []
-        for conflict in remote.get("conflicts") or ():
-            key = f"{conflict.get('id')}:{conflict.get('ours')}"
-            if conflict.get("ours") in self._written and key not in self._told:
+        found: list[Conflict] = []
+        for conflict in remote.conflicts:
+            key = f"{conflict.id}:{conflict.ours}"
+            if conflict.ours in self._written and key not in self._told:
                 self._told.add(key)
                 found.append(conflict)
         return found
 
 
-def _noted(result: dict[str, Any], lines: list[str], key: str, value: Any) -> dict[str, Any]:
+def _noted(result: JsonObject, lines: list[str], key: str, value: JsonValue) -> JsonObject:
     """``result`` (a ``tools/call`` result) with ``lines`` added to its text and ``key`` to its
     structured content."""
     out = dict(result)
-    out["content"] = [*result.get("content", ()), *({"type": "text", "text": t} for t in lines)]
-    if isinstance(result.get("structuredContent"), dict):
-        out["structuredContent"] = {**result["structuredContent"], key: value}
+    content = result.get("content")
+    told: list[JsonValue] = [{"type": "text", "text": t} for t in lines]
+    out["content"] = [*(content if isinstance(content, list) else ()), *told]
+    structured = result.get("structuredContent")
+    if isinstance(structured, dict):
+        out["structuredContent"] = {**structured, key: value}
     return out
 
 
-def with_replayed(result: dict[str, Any], replays: list[dict[str, str]]) -> dict[str, Any]:
+def with_replayed(result: JsonObject, replays: list[JsonObject]) -> JsonObject:
     """``result`` telling which of this session's commits are on the branch under a new sha."""
     lines = [
-        f"NOTE: commit {r['ours'][:12]} of this session was replayed onto the remote's tip; "
-        f"it is on the branch as {r['on_branch'][:12]}"
+        f"NOTE: commit {str(r['ours'])[:12]} of this session was replayed onto the remote's "
+        f"tip; it is on the branch as {str(r['on_branch'])[:12]}"
         for r in replays
     ]
-    return _noted(result, lines, "replayed", replays)
+    return _noted(result, lines, "replayed", list[JsonValue](replays))
 
 
-def with_notice(result: dict[str, Any], conflicts: list[dict[str, Any]]) -> dict[str, Any]:
+def with_notice(result: JsonObject, conflicts: list[Conflict]) -> JsonObject:
     """``result`` (a ``tools/call`` result) telling of ``conflicts``: a ``displaced`` field in
     its structured content and one line per conflict in its text."""
     lines = [
-        f"NOTE: a write of this session was displaced: conflict {c.get('id')} on {c.get('path')};"
-        f" another machine's version is at the path, yours is kept at {c.get('ref')}"
-        f" (merge it, then `headctl sync --resolve {c.get('id')}`)"
+        f"NOTE: a write of this session was displaced: conflict {c.id} on {c.path};"
+        f" another machine's version is at the path, yours is kept at {c.ref}"
+        f" (merge it, then `headctl sync --resolve {c.id}`)"
         for c in conflicts
     ]
-    shown = [
-        {k: c.get(k) for k in ("id", "path", "ref", "ours", "theirs", "at")} for c in conflicts
+    shown: list[JsonValue] = [
+        {"id": c.id, "path": c.path, "ref": c.ref, "ours": c.ours, "theirs": c.theirs, "at": c.at}
+        for c in conflicts
     ]
     return _noted(result, lines, "displaced", shown)

@@ -8,7 +8,7 @@ memhtml's server branches the same way here.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from headd.errors import HeaddError, RpcError
 
@@ -42,11 +42,13 @@ DEFAULT_HINT = "call memory_status to check the store, then call again"
 class ToolFailure(Exception):
     """A tool call that did not do what was asked; becomes an ``isError`` result."""
 
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, details: Mapping[str, object] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
-        self.details = details or {}
+        self.details: dict[str, object] = dict(details or {})
 
     def text(self) -> str:
         hint = HINTS.get(self.code, DEFAULT_HINT)

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
+
+from headd_client.json_types import JsonInObject, JsonObject, JsonValue
 
 HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
@@ -43,7 +45,7 @@ _CACHEABLE = frozenset(
 class McpError(Exception):
     """A JSON-RPC error answer (not a tool failure: those are results with ``isError``)."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -53,13 +55,13 @@ class McpError(Exception):
 class Handlers(Protocol):
     """What the server does; each returns the method's result object."""
 
-    def list_tools(self) -> list[dict[str, Any]]: ...
+    def list_tools(self) -> list[JsonValue]: ...
 
-    def call_tool(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]: ...
+    def call_tool(self, name: str, arguments: JsonInObject) -> JsonObject: ...
 
-    def list_resource_templates(self) -> list[dict[str, Any]]: ...
+    def list_resource_templates(self) -> list[JsonValue]: ...
 
-    def read_resource(self, uri: str) -> dict[str, Any]: ...
+    def read_resource(self, uri: str) -> JsonObject: ...
 
 
 @dataclass
@@ -76,7 +78,7 @@ class McpSession:
 
     # -- entry ---------------------------------------------------------------------------
 
-    def handle(self, message: Any) -> dict[str, Any] | None:
+    def handle(self, message: object) -> JsonObject | None:
         """The answer to one decoded message, or None for a notification."""
         if not isinstance(message, Mapping) or message.get("jsonrpc") != "2.0":
             return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
@@ -104,7 +106,7 @@ class McpSession:
 
     # -- eras ------------------------------------------------------------------------------
 
-    def _route(self, method: str, params: Mapping[str, Any]) -> str | None:
+    def _route(self, method: str, params: Mapping[str, JsonValue]) -> str | None:
         """The protocol version this request speaks (None before a handshake's answer)."""
         meta = params.get("_meta")
         enveloped = isinstance(meta, Mapping) and VERSION_KEY in meta
@@ -157,20 +159,22 @@ class McpSession:
 
     # -- methods ---------------------------------------------------------------------------
 
-    def _capabilities(self) -> dict[str, Any]:
+    def _capabilities(self) -> JsonObject:
         return {
             "tools": {"listChanged": False},
             "resources": {"listChanged": False, "subscribe": False},
         }
 
-    def _dispatch(self, method: str, params: Mapping[str, Any], version: str | None) -> Any:
+    def _dispatch(
+        self, method: str, params: Mapping[str, JsonValue], version: str | None
+    ) -> JsonObject:
         handlers = self.handlers
         match method:
             case "initialize":
                 requested = params.get("protocolVersion")
                 agreed = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
                 self.protocol_version = agreed
-                out: dict[str, Any] = {
+                out: JsonObject = {
                     "protocolVersion": agreed,
                     "capabilities": self._capabilities(),
                     "serverInfo": {"name": self.name, "version": self.version},
@@ -179,7 +183,7 @@ class McpSession:
                     out["instructions"] = self.instructions
                 return out
             case "server/discover":
-                found: dict[str, Any] = {
+                found: JsonObject = {
                     "supportedVersions": list(MODERN_VERSIONS),
                     "capabilities": self._capabilities(),
                 }
@@ -213,7 +217,7 @@ class McpSession:
                 return {}
         raise McpError(METHOD_NOT_FOUND, f"method not found: {method}")
 
-    def _stamp(self, method: str, result: dict[str, Any], version: str | None) -> dict[str, Any]:
+    def _stamp(self, method: str, result: JsonObject, version: str | None) -> JsonObject:
         if version not in MODERN_VERSIONS:
             return result
         out = dict(result)
@@ -221,24 +225,25 @@ class McpSession:
         if method in _CACHEABLE:
             out.setdefault("ttlMs", 0)
             out.setdefault("cacheScope", "private")
-        meta = dict(out.get("_meta") or {})
+        stamped = out.get("_meta")
+        meta: JsonObject = dict(stamped) if isinstance(stamped, dict) else {}
         meta.setdefault(SERVER_INFO_KEY, {"name": self.name, "version": self.version})
         out["_meta"] = meta
         return out
 
 
-def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
+def _error(request_id: JsonValue, code: int, message: str, data: JsonValue = None) -> JsonObject:
+    error: JsonObject = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def parse_error() -> dict[str, Any]:
+def parse_error() -> JsonObject:
     return _error(None, PARSE_ERROR, "parse error: not JSON")
 
 
-def handshake_lines(client_name: str, version: str = "2025-06-18") -> list[dict[str, Any]]:
+def handshake_lines(client_name: str, version: str = "2025-06-18") -> list[JsonObject]:
     """A client's opening of a handshake-era connection: ``initialize`` (id 1), the
     ``initialized`` notification and ``tools/list`` (id 2), for one-shot probes."""
     return [

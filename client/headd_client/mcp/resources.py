@@ -9,8 +9,10 @@ code, as memhtml answers it.
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from headd.wire.answers import WireRecord
+from headd_client import calls
+from headd_client.json_types import JsonObject, JsonValue
 from headd_client.mcp.protocol import INVALID_PARAMS, McpError
 from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.tools import catalog
@@ -20,19 +22,20 @@ AT_PREFIX = "memhtml://at/"
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
 
-def resource_templates() -> list[dict[str, Any]]:
-    return list(catalog()["resourceTemplates"])
+def resource_templates() -> list[JsonValue]:
+    templates = catalog()["resourceTemplates"]
+    return list(templates) if isinstance(templates, list) else []
 
 
-def memory_text(record: dict[str, Any]) -> str:
-    parts = [f"# {record.get('title') or ''}", record.get("claim") or ""]
-    body = record.get("body_text") or ""
+def memory_text(record: WireRecord) -> str:
+    parts = [f"# {record.title}", record.claim]
+    body = record.body_text
     if body:
         parts.append(body)
     return "\n\n".join(parts)
 
 
-def read_resource(link: DaemonLink, uri: str) -> dict[str, Any]:
+def read_resource(link: DaemonLink, uri: str) -> JsonObject:
     at: str | None = None
     if uri.startswith(FILE_PREFIX):
         path = uri[len(FILE_PREFIX) :]
@@ -50,13 +53,13 @@ def read_resource(link: DaemonLink, uri: str) -> dict[str, Any]:
         raise McpError(INVALID_PARAMS, f"ERR_PATH_NOT_FOUND: unknown resource {uri}", {"uri": uri})
     path = path.lstrip("/")
     try:
-        answer = link.call("read", {"path": path, "at": at})
+        answer = link.run(calls.read(path, at=at))
     except McpError:
         raise
     except Exception as exc:
         code = getattr(exc, "code", "ERR_PATH_NOT_FOUND")
         raise McpError(INVALID_PARAMS, f"{code}: nothing to read at {uri}", {"uri": uri}) from None
-    record = answer.get("record")
+    record = answer.record
     if record is None:
         raise McpError(
             INVALID_PARAMS,

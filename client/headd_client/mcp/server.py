@@ -16,8 +16,10 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
+from headd_client import calls
+from headd_client.json_types import JsonInObject, JsonObject, JsonValue
 from headd_client.mcp.displaced import (
     DisplacedWatch,
     with_notice,
@@ -47,27 +49,27 @@ class BridgeHandlers:
         self.store = store
         self.watch = DisplacedWatch()
 
-    def list_tools(self) -> list[dict[str, Any]]:
+    def list_tools(self) -> list[JsonValue]:
         return tool_definitions()
 
-    def call_tool(self, name: str, arguments: Any) -> dict[str, Any]:
+    def call_tool(self, name: str, arguments: JsonInObject) -> JsonObject:
         result = self.tools.call(name, arguments)
         self.watch.note(result)
         if not self.watch.watching():
             return result
         try:
-            status = self.link.call("status")
+            status = self.link.run(calls.status())
         except Exception:  # the answer itself stands; the next call asks again
             return result
-        replays = self.watch.replayed(self.store, status.get("sha"))
+        replays = self.watch.replayed(self.store, status.sha)
         result = with_replayed(result, replays) if replays else result
-        displaced = self.watch.displaced(status)
+        displaced = self.watch.displaced(status.remote)
         return with_notice(result, displaced) if displaced else result
 
-    def list_resource_templates(self) -> list[dict[str, Any]]:
+    def list_resource_templates(self) -> list[JsonValue]:
         return resource_templates()
 
-    def read_resource(self, uri: str) -> dict[str, Any]:
+    def read_resource(self, uri: str) -> JsonObject:
         return read_resource(self.link, uri)
 
 
@@ -96,7 +98,9 @@ def serve(link: DaemonLink, store: Path, stdin: BinaryIO, stdout: BinaryIO) -> i
             _write(stdout, parse_error())
             continue
         if isinstance(message, list):
-            answers = [a for a in (session.handle(m) for m in message) if a is not None]
+            answers: list[JsonValue] = [
+                a for a in (session.handle(m) for m in message) if a is not None
+            ]
             if answers:
                 _write(stdout, answers)
             continue
@@ -114,7 +118,7 @@ def _warm(link: DaemonLink) -> None:
         log.warning("daemon not reachable yet: %s", getattr(exc, "message", exc))
 
 
-def _write(stdout: BinaryIO, message: Any) -> None:
+def _write(stdout: BinaryIO, message: JsonValue) -> None:
     stdout.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
     stdout.flush()
 

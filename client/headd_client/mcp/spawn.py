@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from headd_client.calls import Call
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 log = logging.getLogger(__name__)
 
@@ -144,10 +145,11 @@ class DaemonLink:
             self._client = None
 
     def call(
-        self, method: str, params: Mapping[str, Any] | None = None, *, idempotent: bool = True
+        self, method: str, params: Mapping[str, object] | None = None, *, idempotent: bool = True
     ) -> Any:
         """One call; a dropped connection is remade once (and the daemon respawned) when the
-        call is safe to repeat."""
+        call is safe to repeat. Its answer is the decoded JSON, untyped: the bridge reads the
+        daemon through :meth:`run`, and this door stays for the methods that have no typed call."""
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             return self.client().call(method, clean)
@@ -157,13 +159,14 @@ class DaemonLink:
                 raise
         return self.client().call(method, clean)
 
-    def run(self, call: Call[T]) -> T:
-        """One typed read (``headd_client.calls``), its answer decoded into the call's type."""
-        return call.decode(self.call(call.method, call.params))
+    def run(self, call: Call[T], *, idempotent: bool = True) -> T:
+        """One typed call (``headd_client.calls``), its answer decoded into the call's type; a
+        write passes ``idempotent=False`` (see :meth:`call`)."""
+        return call.decode(self.call(call.method, call.params, idempotent=idempotent))
 
-    def batch(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> list[Answer]:
+    def batch(self, calls: list[tuple[str, Mapping[str, object] | None]]) -> list[Answer]:
         """Many idempotent reads in one round trip; each answer is checked by the caller."""
-        clean: list[tuple[str, Mapping[str, Any] | None]] = [
+        clean: list[tuple[str, Mapping[str, object] | None]] = [
             (m, {k: v for k, v in (p or {}).items() if v is not None}) for m, p in calls
         ]
         try:
@@ -172,5 +175,7 @@ class DaemonLink:
             self.close()
         return self.client().batch(clean)
 
-    def batch_results(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> list[Any]:
-        return [unwrap(a) for a in self.batch(calls)]
+    def batch_run(self, first: Call[T], second: Call[U]) -> tuple[T, U]:
+        """Two typed reads in one round trip, each answer decoded into its call's type."""
+        one, two = self.batch([(first.method, first.params), (second.method, second.params)])
+        return first.decode(unwrap(one)), second.decode(unwrap(two))

@@ -17,28 +17,38 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from headd.errors import DaemonUnavailable
 from headd.limits import MAX_CLAIM_CHARS, bounded
-from headd.wire.answers import SleepStatusAnswer
+from headd.wire.answers import SleepStatusAnswer, WireRecord
 from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX, ListRequest, NeighborsRequest
 from headd.wire.filter import Filter
 from headd.wire.plane_answers import RecallFold, SessionMemory
 from headd_client import calls
+from headd_client.json_types import JsonInObject, JsonObject, JsonValue
+from headd_client.mcp.arguments import (
+    ListArgs,
+    NeighborsArgs,
+    PathArgs,
+    RecallArgs,
+    ReinforceArgs,
+    SearchArgs,
+    TraceLinksArgs,
+    TraceSearchArgs,
+    parse,
+)
 from headd_client.mcp.exec_tool import memory_exec
 from headd_client.mcp.failures import ToolFailure, from_exception, path_not_found
 from headd_client.mcp.shapes import (
     check_arguments_against,
-    confidence_of,
     read_result,
-    snippet,
+    search_hit,
     strip_path,
 )
 from headd_client.mcp.spawn import DaemonLink
@@ -64,18 +74,24 @@ LIST_FIELDS = (
 
 
 @functools.cache
-def catalog() -> dict[str, Any]:
+def catalog() -> JsonObject:
     text = resources.files("headd_client.mcp").joinpath("catalog.json").read_text("utf-8")
-    return dict(json.loads(text))
+    loaded: JsonObject = json.loads(text)
+    return loaded
 
 
-def tool_definitions() -> list[dict[str, Any]]:
-    return list(catalog()["tools"])
+def tool_definitions() -> list[JsonValue]:
+    tools = catalog()["tools"]
+    return list(tools) if isinstance(tools, list) else []
 
 
 @functools.cache
-def _schemas() -> dict[str, dict[str, Any]]:
-    return {t["name"]: t["inputSchema"] for t in tool_definitions()}
+def _schemas() -> dict[str, JsonInObject]:
+    return {
+        str(t["name"]): schema
+        for t in tool_definitions()
+        if isinstance(t, dict) and isinstance(schema := t.get("inputSchema"), dict)
+    }
 
 
 # -- the tools ------------------------------------------------------------------------------
@@ -90,7 +106,7 @@ class Tools(WriteTools):
         self.link = link
         self.store = store
         self.clock = clock or (lambda: datetime.now(UTC))
-        self._handlers: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+        self._handlers: dict[str, Callable[[JsonInObject], JsonObject]] = {
             "memory_write": self.memory_write,
             "memory_write_batch": self.memory_write_batch,
             "memory_read": self.memory_read,
@@ -109,7 +125,7 @@ class Tools(WriteTools):
             "memory_exec": functools.partial(memory_exec, self.link),
         }
 
-    def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    def call(self, name: str, arguments: JsonInObject) -> JsonObject:
         """The ``tools/call`` result: structured content and its JSON text, or an error."""
         handler = self._handlers.get(name)
         try:
@@ -134,81 +150,64 @@ class Tools(WriteTools):
 
     # -- search and reads ----------------------------------------------------------------
 
-    def memory_search(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        filter_: dict[str, Any] = {}
-        for ours, theirs in (
-            ("types", "memory_types"),
-            ("workspace", "workspace"),
-            ("tags", "tags"),
-            ("entity", "entity"),
-            ("facets", "facets"),
-            ("include_archived", "include_archived"),
-            ("as_of", "as_of"),
-        ):
-            if args.get(theirs) is not None:
-                filter_[ours] = args[theirs]
-        limit = max(1, min(int(args.get("limit") or 10), 100))
-        found = self.link.call(
-            "search",
-            {"query": args["query"], "limit": limit, "filter": filter_ or None, "records": True},
+    def memory_search(self, arguments: JsonInObject) -> JsonObject:
+        args = parse(arguments, SearchArgs)
+        scope = (
+            args.memory_types,
+            args.workspace,
+            args.tags,
+            args.entity,
+            args.facets,
+            args.include_archived,
+            args.as_of,
         )
-        sha = str(found["sha"])
-        hits = found.get("hits") or []
-        records = [h.get("record") for h in hits]
-        out_hits = []
-        for hit, record in zip(hits, records, strict=True):
-            record = record or {}
-            superseded_by = record.get("superseded_by")
-            if superseded_by:
-                superseded_by = strip_path(superseded_by)
-            out_hits.append(
-                {
-                    "path": hit["path"],
-                    "title": hit.get("title") or record.get("title") or "",
-                    "gist": bounded(hit.get("claim") or record.get("claim") or ""),
-                    "memory_type": record.get("memory_type") or "",
-                    "score": hit["score"],
-                    "confidence": confidence_of(record),
-                    "updated_at": record.get("updated_at") or record.get("created_at") or "",
-                    "snippet": snippet(record.get("body_text") or hit.get("claim") or ""),
-                    "entities": list(record.get("entities") or ()),
-                    "superseded_by": superseded_by or None,
-                    "arms": list(hit.get("arms") or ()),
-                }
+        filter_ = None
+        if any(given is not None for given in scope):
+            filter_ = Filter(
+                types=args.memory_types,
+                workspace=args.workspace,
+                tags=args.tags,
+                entity=args.entity,
+                facets=args.facets,
+                include_archived=bool(args.include_archived),
+                as_of=args.as_of,
             )
-        entity = args.get("entity")
-        scope_empty = not out_hits and _scope_narrows(args)
-        archived: list[dict[str, Any]] = []
+        limit = max(1, min(args.limit or 10, 100))
+        found = self.link.run(calls.search(args.query, limit=limit, filter=filter_, records=True))
+        sha = str(found.sha)
+        out_hits: list[JsonValue] = [search_hit(hit) for hit in found.hits]
+        scope_empty = not out_hits and args.narrows()
+        archived: list[JsonValue] = []
         matches = 0
-        if scope_empty and not args.get("as_of"):
+        if scope_empty and not args.as_of:
             matches, archived = self._archived_in_scope(args, sha, limit)
         return {
             "hits": out_hits,
-            "degraded": bool(found.get("degraded")),
-            "vector_coverage": float((found.get("vectors") or {}).get("coverage", 0.0)),
-            "arms": list(found.get("arms") or ()),
-            "entity_scope": entity,
+            "degraded": found.degraded,
+            "vector_coverage": float(found.vectors.coverage),
+            "arms": list(found.arms),
+            "entity_scope": args.entity,
             "scope_empty": scope_empty,
             "archived_matches": matches,
             "archived": archived,
             "sha": sha,
-            "took_ms": found.get("took_ms"),
+            "took_ms": found.took_ms,
         }
 
     def _archived_in_scope(
-        self, args: Mapping[str, Any], sha: str, limit: int
-    ) -> tuple[int, list[dict[str, Any]]]:
+        self, args: SearchArgs, sha: str, limit: int
+    ) -> tuple[int, list[JsonValue]]:
         """memhtml's pointer when a narrowing scope emptied a search: how many archived memories
         the same scope admits (whatever the query), and the first ``limit`` by path with their
         successors, so the agent knows a retry with ``include_archived`` finds something."""
-        types = list(args.get("memory_types") or ()) or None
-        tags = [str(t) for t in args.get("tags") or () if str(t).strip()] or None
-        facets = [str(f) for f in args.get("facets") or () if "=" in str(f)] or None
+        types = list(args.memory_types or ()) or None
+        tags = [t for t in args.tags or () if t.strip()] or None
+        facets = [f for f in args.facets or () if "=" in f] or None
         request: ListRequest | None = ListRequest(
             types=types,
-            workspace=args.get("workspace") or None,
+            workspace=args.workspace or None,
             tags=tags,
-            entity=args.get("entity") or None,
+            entity=args.entity or None,
             facets=facets,
             para="archive",
             include_archived=True,
@@ -222,40 +221,43 @@ class Tools(WriteTools):
             paths += [row.path for row in page.files if types or row.memory_type != "task"]
             cursor = page.next_cursor
             request = None if cursor is None else msgspec.structs.replace(request, cursor=cursor)
-        found: list[dict[str, Any]] = []
+        found: list[JsonValue] = []
         for path in paths[:limit]:
             record, _ = self._read(path, sha)
-            successor = None if record is None else record.get("superseded_by")
+            successor = None if record is None else record.superseded_by
             found.append(
                 {"path": path, "superseded_by": strip_path(successor) if successor else None}
             )
         return len(paths), found
 
-    def memory_read(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        path = strip_path(args["path"])
+    def memory_read(self, arguments: JsonInObject) -> JsonObject:
+        path = strip_path(parse(arguments, PathArgs).path)
         record, sha = self._read(path)
         if record is None:
             raise path_not_found(path)
         return read_result(record, sha)
 
-    def memory_recall(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        workspace = args.get("workspace")
+    def memory_recall(self, arguments: JsonInObject) -> JsonObject:
+        args = parse(arguments, RecallArgs)
+        workspace = args.workspace
         pack = self.link.run(
             calls.recall(
-                args["query"],
-                budget_chars=args.get("budget_chars"),
+                args.query,
+                budget_chars=args.budget_chars,
                 filter=Filter(workspace=workspace) if workspace else None,
             )
         )
 
-        def disclosed(fold: RecallFold) -> list[dict[str, Any]]:
+        def disclosed(fold: RecallFold) -> list[JsonValue]:
             return [
                 {"path": e.path, "title": e.title, "gist": bounded(e.claim), "body": e.body}
                 for e in fold.disclosed
             ]
 
         # The lateral section names each index line by path and title; its gist stays empty.
-        lateral = [{"path": e.path, "title": e.title, "gist": ""} for e in pack.index_lines]
+        lateral: list[JsonValue] = [
+            {"path": e.path, "title": e.title, "gist": ""} for e in pack.index_lines
+        ]
         return {
             "sections": {
                 "arcs": disclosed(pack.arcs),
@@ -268,12 +270,11 @@ class Tools(WriteTools):
             "vector_coverage": pack.vector_coverage,
         }
 
-    def memory_resolve(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        requested = strip_path(args["path"])
-        status = self.link.call("status")
-        sha = str(status["sha"])
+    def memory_resolve(self, arguments: JsonInObject) -> JsonObject:
+        requested = strip_path(parse(arguments, PathArgs).path)
+        sha = str(self.link.run(calls.status()).sha)
         try:
-            answer = self.link.call("resolve", {"path": requested})
+            answer = self.link.run(calls.resolve(requested))
         except Exception as exc:
             if getattr(exc, "code", None) != "ERR_PATH_NOT_FOUND":
                 raise
@@ -289,17 +290,17 @@ class Tools(WriteTools):
             }
         from headd.memfile.archive import original_path
 
-        chain = [str(p) for p in answer.get("chain") or [requested]]
-        sha = str(answer.get("sha") or sha)
-        steps = []
+        chain = answer.chain or [requested]
+        sha = str(answer.sha or sha)
+        steps: list[JsonValue] = []
         for before, after in zip(chain, chain[1:], strict=False):
             via = "archive_move" if original_path(after) == before else "supersedes"
             steps.append({"from": before, "to": after, "via": via})
-        final = str(answer.get("path") or chain[-1])
+        final = answer.path or chain[-1]
         record, _ = self._read(final, sha)
         if len(steps) >= HOP_LIMIT:
             stop = "hop_limit"
-        elif record is not None and record.get("archived"):
+        elif record is not None and record.archived:
             stop = "cycle" if self._supersedes_back(record, chain) else "archived"
         else:
             stop = "live"
@@ -309,45 +310,46 @@ class Tools(WriteTools):
             "hops": len(steps),
             "steps": steps,
             "stop_reason": stop,
-            "title": None if record is None else record.get("title"),
+            "title": None if record is None else record.title,
             "indexed_commit": sha,
             "pinned_uri": f"memhtml://at/{sha}/{final}",
         }
 
     @staticmethod
-    def _supersedes_back(record: Mapping[str, Any], chain: Sequence[str]) -> bool:
+    def _supersedes_back(record: WireRecord, chain: Sequence[str]) -> bool:
         """A final node that names a chain member as its successor: two memories superseding
         each other, an authoring defect the walk stops on."""
-        successor = record.get("superseded_by")
+        successor = record.superseded_by
         return bool(successor) and strip_path(str(successor)) in chain
 
-    def memory_neighbors(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_neighbors(self, arguments: JsonInObject) -> JsonObject:
+        args = parse(arguments, NeighborsArgs)
         request = NeighborsRequest(
-            path=strip_path(args["path"]),
-            depth=max(1, min(int(args.get("depth") or 1), 2)),
-            limit=max(1, min(int(args.get("limit") or NEIGHBORS_MAX), NEIGHBORS_MAX)),
-            rels=args.get("rels") or None,
+            path=strip_path(args.path),
+            depth=max(1, min(args.depth or 1, 2)),
+            limit=max(1, min(args.limit or NEIGHBORS_MAX, NEIGHBORS_MAX)),
+            rels=args.rels or None,
         )
-        found = msgspec.to_builtins(self.link.run(calls.neighbors(request)))
+        found: JsonObject = msgspec.to_builtins(self.link.run(calls.neighbors(request)))
         return {key: found[key] for key in _NEIGHBOR_FIELDS}
 
-    def memory_list(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        answer = self.link.run(calls.listing(list_request(args)))
-        files = [{key: getattr(row, key) for key in LIST_FIELDS} for row in answer.files]
-        for row in files:
-            row["gist"] = bounded(row["gist"] or "", MAX_CLAIM_CHARS)
+    def memory_list(self, arguments: JsonInObject) -> JsonObject:
+        answer = self.link.run(calls.listing(list_request(arguments)))
+        files: list[JsonValue] = [
+            {
+                **{key: getattr(row, key) for key in LIST_FIELDS},
+                "gist": bounded(row.gist or "", MAX_CLAIM_CHARS),
+            }
+            for row in answer.files
+        ]
         return {"files": files, "next_cursor": answer.next_cursor, "sha": answer.sha}
 
-    def memory_status(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        status_call, census_call = calls.status(), calls.census()
-        raw_status, raw_census = self.link.batch_results(
-            [(status_call.method, status_call.params), (census_call.method, census_call.params)]
-        )
-        status, counted = status_call.decode(raw_status), census_call.decode(raw_census)
+    def memory_status(self, args: JsonInObject) -> JsonObject:
+        status, counted = self.link.batch_run(calls.status(), calls.census())
         return {
             "head_sha": counted.sha,
             "dirty": bool(counted.dirty),
-            "counts_by_type": counted.counts_by_type,
+            "counts_by_type": {**counted.counts_by_type},
             "archived_count": counted.archived_count,
             "edges": counted.edges,
             # the SQLite index (recall's) reflects the tip; recall itself catches it up first
@@ -361,29 +363,27 @@ class Tools(WriteTools):
             "skipped": status.skipped,
             "daemon_pid": status.pid,
             # ahead/behind, last error and open conflicts (paths, refs) of the followed remote
-            "remote": status.remote,
+            "remote": msgspec.to_builtins(status.remote),
             # Why the followed remote's last round failed (a refused tip, an unreachable host),
             # so an agent sees that the memory no longer follows: status.remote.last_error.
-            "remote_error": (status.remote or {}).get("last_error"),
+            "remote_error": msgspec.to_builtins(status.remote and status.remote.last_error),
         }
 
     # -- usage state and traces --------------------------------------------------------------
 
-    def memory_reinforce(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        result = self.link.call(
-            "reinforce", {"paths": [strip_path(p) for p in args["paths"]], "signal": args["signal"]}
-        )
-        return {
-            "bumped": list(result.get("bumped") or ()),
-            "cooled_down": list(result.get("cooled_down") or ()),
-        }
+    def memory_reinforce(self, arguments: JsonInObject) -> JsonObject:
+        args = parse(arguments, ReinforceArgs)
+        paths = [strip_path(p) for p in args.paths]
+        result = self.link.run(calls.reinforce(paths, signal=args.signal))
+        return {"bumped": [*result.bumped], "cooled_down": [*result.cooled_down]}
 
-    def trace_search(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        limit = max(1, min(int(args.get("limit") or 10), 100))
-        found = self.link.run(calls.traces_search(args["query"], limit=limit))
-        cwd = args.get("cwd")
-        since = args.get("since")
-        sessions = []
+    def trace_search(self, arguments: JsonInObject) -> JsonObject:
+        args = parse(arguments, TraceSearchArgs)
+        limit = max(1, min(args.limit or 10, 100))
+        found = self.link.run(calls.traces_search(args.query, limit=limit))
+        cwd = args.cwd
+        since = args.since
+        sessions: list[JsonValue] = []
         for hit in found.hits:
             if cwd is not None and hit.cwd != cwd:
                 continue
@@ -402,12 +402,12 @@ class Tools(WriteTools):
             )
         return {"sessions": sessions}
 
-    def trace_links(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        session_id = args.get("session_id")
-        path = args.get("path")
+    def trace_links(self, arguments: JsonInObject) -> JsonObject:
+        args = parse(arguments, TraceLinksArgs)
+        session_id, path = args.session_id, args.path
         if session_id is None and path is None:
             raise ToolFailure("ERR_INVALID_MEMORY", "trace links needs a session_id or a path")
-        links: list[dict[str, Any]] = []
+        links: list[JsonObject] = []
         if session_id is not None:
             try:
                 memories = self.link.run(calls.traces_show(session_id)).memories
@@ -420,34 +420,34 @@ class Tools(WriteTools):
             links.extend(self._links_for_path(strip_path(str(path))))
         if session_id is not None and path is not None:
             links = [row for row in links if row["path"] == strip_path(str(path))]
-        return {"links": links}
+        return {"links": [*links]}
 
-    def _links_for_path(self, path: str) -> list[dict[str, Any]]:
+    def _links_for_path(self, path: str) -> list[JsonObject]:
         """The state plane's ``memory_session_links`` rows for ``path``, read by the daemon."""
         links = self.link.run(calls.traces_links(path)).links
         return [msgspec.to_builtins(row) for row in links]
 
 
-def list_request(args: Mapping[str, Any]) -> ListRequest:
+def list_request(arguments: JsonInObject) -> ListRequest:
     """memhtml's ``memory_list`` arguments as the daemon's ``list`` request."""
-    memory_type = args.get("memory_type")
+    args = parse(arguments, ListArgs)
     return ListRequest(
-        types=None if memory_type is None else [memory_type],
-        workspace=args.get("workspace"),
-        tags=None if args.get("tag") is None else [args["tag"]],
-        entity=args.get("entity"),
-        facets=args.get("facets") or None,
-        para=args.get("para"),
-        include_archived=bool(args.get("include_archived")),
-        limit=max(1, min(int(args.get("limit") or LIST_DEFAULT), LIST_MAX)),
-        cursor=args.get("cursor"),
+        types=None if args.memory_type is None else [args.memory_type],
+        workspace=args.workspace,
+        tags=None if args.tag is None else [args.tag],
+        entity=args.entity,
+        facets=args.facets or None,
+        para=args.para,
+        include_archived=bool(args.include_archived),
+        limit=max(1, min(args.limit or LIST_DEFAULT, LIST_MAX)),
+        cursor=args.cursor,
     )
 
 
 _NEIGHBOR_FIELDS = ("nodes", "edges", "node_limit", "dropped_node_count", "scan_saturated")
 
 
-def _link_row(m: SessionMemory, session_id: str) -> dict[str, Any]:
+def _link_row(m: SessionMemory, session_id: str) -> JsonObject:
     return {
         "path": m.path,
         "session_id": session_id,
@@ -458,20 +458,8 @@ def _link_row(m: SessionMemory, session_id: str) -> dict[str, Any]:
     }
 
 
-def _last_sleep(latest: SleepStatusAnswer | None) -> dict[str, Any] | None:
+def _last_sleep(latest: SleepStatusAnswer | None) -> JsonObject | None:
     """The daemon's ``status.last_sleep`` in memhtml's ``memory_status`` shape."""
     if latest is None or not latest.run_id:
         return None
     return {"run_id": latest.run_id, "status": latest.status, "started_at": latest.started_at}
-
-
-def _scope_narrows(args: Mapping[str, Any]) -> bool:
-    """Whether a search's scope can empty it (memhtml's ``scopeNarrows``): a type, workspace,
-    tag, entity or facet was asked for."""
-    return bool(
-        args.get("memory_types")
-        or args.get("workspace")
-        or any(str(tag).strip() for tag in args.get("tags") or ())
-        or args.get("entity")
-        or any("=" in str(facet) for facet in args.get("facets") or ())
-    )

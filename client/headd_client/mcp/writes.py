@@ -11,12 +11,18 @@ agent; a moved branch alone never does.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
+from headd.ops import Op
+from headd.wire.answers import WireRecord
+from headd_client import calls
 from headd_client.mcp.failures import ToolFailure
 from headd_client.mcp.spawn import DaemonLink
+
+if TYPE_CHECKING:
+    from headd.store.results import ApplyResult, Contradiction, Violation
 
 #: How many times a commit is rebased onto a moved branch before the bridge gives up.
 REBASE_ATTEMPTS = 32
@@ -38,11 +44,6 @@ class Provenance:
     prompt_id: str | None = None
     turn: str | None = None
 
-    def params(self) -> dict[str, Any]:
-        if self.session_id is None:
-            return {}
-        return {"session_id": self.session_id, "prompt_id": self.prompt_id, "turn": self.turn}
-
 
 @dataclass
 class Landed:
@@ -51,26 +52,26 @@ class Landed:
     sha: str | None
     paths: tuple[str, ...] = ()
     deduped: dict[int, str] = field(default_factory=dict)
-    contradictions: tuple[Mapping[str, Any], ...] = ()
+    contradictions: tuple[Contradiction, ...] = ()
 
 
-def violation_failure(violation: Mapping[str, Any]) -> ToolFailure:
-    kind = str(violation.get("kind"))
+def violation_failure(violation: Violation) -> ToolFailure:
+    kind = violation.kind
     code = _KIND_CODES.get(kind, "ERR_INVALID_MEMORY")
-    path = violation.get("path") or violation.get("existing") or ""
-    reasons = list(violation.get("reasons") or ())
+    path = violation.path or violation.existing or ""
+    reasons = list(violation.reasons)
     if kind == "duplicate":
-        message = f"the same content is already active at {violation.get('existing')}"
+        message = f"the same content is already active at {violation.existing}"
     elif kind == "claim-edit":
         message = f"write conflict on {path}: an active memory with other content holds it"
     elif kind == "worktree-dirty":
-        message = f"the store's work tree has uncommitted edits at {', '.join(violation.get('paths') or ())}"
+        message = f"the store's work tree has uncommitted edits at {', '.join(violation.paths)}"
     elif kind == "batch-cap":
-        message = f"a batch holds at most {violation.get('cap')} ops, not {violation.get('count')}"
+        message = f"a batch holds at most {violation.cap} ops, not {violation.count}"
     elif kind == "too-large":
         message = (
-            f"too large: the memory is {violation.get('count')} bytes and the limit is"
-            f" {violation.get('cap')} bytes; keep one fact, put the rest in a file and link it"
+            f"too large: the memory is {violation.count} bytes and the limit is"
+            f" {violation.cap} bytes; keep one fact, put the rest in a file and link it"
         )
     elif reasons:
         message = "invalid memory: " + "; ".join(str(r) for r in reasons)
@@ -87,54 +88,58 @@ class WriteSession:
         self.session: str | None = None
 
     def __enter__(self) -> WriteSession:
-        opened = self.link.call("session.open", {})
-        self.session = str(opened["session"])
+        self.session = self.link.run(calls.session_open()).session
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.session is not None:
             # a closed or vanished session leaves nothing to clean
             with contextlib.suppress(Exception):
-                self.link.call("session.close", {"session": self.session}, idempotent=False)
+                self.link.run(calls.session_close(self.session), idempotent=False)
 
-    def apply(self, ops: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def _id(self) -> str:
+        if self.session is None:
+            raise ToolFailure("ERR_INTERNAL", "the write session is not open")
+        return self.session
+
+    def apply(self, ops: Sequence[Op]) -> ApplyResult:
         """Append ``ops``; the daemon's answer (``violations`` non-empty means none appended)."""
-        return dict(
-            self.link.call(
-                "session.apply", {"session": self.session, "ops": list(ops)}, idempotent=False
-            )
-        )
+        return self.link.run(calls.session_apply(self._id(), list(ops)), idempotent=False)
 
-    def read(self, path: str) -> Any:
+    def read(self, path: str) -> WireRecord | None:
         """The record ``path`` holds in this session's view, or None."""
-        return self.link.call("read", {"path": path, "session": self.session}).get("record")
+        return self.link.run(calls.read(path, session=self.session)).record
 
     def commit(self, message: str, provenance: Provenance | None = None) -> Landed:
-        params: dict[str, Any] = {"session": self.session, "message": message}
-        if provenance is not None:
-            params.update(provenance.params())
+        given = provenance if provenance is not None and provenance.session_id else Provenance()
+        commit = calls.session_commit(
+            self._id(),
+            message=message,
+            session_id=given.session_id,
+            prompt_id=given.prompt_id,
+            turn=given.turn,
+        )
         for _ in range(REBASE_ATTEMPTS):
-            result = self.link.call("session.commit", params, idempotent=False)
-            outcome = result.get("outcome")
-            if outcome == "committed":
+            result = self.link.run(commit, idempotent=False)
+            if result.outcome == "committed":
                 return Landed(
-                    sha=result.get("sha"),
-                    paths=tuple(result.get("paths") or ()),
-                    deduped={int(d["op"]): str(d["existing"]) for d in result.get("deduped") or ()},
-                    contradictions=tuple(result.get("contradictions") or ()),
+                    sha=result.sha,
+                    paths=result.paths or (),
+                    deduped={d.op: d.existing for d in result.deduped or ()},
+                    contradictions=result.contradictions or (),
                 )
-            if outcome == "refused":
-                raise _first_failure(result.get("violations") or ())
-            rebased = self.link.call("session.rebase", {"session": self.session}, idempotent=False)
-            if rebased.get("violations"):
-                raise _first_failure(rebased["violations"])
+            if result.outcome == "refused":
+                raise _first_failure(result.violations or ())
+            rebased = self.link.run(calls.session_rebase(self._id()), idempotent=False)
+            if rebased.violations:
+                raise _first_failure(rebased.violations)
         raise ToolFailure(
             "ERR_WRITE_CONFLICT",
             f"the branch kept moving: {REBASE_ATTEMPTS} rebases did not land the commit",
         )
 
 
-def _first_failure(violations: Sequence[Mapping[str, Any]]) -> ToolFailure:
+def _first_failure(violations: Sequence[Violation]) -> ToolFailure:
     if not violations:
         return ToolFailure("ERR_WRITE_CONFLICT", "the commit was refused")
     return violation_failure(violations[0])
