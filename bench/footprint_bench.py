@@ -13,6 +13,8 @@
    queries, cycled), after ``--commits`` session commits and after the snapshot write they
    cause; the search round trips give p50/p99; ``status.memory`` (the daemon's own accounting)
    is kept beside;
+   ``cold_use``: the same searches and commits on a fresh copy started from git (no snapshot,
+   no ``.memhtml/headd/``), with the same readings (``--no-cold-use`` skips it);
 3. sizes everything under ``.memhtml/headd/`` and the head snapshot, per memory;
 4. ``--repeat`` more starts from the snapshot: READY's wall and CPU, the first search sent at
    READY, and their medians (the READY the goals judge);
@@ -59,6 +61,7 @@ from bench.support.stores import scifact_queries
 GOALS: dict[int, tuple[Target, ...]] = {
     10_000: (
         Target("rss_mb_after_commits", "MB", 150, True),
+        Target("cold_rss_mb_after_commits", "MB", 150, True),
         Target("hwm_mb", "MB", 250, True),
         Target("state_kb_per_memory", "KB", 6, True),
         Target("snapshot_kb_per_memory", "KB", 2, True),
@@ -370,15 +373,21 @@ def peer(store: Path, queries: list[str], n_search: int) -> dict[str, Any]:
 
 
 def judge(
-    n: int, warm: dict[str, Any], disk: dict[str, Any], ready: dict[str, Any] | None = None
+    n: int,
+    warm: dict[str, Any],
+    disk: dict[str, Any],
+    ready: dict[str, Any] | None = None,
+    cold_use: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The goals of ``n`` judged: the peak includes the snapshot write after the commits, READY
-    is the median of the repeated starts when there were any."""
+    is the median of the repeated starts when there were any; the resident size after the same
+    use is judged after a load from git too (``cold_use``) when it was measured."""
     ready_s = warm["ready_s"]
     if ready and ready.get("median"):
         ready_s = ready["median"]["ready_s"]
     values = {
         "rss_mb_after_commits": warm["after_commits"]["VmRSS"],
+        "cold_rss_mb_after_commits": (cold_use or warm)["after_commits"]["VmRSS"],
         "hwm_mb": warm["after_snapshot_write"]["VmHWM"],
         "state_kb_per_memory": disk["state_kb_per_memory"],
         "snapshot_kb_per_memory": disk["snapshot_kb_per_memory"],
@@ -396,6 +405,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--searches", type=int, default=300)
     parser.add_argument("--commits", type=int, default=5)
     parser.add_argument("--no-peer", action="store_true", help="skip memhtml's MCP server")
+    parser.add_argument(
+        "--no-cold-use",
+        action="store_true",
+        help="skip the searches and commits after a load from git",
+    )
     parser.add_argument(
         "--state",
         type=Path,
@@ -447,10 +461,20 @@ def measure(
     shutil.copytree(store, copy, symlinks=True, ignore=shutil.ignore_patterns("headd"))
     result["cold"] = cold_or_reused(copy, work / "cold", args.state)
     result["warm"] = warm_start(copy, work / "warm", queries, args.searches, args.commits)
+    if not args.no_cold_use:  # the same use after a load from git, on a copy of its own
+        (work / "cold-use").mkdir()
+        fresh = work / "store-cold"
+        shutil.copytree(store, fresh, symlinks=True, ignore=shutil.ignore_patterns("headd"))
+        result["cold_use"] = warm_start(
+            fresh, work / "cold-use", queries, args.searches, args.commits
+        )
+        shutil.rmtree(fresh, ignore_errors=True)
     result["disk"] = state_sizes(copy, args.n)
     if args.repeat:
         result["ready"] = ready_starts(copy, work, args.repeat, queries[0])
-    result["goals"] = judge(args.n, result["warm"], result["disk"], result.get("ready"))
+    result["goals"] = judge(
+        args.n, result["warm"], result["disk"], result.get("ready"), result.get("cold_use")
+    )
     if args.embedder != "off":
         result["vectors"] = vectors_phase(
             copy,

@@ -47,3 +47,18 @@ def test_ready_is_judged_on_the_median_of_the_repeated_starts() -> None:
     assert judge(10_000, warm, disk)["warm_ready_s"]["pass"]
     judged = judge(10_000, warm, disk, ready)["warm_ready_s"]
     assert judged["value"] == 0.6 and not judged["pass"]
+
+
+def test_the_resident_goal_is_judged_after_a_load_from_git_too() -> None:
+    disk = {"state_kb_per_memory": 1.0, "snapshot_kb_per_memory": 1.0}
+    warm = warm_figures(133.4, 140.0, 170.0)
+    cold = warm_figures(150.2, 190.0, 190.0)
+    goals = judge(10_000, warm, disk, None, cold)
+    assert goals["rss_mb_after_commits"]["pass"]
+    assert goals["cold_rss_mb_after_commits"] == {
+        **goals["cold_rss_mb_after_commits"],
+        "value": 150.2,
+    }
+    assert not goals["cold_rss_mb_after_commits"]["pass"]
+    # Without a cold run the warm figure stands for both.
+    assert judge(10_000, warm, disk)["cold_rss_mb_after_commits"]["value"] == 133.4

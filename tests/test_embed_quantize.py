@@ -39,7 +39,7 @@ def test_the_daemons_cache_is_the_machines_so_two_stores_share_one_conversion(
 
 def test_the_cached_name_says_which_weights_and_which_runtime() -> None:
     name = quantize.quantized_name("ab" * 32, "1.32.0")
-    assert name == "all-MiniLM-L6-v2-q8-abababababababab-ort1.32.0.onnx"
+    assert name == "all-MiniLM-L6-v2-q8-fused-abababababababab-ort1.32.0.onnx"
 
 
 @needs_model
@@ -86,3 +86,57 @@ def test_an_unwritable_cache_falls_back_to_a_temp_directory(tmp_path: Path) -> N
     chosen = quantize._writable(blocked / "models")
     assert chosen != blocked / "models" and chosen.name.startswith("headd-models-")
     assert quantize._writable(tmp_path / "ok") == tmp_path / "ok"
+
+
+#: Texts of several lengths: a one-word and a short query, a sentence, an abstract cut at 160.
+FUSION_TEXTS = [
+    "vitamin",
+    "Does aspirin lower the risk of colon cancer?",
+    "The cat sat on the mat while the dog slept by the door.",
+    "Alterations of the architecture of cerebral white matter in the developing human brain "
+    "can affect cortical development and result in functional disabilities. " * 12,
+]
+
+
+@needs_model
+def test_the_fused_model_embeds_the_unfused_models_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnx
+
+    fused_path = quantize.quantized_weights(
+        installed_weights_path(), WEIGHTS_SHA256, tmp_path / "f"
+    )
+    ops = [node.op_type for node in onnx.load(str(fused_path)).graph.node]
+    assert ops.count("MultiHeadAttention") == 6 and ops.count("Gelu") == 6
+    assert "Softmax" not in ops and "Erf" not in ops
+    fused = OnnxEmbedder(model_cache=tmp_path / "f").embed(FUSION_TEXTS)
+    monkeypatch.setattr(quantize, "_fuse", lambda _folded: None)
+    quantize.quantized_weights(installed_weights_path(), WEIGHTS_SHA256, tmp_path / "u")
+    unfused = OnnxEmbedder(model_cache=tmp_path / "u").embed(FUSION_TEXTS)
+    cosines = (fused * unfused).sum(axis=1)
+    assert cosines.min() >= 0.99995, cosines  # float rounding only: the same vector space
+    assert np.abs(fused - unfused).max() < 2e-3
+
+
+def test_a_graph_the_fusion_does_not_know_is_left_as_it_is() -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    from headd.embed.fuse import FusionMismatch, fuse_attention_and_gelu
+
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["attention_mask_f"], ["y"], axis=-1)],
+        "not-bert",
+        [
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [1, 4]),
+            helper.make_tensor_value_info("attention_mask_f", TensorProto.FLOAT, [1, 4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+    )
+    model = helper.make_model(graph)
+    before = model.SerializeToString()
+    with pytest.raises(FusionMismatch):
+        fuse_attention_and_gelu(model)
+    assert model.SerializeToString() == before
+    assert isinstance(onnx.load_from_string(before), onnx.ModelProto)

