@@ -2,7 +2,7 @@
 
     python -m bench.quality_bench --locomo DIR --scifact DIR [--cache-dir DIR]
                                   [--embedder auto|hash|NAME] [--systems a,b,...] [--markdown]
-                                  [--holdout] [--cost N]
+                                  [--holdout] [--cost N] [--passages]
 
 ``--locomo`` (or ``$HEADD_LOCOMO``) is a folder of LoCoMo conversations (``conv-*.json``);
 ``--scifact`` (or ``$HEADD_SCIFACT``) a BEIR SciFact folder (``corpus.jsonl.gz``,
@@ -25,6 +25,10 @@ Data sets, each ranked by every system in the same run:
 ``--cost N`` prints, for each data set, the CPU per query of the default's conversation rules
 (threads and questions about time) over the set copied to ``N`` memories (see
 :func:`rules_cost`).
+
+``--passages`` has every system over the default's vectors (``default``, ``seed-hybrid``, and
+``--holdout``'s grid) rank with chunked vectors: the article cut into passages of 158 word
+pieces, a memory's cosine the best of its rows (:mod:`bench.support.passages`).
 
 ``--holdout`` checks the default's tuned constants on data they are not tuned on, and prints
 that instead: LoCoMo's conversations one left out at a time, SciFact's train queries in two fixed
@@ -65,6 +69,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from bench.support.passages import PassageMatrix, bundled_pieces
 from bench.support.quality_metrics import metric_names, query_scores, summarize
 from headd.head.search import HYBRID, SEED_EXACT, search_head
 from headd.head.vectors import VectorCache, VectorSpace, VersionMatrix, fill_vectors
@@ -284,6 +289,12 @@ class Prepared:
     view: Any
     cache: VectorCache | None
     query_vectors: dict[str, npt.NDArray[np.float32]]
+    #: The vector arm over passages (max-sim), when ``--passages`` asked for it.
+    passages: PassageMatrix | None = None
+
+
+#: ``--passages``: the systems over the default's vectors rank with :class:`PassageMatrix`.
+PASSAGES = False
 
 
 def prepare(corpus: Corpus, embedder: Any | None) -> Prepared:
@@ -294,8 +305,13 @@ def prepare(corpus: Corpus, embedder: Any | None) -> Prepared:
     space = VectorSpace.parse(embedder.space)
     cache = fill_vectors(view, VectorCache.empty(space), embedder).cache
     vectors = embedder.embed([q.text for q in corpus.queries])
+    passages = PassageMatrix.build(view, cache, embedder, bundled_pieces()) if PASSAGES else None
     return Prepared(
-        corpus, view, cache, {q.qid: v for q, v in zip(corpus.queries, vectors, strict=True)}
+        corpus,
+        view,
+        cache,
+        {q.qid: v for q, v in zip(corpus.queries, vectors, strict=True)},
+        passages,
     )
 
 
@@ -304,6 +320,8 @@ def head_ranker(prepared: Prepared, system: str) -> Ranker:
     vectors: Any = (
         None if prepared.cache is None else VersionMatrix.build(prepared.view, prepared.cache)
     )
+    if prepared.passages is not None:
+        vectors = prepared.passages
     if system == "seed-default" and prepared.cache is not None:
         # the seed's default as it shipped: its fusion over article vectors alone (a mapping
         # without title keys gives each record its article's vector)
@@ -743,7 +761,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="CPU per query of the conversation rules, the data set copied to N memories",
     )
+    parser.add_argument(
+        "--passages",
+        action="store_true",
+        help="the vector arm scores each memory by its best passage (max-sim), not by its vector",
+    )
     args = parser.parse_args(argv)
+    global PASSAGES
+    PASSAGES = args.passages
     if args.locomo is None and args.scifact is None:
         parser.error("give --locomo and/or --scifact (or $HEADD_LOCOMO / $HEADD_SCIFACT)")
     systems = [s for s in args.systems.split(",") if s]

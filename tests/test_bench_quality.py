@@ -22,8 +22,10 @@ from bench.quality_bench import (
     rules_cost,
     run_dataset,
 )
+from bench.support.passages import passages_of
 from bench.support.quality_metrics import metric_names, ndcg_at, query_scores, recall_at, summarize
 from headd.embed.hashing import HashingEmbedder
+from headd.head.vectors import VersionMatrix
 
 
 def test_recall_and_ndcg_by_hand() -> None:
@@ -169,3 +171,40 @@ def test_the_rules_cost_is_measured_over_copies_and_leaves_the_rules_in_place(
     assert result["memories"] == 12 and result["queries"] == 2
     assert 0.0 <= result["rules_cpu_ms_per_query"] <= result["cpu_ms_per_query"]
     assert (search.lift_threads, search.favour_times) == (lift, favour)
+
+
+def test_passages_start_where_the_one_before_runs_out_of_pieces() -> None:
+    one_each = lambda _word: 1  # noqa: E731
+    assert passages_of("a b c d e f g", one_each, budget=3) == ["d e f g", "g"]
+    assert passages_of("a b", one_each, budget=3) == []
+    assert passages_of("long a", lambda w: 5 if w == "long" else 1, budget=3) == ["a"]
+
+
+def test_the_passage_arm_scores_a_memory_by_its_best_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory whose answer lies past its first passage: its best row (the passage holding the
+    answer) beats its whole vector, and the ranking over passages puts it first."""
+    import bench.quality_bench as quality_bench
+    from bench.support.stores import scifact_memory, scifact_path
+
+    filler = " ".join(f"filler{i % 37} word{i % 11}." for i in range(200))
+    memories = {
+        scifact_path("1"): scifact_memory(
+            "1", "A long one", f"{filler} Zebras graze quokka fields."
+        ),
+        scifact_path("2"): scifact_memory("2", "A short one", "Zebras are striped."),
+    }
+    query = Query("q1", "zebras graze quokka fields", "all", {scifact_path("1")})
+    corpus = Corpus("scifact", memories, [query])
+    monkeypatch.setattr(quality_bench, "PASSAGES", True)
+    prepared = prepare(corpus, HashingEmbedder())
+    passages = prepared.passages
+    assert passages is not None and len(passages.rows) > 3
+    whole = VersionMatrix.build(prepared.view, prepared.cache)
+    vector = prepared.query_vectors["q1"]
+    best = {path: cosine for cosine, _key, path in passages.ranked(vector, None, 10)}
+    plain = {path: cosine for cosine, _key, path in whole.ranked(vector, None, 10)}
+    assert best[scifact_path("1")] > plain[scifact_path("1")] + 0.1
+    assert best[scifact_path("2")] == pytest.approx(plain[scifact_path("2")])
+    assert head_ranker(prepared, "default")(query)[0] == scifact_path("1")
