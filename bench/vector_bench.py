@@ -19,7 +19,8 @@
   SciFact's abstracts are embedded once for both benches), the daemon's full coverage waited
   for, then hybrid search p50/p99 over the socket (and the daemon's CPU per query), each query
   new to the daemon, so the hybrid figure includes embedding the query; the same queries again
-  (vectors cached) and lexical; and the split of a new query's p50 into embed, search and
+  (vectors cached) and lexical; the daemon's CPU split between its event loop and its other
+  threads (the model's worker); and the split of an unseen query's p50 into embed, search and
   socket. Without full coverage it reports no latency.
 - ``at_10k``: a 10,000-memory store served with ``--embedder hash`` (384 dims, the same matrix
   shape as MiniLM, embedded in seconds): hybrid search p50 over the socket, uncached queries, then the same again (cached); and
@@ -308,6 +309,24 @@ def _process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _loop_and_other_cpu_s(pid: int) -> tuple[float, float]:
+    """CPU seconds of process ``pid``'s main thread (the daemon's event loop) and of its other
+    threads together (the model's worker among them), from each thread's ``/proc`` entry."""
+    loop = other = 0.0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        fields = stat.rpartition(")")[2].split()
+        spent = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if int(tid) == pid:
+            loop += spent
+        else:
+            other += spent
+    return loop, other
+
+
 def real_socket(store: Path, size: int, args: argparse.Namespace) -> dict[str, Any]:
     """Hybrid search over the socket with the local model at ``size`` memories, query embedding
     included; the same queries again (their vectors cached) and lexical, for the split.
@@ -315,8 +334,8 @@ def real_socket(store: Path, size: int, args: argparse.Namespace) -> dict[str, A
     The store's vectors are put in index.db first (:func:`prefill`) and the daemon must report
     full coverage before anything is timed: a figure taken while answers are degraded, or
     while a fill runs beside the searches, would time the wrong thing, so then the bench
-    reports no latency, only the coverage it saw. The split of a new query's wall time:
-    ``embed_ms`` is the daemon's time for a new query less its time for the same query asked
+    reports no latency, only the coverage it saw. The split of an unseen query's wall time:
+    ``embed_ms`` is the daemon's time for an unseen query less its time for the same query asked
     again (answered from the query-vector cache), ``search_ms`` the latter, ``socket_ms`` the
     wall less the daemon's time."""
     if not store.exists():
@@ -352,6 +371,7 @@ def real_socket(store: Path, size: int, args: argparse.Namespace) -> dict[str, A
         ):
             times, took, degraded = [], [], 0
             cpu = _process_cpu_s(pid) if pid is not None else 0.0
+            threads = _loop_and_other_cpu_s(pid) if pid is not None else (0.0, 0.0)
             for text in queries:
                 t = time.perf_counter()
                 answer = served.call("search", query=asked.format(text), vectors=flag)
@@ -361,6 +381,11 @@ def real_socket(store: Path, size: int, args: argparse.Namespace) -> dict[str, A
             if pid is not None:
                 spent = _process_cpu_s(pid) - cpu
                 out[f"daemon_{label}_cpu_ms_per_query"] = round(1000 * spent / len(queries), 3)
+                loop, other = (
+                    round(1000 * (after - before) / len(queries), 3)
+                    for after, before in zip(_loop_and_other_cpu_s(pid), threads, strict=True)
+                )
+                out[f"daemon_{label}_cpu_ms_by_thread"] = {"event_loop": loop, "others": other}
             out[f"socket_{label}_p50_ms"] = p50(times)
             out[f"socket_{label}_p99_ms"] = round(sorted(times)[int(len(times) * 0.99) - 1], 3)
             out[f"daemon_{label}_took_p50_ms"] = p50(took)
