@@ -2,7 +2,7 @@
 
     from headd_client import Client
     with Client(store="~/memhtml") as c:          # or Client("/path/to/head.sock")
-        hits = c.call("search", query="postgres", limit=5)["hits"]
+        hits = c.search("postgres", limit=5).hits  # c.call("search", …) for scripts
 
 Without a path the client finds the store's socket itself (``headd_client.discovery``).
 
@@ -12,7 +12,7 @@ Failures raise the classes of ``headd.errors`` (by their ``ERR_`` code), and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from headd.errors import DaemonUnavailable, ProtocolViolation
 from headd_client.discovery import default_socket
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from headd_client.async_client import AsyncClient
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """``AsyncClient`` on first use: importing asyncio costs the blocking paths (``headctl``,
     its hooks and MCP server, which an agent spawns per session or per prompt) ~0.1 s of CPU."""
     if name == "AsyncClient":

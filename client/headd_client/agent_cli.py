@@ -10,13 +10,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from headd_client.headctl_commands import Subparsers
 
 HOOK_EVENTS = ("session-start", "prompt-submit", "pre-compact", "session-end")
 CLIENTS = ("claude", "codex", "cursor")
 
 
-def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+def register(sub: Subparsers, parser_class: type[argparse.ArgumentParser]) -> None:
     """Add ``mcp``, ``integrations`` and ``hook`` to ``headctl``'s subcommands."""
     p = sub.add_parser("mcp", help="a stdio MCP server answering from the store's daemon")
     p.add_argument("--no-spawn", action="store_true", help="fail instead of starting a daemon")

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from headd.errors import DaemonUnavailable
 from headd_client.discovery import default_socket
@@ -45,7 +45,7 @@ class AsyncClient:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._pump: asyncio.Task[None] | None = None
-        self._pending: dict[int | str | None, asyncio.Future[Any]] = {}
+        self._pending: dict[int | str | None, asyncio.Future[Answer]] = {}
         self._write_lock = asyncio.Lock()
 
     async def connect(self) -> AsyncClient:
@@ -86,16 +86,20 @@ class AsyncClient:
     ) -> None:
         await self.close()
 
-    async def call(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> Any:
+    async def call(
+        self, method: str, params: Mapping[str, object] | None = None, **kw: object
+    ) -> object:
         await self.connect()
         request_id, line = self._protocol.request(method, {**(params or {}), **kw})
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         await self._send(line)
-        answer: Answer = await future
+        answer = await future
         return unwrap(answer)
 
-    async def notify(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> None:
+    async def notify(
+        self, method: str, params: Mapping[str, object] | None = None, **kw: object
+    ) -> None:
         await self.connect()
         await self._send(self._protocol.notification(method, {**(params or {}), **kw}))
 
@@ -132,7 +136,7 @@ class AsyncClient:
 
     if not TYPE_CHECKING:  # the checker reads the declarations above, not this
 
-        def __getattr__(self, name: str) -> Any:
+        def __getattr__(self, name: str) -> object:
             if name.startswith("_"):
                 raise AttributeError(name)
             from headd_client import calls

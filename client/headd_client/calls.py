@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, Generic, Literal, ParamSpec, Protocol, TypeVar
 
 import msgspec
 
@@ -35,6 +35,7 @@ from headd.wire.answers import (
     StatusAnswer,
     VectorsFillAnswer,
 )
+from headd.wire.doctor import DoctorAnswer, DoctorRequest, StatePrune, StatePruneAnswer
 from headd.wire.filter import Filter
 from headd.wire.plane_answers import (
     IndexSearchAnswer,
@@ -43,6 +44,8 @@ from headd.wire.plane_answers import (
     TracesSearchAnswer,
     TracesShowAnswer,
 )
+from headd.wire.publish import PublishAnswer, PublishRequest
+from headd_client.json_types import JsonObject
 
 if TYPE_CHECKING:
     from headd.store.results import (
@@ -56,27 +59,31 @@ if TYPE_CHECKING:
     from headd.wire.remote_answers import SyncAnswer
 
 T = TypeVar("T")
+#: A call's answer type: covariant, so a call answering a ``RecallAnswer`` is a ``Call[object]``
+#: to code that only passes calls on (``headctl``'s command table).
+A = TypeVar("A", covariant=True)
 P = ParamSpec("P")
+F = TypeVar("F", bound=Callable[..., object])
 
 _NAMES: dict[type, str] = {cls: name for name, cls in methods.METHODS.items()}
 
 
-class Call(Generic[T]):
+class Call(Generic[A]):
     """One method, its params as the wire carries them, and the type its answer decodes into."""
 
     __slots__ = ("answer", "method", "params")
 
-    def __init__(self, request: msgspec.Struct, answer: type[T]) -> None:
+    def __init__(self, request: msgspec.Struct, answer: type[A]) -> None:
         self.method = _NAMES[type(request)]
         #: Only the params that differ from their defaults, as a hand-written call sends them.
-        self.params: dict[str, Any] = {
+        self.params: JsonObject = {
             name: msgspec.to_builtins(value)
             for name, value in msgspec.structs.asdict(request).items()
             if value != _default(type(request), name)
         }
         self.answer = answer
 
-    def decode(self, result: Any) -> T:
+    def decode(self, result: object) -> A:
         """``result`` (the answer's decoded JSON) as the call's answer type; an answer that is
         not one is a ProtocolViolation, as an undecodable line is."""
         try:
@@ -85,7 +92,19 @@ class Call(Generic[T]):
             raise ProtocolViolation(f"{self.method} answered another shape: {exc}") from None
 
 
-def _named_like(method: Callable[..., Any], build: Callable[..., Any]) -> Any:
+class SyncRunner(Protocol):
+    """A client whose ``run`` answers at once (``Client``, the MCP bridge's ``DaemonLink``)."""
+
+    def run(self, call: Call[T], /) -> T: ...
+
+
+class AsyncRunner(Protocol):
+    """A client whose ``run`` is a coroutine (``AsyncClient``)."""
+
+    def run(self, call: Call[T], /) -> Awaitable[T]: ...
+
+
+def _named_like(method: F, build: Callable[..., object]) -> F:
     """``method`` with ``build``'s name, docstring and signature (``self`` first), so ``help``
     and ``inspect`` show a client's typed call as the function it runs."""
     signature = inspect.signature(build)
@@ -98,20 +117,22 @@ def _named_like(method: Callable[..., Any], build: Callable[..., Any]) -> Any:
     return method
 
 
-def sync_method(build: Callable[P, Call[T]]) -> Callable[Concatenate[Any, P], T]:
+def sync_method(build: Callable[P, Call[T]]) -> Callable[Concatenate[SyncRunner, P], T]:
     """``build`` as a method of a client whose ``run`` answers at once (``Client``)."""
 
-    def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+    def method(self: SyncRunner, /, *args: P.args, **kwargs: P.kwargs) -> T:
         answer: T = self.run(build(*args, **kwargs))
         return answer
 
     return _named_like(method, build)
 
 
-def async_method(build: Callable[P, Call[T]]) -> Callable[Concatenate[Any, P], Awaitable[T]]:
+def async_method(
+    build: Callable[P, Call[T]],
+) -> Callable[Concatenate[AsyncRunner, P], Awaitable[T]]:
     """``build`` as a method of a client whose ``run`` is a coroutine (``AsyncClient``)."""
 
-    async def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+    async def method(self: AsyncRunner, /, *args: P.args, **kwargs: P.kwargs) -> T:
         answer: T = await self.run(build(*args, **kwargs))
         return answer
 
@@ -146,12 +167,12 @@ TYPED_CALLS = (
 )
 
 
-def _default(cls: type[msgspec.Struct], name: str) -> Any:
+def _default(cls: type[msgspec.Struct], name: str) -> object:
     return _defaults(cls)[name]
 
 
 @functools.cache
-def _defaults(cls: type[msgspec.Struct]) -> dict[str, Any]:
+def _defaults(cls: type[msgspec.Struct]) -> dict[str, object]:
     """Each field's default, read once per class: ``msgspec.structs.fields`` evaluates the
     class's annotations on every call, milliseconds a call for a request of a dozen fields."""
     return {field.name: field.default for field in msgspec.structs.fields(cls)}
@@ -314,6 +335,34 @@ def traces_links(path: str) -> Call[browse.TracesLinksAnswer]:
 
 def state_usage(path: str) -> Call[browse.StateUsageAnswer]:
     return Call(browse.StateUsageRequest(path=path), browse.StateUsageAnswer)
+
+
+# -- memhtml's command line: tasks, entities, the store's health, publishing ---------------------
+
+
+def tasks(request: browse.TasksRequest) -> Call[browse.TasksAnswer]:
+    """``tasks``: the task working set in path order (``headctl task list``)."""
+    return Call(request, browse.TasksAnswer)
+
+
+def entity_activity(request: browse.EntityActivityRequest) -> Call[browse.EntityActivityAnswer]:
+    """``entity.activity``: every entity with its file count, newest first."""
+    return Call(request, browse.EntityActivityAnswer)
+
+
+def doctor(*, today: str | None = None) -> Call[DoctorAnswer]:
+    """``doctor``: the store's findings at the tip (``headctl doctor``)."""
+    return Call(DoctorRequest(today=today), DoctorAnswer)
+
+
+def state_prune(paths: list[str]) -> Call[StatePruneAnswer]:
+    """``state.prune``: delete the state rows of ``paths`` (the orphans ``doctor`` found)."""
+    return Call(StatePrune(paths=paths), StatePruneAnswer)
+
+
+def publish() -> Call[PublishAnswer]:
+    """``publish``: every listing and the sitemap regenerated and committed."""
+    return Call(PublishRequest(), PublishAnswer)
 
 
 # -- the SQLite plane's reads and the remote -----------------------------------------------

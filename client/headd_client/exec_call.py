@@ -5,7 +5,9 @@ under memhtml's ``exec.report`` keys (``corpusMount``, ``sha``, ``exitCode``, ``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from headd_client.json_types import JsonObject
 
 if TYPE_CHECKING:
     from headd.wire.answers import ExecAnswer
@@ -28,7 +30,7 @@ def exec_call(script: str, timeout_ms: int, sha: str | None) -> Call[ExecAnswer]
     return Call(Exec(script=script, at=sha, timeout_ms=timeout_ms), ExecAnswer)
 
 
-def report_of(answer: ExecAnswer, timeout_ms: int) -> dict[str, Any]:
+def report_of(answer: ExecAnswer, timeout_ms: int) -> JsonObject:
     """The answer under memhtml's ``exec.report`` keys."""
     return {
         "corpusMount": CORPUS_MOUNT,

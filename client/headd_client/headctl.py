@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import msgspec
 
@@ -59,6 +59,7 @@ from headd_client.headctl_commands import (
     build_parser,
     register,
 )
+from headd_client.json_types import JsonIn, JsonInObject, JsonObject, JsonValue
 from headd_client.store_check import store_problem
 from headd_client.sync_client import Client
 
@@ -113,7 +114,7 @@ __all__ = ["COMMANDS", "Command", "build_parser", "main", "register", "run"]
 # -- running without a daemon -------------------------------------------------------------
 
 
-def gate_in_process(store: Path, params: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+def gate_in_process(store: Path, params: JsonInObject) -> tuple[JsonObject, str]:
     """The gate computed here, when no daemon serves the store: (report, failure line)."""
     from headd_client.local_gate import run_gate
 
@@ -127,7 +128,7 @@ def _local_methods() -> frozenset[str]:
 
 
 def plane_in_process(
-    store: Path, method: str, params: Mapping[str, Any], environ: Mapping[str, str]
+    store: Path, method: str, params: JsonInObject, environ: Mapping[str, str]
 ) -> object:
     """A plane method answered here, when no daemon serves the store: the Struct the daemon
     would have answered."""
@@ -162,14 +163,15 @@ def progress(method: str, stderr: TextIO) -> Iterator[None]:
         ticker.join()
 
 
-def describe_gate(report: Mapping[str, Any]) -> str:
+def describe_gate(report: JsonIn) -> str:
     from headd_client.local_gate import describe
 
     return describe(report)
 
 
-def _to_plain(value: Any) -> Any:
-    return msgspec.json.decode(msgspec.json.encode(value))
+def _to_plain(value: object) -> JsonValue:
+    plain: JsonValue = msgspec.json.decode(msgspec.json.encode(value))
+    return plain
 
 
 # -- failures -----------------------------------------------------------------------------
@@ -211,16 +213,17 @@ def _one_line(text: str) -> str:
 
 
 def answer_failure(
-    method: str, result: Any, params: Mapping[str, Any] | None = None
+    method: str, result: JsonValue, params: Mapping[str, JsonValue] | None = None
 ) -> Failure | None:
     """The failure an answer stands for, else None.
 
     ``session.apply`` with violations appended nothing, ``session.commit`` answered
     ``refused`` or ``rebase-needed``, ``read`` found nothing: answers, not errors, on the wire,
     but a script running ``headctl`` needs a non-zero exit to notice. Kinds are named, never
-    file content.
+    file content. The answer is read as the JSON ``--json`` prints: the session results' types
+    live with the store, whose import loads git.
     """
-    if not isinstance(result, Mapping):
+    if not isinstance(result, dict):
         return None
     if method == "read" and result.get("record") is None:
         return Failure(
@@ -229,8 +232,9 @@ def answer_failure(
             f"(at {str(result.get('sha'))[:12]})",
             details={"path": (params or {}).get("path"), "sha": result.get("sha")},
         )
-    violations = result.get("violations") or []
-    kinds = ", ".join(sorted({str(v.get("kind")) for v in violations if isinstance(v, Mapping)}))
+    listed = result.get("violations")
+    violations = [v for v in listed if isinstance(v, dict)] if isinstance(listed, list) else []
+    kinds = ", ".join(sorted({str(v.get("kind")) for v in violations}))
     if method == "sleep.merge" and not result.get("merged", False):
         return Failure(DiscriminationFailed.code, f"sleep merge refused: {result.get('reason')}")
     if method == "session.apply" and violations:
@@ -240,7 +244,8 @@ def answer_failure(
         if outcome == "refused":
             return Failure(InvalidMemory.code, f"commit refused ({kinds})")
         if outcome == "rebase-needed":
-            overlapping = len(result.get("overlapping") or [])
+            paths = result.get("overlapping")
+            overlapping = len(paths) if isinstance(paths, list) else 0
             conflicts = f", {kinds} at the tip" if kinds else ""
             return Failure(
                 WriteConflict.code,
@@ -264,7 +269,7 @@ def sync_failure(result: object) -> Failure | None:
     return Failure(GitFailure.code, f"the round with the remote failed ({_one_line(reason)})")
 
 
-def session_refusal(method: str, result: Any) -> str | None:
+def session_refusal(method: str, result: JsonValue) -> str | None:
     """The one failure line for a session write that did not happen, else None."""
     failure = answer_failure(method, result) if method.startswith("session.") else None
     return None if failure is None else f"{failure.code}: {failure.message}"
@@ -387,7 +392,7 @@ def _call_and_show(
     command: Command,
     args: argparse.Namespace,
     ctx: Context,
-    request: tuple[str, Params] | Call[Any],
+    request: tuple[str, Params] | Call[object],
     connect: Callable[[Path, float], Client] | None,
 ) -> int:
     """Make the command's call (a typed one answers its Struct) and show the answer."""
@@ -398,24 +403,25 @@ def _call_and_show(
     params = {k: v for k, v in params.items() if v is not None}
     make = connect or (lambda path, timeout: Client(path, timeout=timeout))
     failure_line = ""
-    result: Any
+    answer: object
     try:
         with progress(method, ctx.stderr), make(ctx.socket, args.timeout) as client:
-            result = client.call(method, params) if typed is None else client.run(typed)
+            answer = client.call(method, params) if typed is None else client.run(typed)
         if method == "gate":
-            failure_line = describe_gate(result)
+            failure_line = describe_gate(_to_plain(answer))
     except DaemonUnavailable:
         if method == "gate":
-            result, failure_line = gate_in_process(ctx.store, params)
+            answer, failure_line = gate_in_process(ctx.store, params)
         elif method in _local_methods():
             with progress(method, ctx.stderr):
-                result = plane_in_process(ctx.store, method, params, ctx.environ)
+                answer = plane_in_process(ctx.store, method, params, ctx.environ)
         else:
             raise
-    failure = sync_failure(result) if method == "sync" else None
-    result = command.select(_to_plain(result), args)
+    failure = sync_failure(answer) if method == "sync" else None
+    result = command.select(_to_plain(answer), args)
     failure = failure or answer_failure(method, result, params)
-    if method == "gate" and not result.get("passed", False):
+    passed = isinstance(result, dict) and result.get("passed", False)
+    if method == "gate" and not passed:
         failure = Failure(DiscriminationFailed.code, failure_line)
     if args.json:
         if failure is None or method in ("gate", "session.apply", "session.commit", "sleep.merge"):

@@ -17,11 +17,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeAlias
 
 from headd import installed_version
 from headd.memfile.vocabulary import MEMORY_TYPES
 from headd_client import headctl_output as show
+from headd_client.headctl_output import Shower
+from headd_client.json_types import JsonIn, JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from headd.wire.plane_answers import (
@@ -68,11 +70,10 @@ class _Parser(argparse.ArgumentParser):
 
 # -- the command table --------------------------------------------------------------------
 
-Params = dict[str, Any]
+Params = JsonObject
 #: A command's method call: its name and params, or a typed call (``headd_client.calls``) whose
 #: answer arrives as its Struct.
-Request = Callable[[argparse.Namespace, "Context"], "tuple[str, Params] | Call[Any]"]
-Shower = Callable[[Any, argparse.Namespace, TextIO], None]
+Request = Callable[[argparse.Namespace, "Context"], "tuple[str, Params] | Call[object]"]
 LocalRun = Callable[[argparse.Namespace, "Context"], int]
 
 
@@ -103,7 +104,7 @@ class Command:
     local: LocalRun | None = None
     description: str | None = None
     #: The part of the answer the command prints (the whole answer by default).
-    select: Callable[[Any, argparse.Namespace], Any] = lambda result, _args: result
+    select: Callable[[JsonValue, argparse.Namespace], JsonValue] = lambda result, _args: result
 
     @property
     def name(self) -> str:
@@ -129,7 +130,7 @@ class Failure(Exception):
     code: str
     message: str
     status: int = EXIT_FAILURE
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, object] = field(default_factory=dict)
 
     def report(self, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
         if as_json:
@@ -142,12 +143,15 @@ class Failure(Exception):
 
 COMMANDS: list[Command] = []
 
+Subparsers: TypeAlias = "argparse._SubParsersAction[_Parser]"
+"""What ``add_subparsers`` returns: the place a hook adds its own subcommands."""
+
 #: Functions that add subcommands to the argparse tree themselves, ``hook(subparsers,
 #: parser_class)``, for commands that own their output and exit status (a stdio server, an
 #: installer): each such subcommand sets ``run_agent`` as its default, called as
 #: ``run_agent(args, store, socket, environ, stdin, stdout, stderr)`` and returning the exit
 #: status. The global options are added to their parsers too, unless they define them.
-PARSER_HOOKS: list[Callable[[Any, type[argparse.ArgumentParser]], None]] = []
+PARSER_HOOKS: list[Callable[[Subparsers, type[argparse.ArgumentParser]], None]] = []
 
 
 def register(command: Command, group_help: str | None = None) -> None:
@@ -168,7 +172,7 @@ class _Tolerant:
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         self._parser = parser
 
-    def add_argument(self, *names: str, **kwargs: Any) -> None:
+    def add_argument(self, *names: str, **kwargs: Any) -> None:  # argparse's own keywords
         taken = self._parser._option_string_actions
         if any(name in taken for name in names):
             return
@@ -181,7 +185,7 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     that defines one of them itself keeps its own."""
     parser = _Tolerant(parser)  # type: ignore[assignment]
 
-    def default(value: Any) -> Any:
+    def default(value: object) -> object:
         return value if top else argparse.SUPPRESS
 
     parser.add_argument(
@@ -226,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(parser, top=True)
     parser.add_argument("--version", action="version", version=f"headctl {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    groups: dict[str, argparse._SubParsersAction[Any]] = {}
+    groups: dict[str, Subparsers] = {}
     for command in _all_commands():
         if len(command.words) == 1:
             leaf = sub.add_parser(
@@ -253,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     ours = set(sub.choices)
     for hook in PARSER_HOOKS:
         hook(sub, _Parser)
-    actions: list[argparse._SubParsersAction[Any]] = [sub, *groups.values()]
+    actions: list[Subparsers] = [sub, *groups.values()]
     for name, child in sub.choices.items():
         if name not in ours:
             for node in _parsers_under(child):
@@ -367,7 +371,7 @@ def _query_text(words: Sequence[str] | None) -> str:
     return query
 
 
-def _filter(args: argparse.Namespace) -> dict[str, Any] | None:
+def _filter(args: argparse.Namespace) -> JsonObject | None:
     """The wire's ``filter`` from the scope flags a command has; None when none is given."""
     scope = {k: getattr(args, k, None) for k in _SCOPE_FIELDS}
     scope = {k: v for k, v in scope.items() if v not in (None, False, [])}
@@ -680,8 +684,15 @@ def _status_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _show_status(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+def _show_status(result: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
     (show.mapping if args.memory else show.status)(result, args, out)
+
+
+def _memory_part(result: JsonValue, args: argparse.Namespace) -> JsonValue:
+    """With ``--memory``, only ``status.memory``: where the daemon's bytes go."""
+    if not args.memory:
+        return result
+    return (result.get("memory") or {}) if isinstance(result, dict) else {}
 
 
 def _fixed(method: str, params: Params | None = None) -> Request:
@@ -703,7 +714,7 @@ def _builtin_commands() -> list[Command]:
             _status_args,
             lambda args, _ctx: ("status", {"memory": True} if args.memory else {}),
             _show_status,
-            select=lambda result, args: (result.get("memory") or {}) if args.memory else result,
+            select=_memory_part,
         ),
         c(("search",), "search the head", _search_args, _search, show.search),
         c(
@@ -917,7 +928,7 @@ def _all_commands() -> list[Command]:
 # -- reading ops --------------------------------------------------------------------------
 
 
-def _read_ops(source: str, stdin: TextIO) -> list[Any]:
+def _read_ops(source: str, stdin: TextIO) -> list[JsonValue]:
     try:
         text = stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except OSError as exc:

@@ -14,11 +14,14 @@ import argparse
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from headd.wire.exec_bounds import EXEC_DEFAULT_TIMEOUT_MS, EXEC_MAX_TIMEOUT_MS
 from headd_client.exec_call import ANSWER_GRACE_S, exec_call, report_of
 from headd_client.sync_client import Client
+
+if TYPE_CHECKING:
+    from headd_client.headctl_commands import Subparsers
 
 HELP = "run a read-only JavaScript traversal over the corpus (code-mode)"
 DESCRIPTION = (
@@ -28,7 +31,7 @@ DESCRIPTION = (
 )
 
 
-def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+def register(sub: Subparsers, parser_class: type[argparse.ArgumentParser]) -> None:
     """Add ``exec`` to ``headctl``'s subcommands. Every usage error is found while parsing
     (the bound, the one source, an unreadable ``--file``), so ``headctl`` reports it as it
     reports any other, and running the command is only the call."""

@@ -12,6 +12,10 @@ and prints a person's summary without ``--json``.
 Without a daemon, a write says how to start one rather than starting one: ``headctl`` is run by
 people and scripts that expect a command to leave no process behind, while the MCP bridge starts
 one because an agent has no way to run a command first.
+
+Each command reads the tool's answer through a Struct of the fields it uses (so a missing or
+mistyped field fails there, not in a format string) and answers a ``TypedDict`` of memhtml's
+output shape: what ``--json`` prints and what the person's summary reads.
 """
 
 from __future__ import annotations
@@ -19,19 +23,31 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, NotRequired, TextIO, TypedDict, TypeVar
+
+import msgspec
 
 from headd.errors import DaemonUnavailable
 from headd.memfile.vocabulary import MEMORY_RELS, MEMORY_TYPES, TASK_RELS
-from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX
+from headd.wire.browse import LIST_DEFAULT, LIST_MAX, NEIGHBORS_MAX, NeighborNode
 from headd_client.headctl_commands import EXIT_OK, Command, Context, UsageError
+from headd_client.json_types import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from headd_client.mcp.tools import Tools
 
 #: The rels ``link`` takes (memhtml's: the memory rels, and the task rels between two tasks),
 #: and those ``neighbors --rel`` narrows to (the memory rels).
 RELS = (*MEMORY_RELS, *TASK_RELS)
 
-Answer = Callable[[Any, argparse.Namespace, Context], dict[str, Any]]
-Human = Callable[[Mapping[str, Any], TextIO], None]
+Out = TypeVar("Out")
+S = TypeVar("S")
+V = TypeVar("V")
+
+
+def _read(answer: object, shape: type[S]) -> S:
+    """The fields of a tool's answer a command uses, checked against ``shape``."""
+    return msgspec.convert(answer, shape, from_attributes=True)
 
 
 def camel(name: str) -> str:
@@ -40,15 +56,20 @@ def camel(name: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
-def camel_keys(row: Mapping[str, Any], keys: Sequence[str] | None = None) -> dict[str, Any]:
+def camel_keys(row: Mapping[str, V], keys: Sequence[str] | None = None) -> dict[str, V]:
     return {camel(k): row[k] for k in (keys if keys is not None else list(row))}
 
 
 # -- running one command --------------------------------------------------------------------
 
 
-def runner(answer: Answer, human: Human) -> Callable[[argparse.Namespace, Context], int]:
-    """The ``local`` runner of a command: the tool's answer over the daemon, shown."""
+def runner(
+    answer: Callable[[Tools, argparse.Namespace, Context], Out],
+    human: Callable[[Out, TextIO], None],
+    plain: Callable[[Out], object] | None = None,
+) -> Callable[[argparse.Namespace, Context], int]:
+    """The ``local`` runner of a command: the tool's answer over the daemon, shown; ``--json``
+    prints ``plain`` of it (the answer itself by default)."""
 
     def run(args: argparse.Namespace, ctx: Context) -> int:
         from headd_client.mcp.failures import ToolFailure
@@ -69,7 +90,8 @@ def runner(answer: Answer, human: Human) -> Callable[[argparse.Namespace, Contex
         finally:
             link.close()
         if args.json:
-            ctx.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+            shown = result if plain is None else plain(result)
+            ctx.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
         else:
             human(result, ctx.stdout)
         return EXIT_OK
@@ -80,7 +102,7 @@ def runner(answer: Answer, human: Human) -> Callable[[argparse.Namespace, Contex
 def _report(
     code: str,
     message: str,
-    details: dict[str, Any],
+    details: Mapping[str, object],
     args: argparse.Namespace,
     ctx: Context,
     *,
@@ -92,14 +114,16 @@ def _report(
     return Failure(code, message, status, details).report(args.json, ctx.stdout, ctx.stderr)
 
 
-def _content_hash(tools: Any, path: str | None) -> str | None:
+def _content_hash(tools: Tools, path: str | None) -> str | None:
+    from headd_client import calls
+
     if path is None:
         return None
-    record = tools.link.call("read", {"path": path})["record"]
-    return None if record is None else record.get("content_hash")
+    record = tools.link.run(calls.read(path)).record
+    return None if record is None else record.content_hash
 
 
-def provenance(args: argparse.Namespace) -> dict[str, Any]:
+def provenance(args: argparse.Namespace) -> dict[str, str | None]:
     return {"session_id": args.session_id, "prompt_id": args.prompt_id, "turn_uuid": args.turn_uuid}
 
 
@@ -138,12 +162,12 @@ def _content_flags(p: argparse.ArgumentParser, *, type_required: bool) -> None:
     )
 
 
-def _content(args: argparse.Namespace) -> dict[str, Any]:
+def _content(args: argparse.Namespace) -> JsonObject:
     """The claim, body and markup of a write or a correction; memhtml's refusals of both or
     neither are the bridge's (``ERR_INVALID_MEMORY``)."""
     if args.claim is None and args.article_html is None:
         raise UsageError("exactly one of --claim or --article-html is required")
-    out: dict[str, Any] = {"title": args.title, "claim": args.claim}
+    out: JsonObject = {"title": args.title, "claim": args.claim}
     if args.article_html is not None:
         out["article_html"] = args.article_html
     else:
@@ -185,8 +209,29 @@ def _write_args(p: argparse.ArgumentParser) -> None:
     provenance_flags(p)
 
 
-def _write(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
-    written = tools.memory_write(
+class WriteDone(msgspec.Struct):
+    """What ``write`` and ``task add`` read of the bridge's ``memory_write`` answer."""
+
+    path: str
+    created: bool
+    deduped: bool
+    existing_path: str | None = None
+    commit_sha: str | None = None
+
+
+class Written(TypedDict):
+    """memhtml's ``write --json``."""
+
+    path: str
+    created: bool
+    deduped: bool
+    existingPath: NotRequired[str | None]
+    commitSha: str | None
+    contentHash: str | None
+
+
+def _write(tools: Tools, args: argparse.Namespace, _ctx: Context) -> Written:
+    answer = tools.memory_write(
         {
             **_content(args),
             "memory_type": args.memory_type,
@@ -200,17 +245,29 @@ def _write(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any
             **provenance(args),
         }
     )
-    out = camel_keys(written, ["path", "created", "deduped"])
-    if written["deduped"]:
-        out["existingPath"] = written["existing_path"]
-    out["commitSha"] = written["commit_sha"]
-    out["contentHash"] = _content_hash(tools, written["path"])
-    return out
+    written = _read(answer, WriteDone)
+    content_hash = _content_hash(tools, written.path)
+    if written.deduped:
+        return {
+            "path": written.path,
+            "created": written.created,
+            "deduped": written.deduped,
+            "existingPath": written.existing_path,
+            "commitSha": written.commit_sha,
+            "contentHash": content_hash,
+        }
+    return {
+        "path": written.path,
+        "created": written.created,
+        "deduped": written.deduped,
+        "commitSha": written.commit_sha,
+        "contentHash": content_hash,
+    }
 
 
-def _show_written(result: Mapping[str, Any], out: TextIO) -> None:
-    if result.get("deduped"):
-        out.write(f"already held at {result['existingPath']} (nothing written)\n")
+def _show_written(result: Written, out: TextIO) -> None:
+    if result["deduped"]:
+        out.write(f"already held at {result.get('existingPath')} (nothing written)\n")
         return
     out.write(f"wrote {result['path']}  commit {str(result['commitSha'])[:12]}\n")
 
@@ -309,10 +366,10 @@ class OpLineError(UsageError):
         self.code = code
 
 
-def parse_op_lines(text: str) -> list[dict[str, Any]]:
+def parse_op_lines(text: str) -> list[JsonObject]:
     """Every line of the stream as a bridge write op, or UsageError naming the first bad line:
     the whole stream is checked before any op runs."""
-    ops: list[dict[str, Any]] = []
+    ops: list[JsonObject] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -346,10 +403,17 @@ def parse_op_lines(text: str) -> list[dict[str, Any]]:
     return ops
 
 
-def _bridge_op(raw: Mapping[str, Any]) -> dict[str, Any]:
-    tags = [*(raw.get("tags") or ()), *([raw["tag"]] if raw.get("tag") else [])]
-    entities = [*(raw.get("entities") or ()), *([raw["entity"]] if raw.get("entity") else [])]
-    op: dict[str, Any] = {
+def _many(value: JsonValue) -> list[JsonValue]:
+    """A list field of an op line (``tags``, ``entities``) as a list; one value is a list of one."""
+    if isinstance(value, list):
+        return value
+    return [value] if value else []
+
+
+def _bridge_op(raw: JsonObject) -> JsonObject:
+    tags = [*_many(raw.get("tags")), *([raw["tag"]] if raw.get("tag") else [])]
+    entities = [*_many(raw.get("entities")), *([raw["entity"]] if raw.get("entity") else [])]
+    op: JsonObject = {
         "title": raw["title"],
         "memory_type": raw["type"],
         "tags": tags or None,
@@ -371,11 +435,11 @@ def _bridge_op(raw: Mapping[str, Any]) -> dict[str, Any]:
     return op
 
 
-def _apply(tools: Any, args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
-    ops = parse_op_lines(_read_stream(args, ctx.stdin))
+def _apply(tools: Tools, args: argparse.Namespace, ctx: Context) -> JsonObject:
+    ops: list[JsonValue] = [*parse_op_lines(_read_stream(args, ctx.stdin))]
     if not ops:
         raise UsageError("the op stream is empty: one JSON object per line")
-    result: dict[str, Any] = tools.memory_write_batch(
+    result: JsonObject = tools.memory_write_batch(
         {
             "ops": ops,
             "continue_on_error": args.continue_on_error,
@@ -388,20 +452,45 @@ def _apply(tools: Any, args: argparse.Namespace, ctx: Context) -> dict[str, Any]
     return result
 
 
-def _show_applied(result: Mapping[str, Any], out: TextIO) -> None:
-    summary = result["summary"]
+class _Summary(msgspec.Struct):
+    written: int
+    deduped: int
+    failed: int
+    skipped: int
+
+
+class _BatchRow(msgspec.Struct):
+    index: int
+    path: str | None = None
+    deduped: bool = False
+    code: str | None = None
+    error: str | None = None
+    skipped: bool = False
+
+
+class _Batch(msgspec.Struct):
+    """What the summary of ``apply`` reads of the bridge's batch answer."""
+
+    summary: _Summary
+    results: list[_BatchRow]
+    commit_sha: str | None = None
+
+
+def _show_applied(result: JsonObject, out: TextIO) -> None:
+    batch = _read(result, _Batch)
+    summary = batch.summary
     out.write(
-        f"{summary['written']} written, {summary['deduped']} deduped, {summary['failed']} "
-        f"failed, {summary['skipped']} skipped"
-        + (f"  commit {str(result['commit_sha'])[:12]}" if result.get("commit_sha") else "")
+        f"{summary.written} written, {summary.deduped} deduped, {summary.failed} "
+        f"failed, {summary.skipped} skipped"
+        + (f"  commit {batch.commit_sha[:12]}" if batch.commit_sha else "")
         + "\n"
     )
-    for row in result["results"]:
-        if row.get("code"):
-            out.write(f"  {row['index']:>4}  {row['code']}: {row['error']}\n")
-        elif row.get("path") and not row.get("skipped"):
-            note = "  (deduped)" if row.get("deduped") else ""
-            out.write(f"  {row['index']:>4}  {row['path']}{note}\n")
+    for row in batch.results:
+        if row.code:
+            out.write(f"  {row.index:>4}  {row.code}: {row.error}\n")
+        elif row.path and not row.skipped:
+            note = "  (deduped)" if row.deduped else ""
+            out.write(f"  {row.index:>4}  {row.path}{note}\n")
 
 
 # -- correct, link, archive -------------------------------------------------------------------
@@ -414,8 +503,23 @@ def _correct_args(p: argparse.ArgumentParser) -> None:
     provenance_flags(p, "records a `corrected` session link")
 
 
-def _correct(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
-    corrected = tools.memory_correct(
+class _CorrectDone(msgspec.Struct):
+    path: str
+    archived: list[str]
+    commit_sha: str | None = None
+
+
+class Corrected(TypedDict):
+    """memhtml's ``correct --json``."""
+
+    path: str
+    archivedPath: str
+    commitSha: str | None
+    contentHash: str | None
+
+
+def _correct(tools: Tools, args: argparse.Namespace, _ctx: Context) -> Corrected:
+    answer = tools.memory_correct(
         {
             **_content(args),
             "target_path": args.target,
@@ -424,15 +528,16 @@ def _correct(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, A
             **provenance(args),
         }
     )
+    corrected = _read(answer, _CorrectDone)
     return {
-        "path": corrected["path"],
-        "archivedPath": corrected["archived"][0],
-        "commitSha": corrected["commit_sha"],
-        "contentHash": _content_hash(tools, corrected["path"]),
+        "path": corrected.path,
+        "archivedPath": corrected.archived[0],
+        "commitSha": corrected.commit_sha,
+        "contentHash": _content_hash(tools, corrected.path),
     }
 
 
-def _show_corrected(result: Mapping[str, Any], out: TextIO) -> None:
+def _show_corrected(result: Corrected, out: TextIO) -> None:
     out.write(
         f"wrote {result['path']}, archived {result['archivedPath']}  "
         f"commit {str(result['commitSha'])[:12]}\n"
@@ -445,16 +550,35 @@ def _link_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dst", metavar="DST", help="the memory it points at")
 
 
-def _link(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
-    linked = tools.memory_link({"src_path": args.src, "rel": args.rel, "dst_path": args.dst})
+class _LinkDone(msgspec.Struct):
+    rel: str
+    src_path: str
+    dst_path: str
+    commit_sha: str | None = None
+
+
+class Linked(TypedDict):
+    """memhtml's ``link --json``."""
+
+    commitSha: str | None
+    srcPath: str
+    dstPath: str
+    rel: str
+
+
+def _link(tools: Tools, args: argparse.Namespace, _ctx: Context) -> Linked:
+    answer = tools.memory_link({"src_path": args.src, "rel": args.rel, "dst_path": args.dst})
+    linked = _read(answer, _LinkDone)
     return {
-        "commitSha": linked["commit_sha"],
-        **camel_keys(linked, ["src_path", "dst_path", "rel"]),
+        "commitSha": linked.commit_sha,
+        "srcPath": linked.src_path,
+        "dstPath": linked.dst_path,
+        "rel": linked.rel,
     }
 
 
-def _show_linked(result: Mapping[str, Any], out: TextIO) -> None:
-    sha = result.get("commitSha")
+def _show_linked(result: Linked, out: TextIO) -> None:
+    sha = result["commitSha"]
     tail = f"  commit {str(sha)[:12]}" if sha else "  (already linked: nothing committed)"
     out.write(f"{result['srcPath']} -{result['rel']}-> {result['dstPath']}{tail}\n")
 
@@ -464,12 +588,27 @@ def _archive_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", required=True, help="why (in the commit message)")
 
 
-def _archive(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
-    moved = tools.memory_archive({"path": args.path, "reason": args.reason})
-    return camel_keys(moved, ["path", "archive_path", "commit_sha"])
+class _ArchiveDone(msgspec.Struct):
+    path: str
+    archive_path: str
+    commit_sha: str | None = None
 
 
-def _show_archived(result: Mapping[str, Any], out: TextIO) -> None:
+class Archived(TypedDict):
+    """memhtml's ``archive --json``."""
+
+    path: str
+    archivePath: str
+    commitSha: str | None
+
+
+def _archive(tools: Tools, args: argparse.Namespace, _ctx: Context) -> Archived:
+    answer = tools.memory_archive({"path": args.path, "reason": args.reason})
+    moved = _read(answer, _ArchiveDone)
+    return {"path": moved.path, "archivePath": moved.archive_path, "commitSha": moved.commit_sha}
+
+
+def _show_archived(result: Archived, out: TextIO) -> None:
     out.write(
         f"archived {result['path']} -> {result['archivePath']}  "
         f"commit {str(result['commitSha'])[:12]}\n"
@@ -512,7 +651,34 @@ def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-archived", action="store_true", help="list archived memories too")
 
 
-def _list(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
+ListCell = str | int | float | bool | list[str] | None
+"""One value of a listed row (``headd.wire.browse.ListedFile``'s fields: text, numbers, flags,
+tags and entities)."""
+
+
+class Listing(TypedDict):
+    """memhtml's ``list --json``: the bridge's rows with camelCase keys, and the next page's
+    cursor."""
+
+    files: list[dict[str, ListCell]]
+    nextCursor: str | None
+
+
+class _ListPage(msgspec.Struct):
+    files: list[dict[str, ListCell]]
+    next_cursor: str | None = None
+
+
+class _ListedRow(msgspec.Struct, rename="camel"):
+    """What the summary of ``list`` shows of a row."""
+
+    path: str
+    title: str
+    memory_type: str
+    archived: bool = False
+
+
+def _list(tools: Tools, args: argparse.Namespace, _ctx: Context) -> Listing:
     answer = tools.memory_list(
         {
             "memory_type": args.memory_type,
@@ -526,19 +692,17 @@ def _list(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]
             "include_archived": args.include_archived,
         }
     )
-    return {
-        "files": [camel_keys(row) for row in answer["files"]],
-        "nextCursor": answer["next_cursor"],
-    }
+    page = _read(answer, _ListPage)
+    return {"files": [camel_keys(row) for row in page.files], "nextCursor": page.next_cursor}
 
 
-def _show_list(result: Mapping[str, Any], out: TextIO) -> None:
-    files = result["files"]
-    width = max((len(f["memoryType"]) for f in files), default=0)
+def _show_list(result: Listing, out: TextIO) -> None:
+    files = _read(result["files"], list[_ListedRow])
+    width = max((len(f.memory_type) for f in files), default=0)
     for row in files:
-        mark = "  (archived)" if row["archived"] else ""
-        out.write(f"{row['memoryType']:<{width}}  {row['path']}  {row['title']}{mark}\n")
-    if result.get("nextCursor"):
+        mark = "  (archived)" if row.archived else ""
+        out.write(f"{row.memory_type:<{width}}  {row.path}  {row.title}{mark}\n")
+    if result["nextCursor"]:
         out.write(f"more: --cursor {result['nextCursor']}\n")
     elif not files:
         out.write("no memories\n")
@@ -563,26 +727,48 @@ def _neighbors_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _neighbors(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
+class _Neighborhood(msgspec.Struct):
+    nodes: list[NeighborNode]
+    edges: int
+    node_limit: int
+    dropped_node_count: int
+    scan_saturated: bool = False
+
+
+class Neighborhood(TypedDict):
+    """memhtml's ``neighbors --json``."""
+
+    center: str
+    depth: int
+    limit: int
+    nodes: list[JsonObject]
+    edges: int
+    nodesDropped: int
+    scanSaturated: bool
+
+
+def _neighbors(tools: Tools, args: argparse.Namespace, _ctx: Context) -> Neighborhood:
     center = args.path.strip().lstrip("/")
-    found = tools.memory_neighbors(
+    answer = tools.memory_neighbors(
         {"path": center, "depth": args.depth, "limit": args.limit, "rels": args.rel}
     )
+    found = _read(answer, _Neighborhood)
     return {
         "center": center,
         "depth": args.depth,
-        "limit": found["node_limit"],
-        "nodes": found["nodes"],
-        "edges": found["edges"],
-        "nodesDropped": found["dropped_node_count"],
-        "scanSaturated": found["scan_saturated"],
+        "limit": found.node_limit,
+        "nodes": [msgspec.to_builtins(node) for node in found.nodes],
+        "edges": found.edges,
+        "nodesDropped": found.dropped_node_count,
+        "scanSaturated": found.scan_saturated,
     }
 
 
-def _show_neighbors(result: Mapping[str, Any], out: TextIO) -> None:
-    for node in result["nodes"]:
-        out.write(f"{node['hop']}  {node['rel']:<18}  {node['path']}  {node['title']}\n")
-    if not result["nodes"]:
+def _show_neighbors(result: Neighborhood, out: TextIO) -> None:
+    nodes = _read(result["nodes"], list[NeighborNode])
+    for node in nodes:
+        out.write(f"{node.hop}  {node.rel:<18}  {node.path}  {node.title}\n")
+    if not nodes:
         out.write(f"no neighbours of {result['center']}\n")
 
 
@@ -594,59 +780,51 @@ def commands() -> list[Command]:
         word: str,
         help_: str,
         arguments: Callable[[argparse.ArgumentParser], None],
-        answer: Answer,
-        human: Human,
+        local: Callable[[argparse.Namespace, Context], int],
     ) -> Command:
-        return Command((word,), help_, arguments, local=runner(answer, human))
+        return Command((word,), help_, arguments, local=local)
 
     return [
         command(
             "write",
             "write one memory: one session, one commit (a duplicate returns its path)",
             _write_args,
-            _write,
-            _show_written,
+            runner(_write, _show_written),
         ),
         command(
             "apply",
             "write many memories from a JSONL op stream: one commit, per-op results",
             _apply_args,
-            _apply,
-            _show_applied,
+            runner(_apply, _show_applied),
         ),
         command(
             "correct",
             "supersede a memory: write the new one and archive the target in one commit",
             _correct_args,
-            _correct,
-            _show_corrected,
+            runner(_correct, _show_corrected),
         ),
         command(
             "link",
             "add a typed link between two memories (idempotent)",
             _link_args,
-            _link,
-            _show_linked,
+            runner(_link, _show_linked),
         ),
         command(
             "archive",
             "move a memory to archive/<year>/ with its archive stamps",
             _archive_args,
-            _archive,
-            _show_archived,
+            runner(_archive, _show_archived),
         ),
         command(
             "list",
             "page through memories in path order, by type, workspace, tag, entity, facet",
             _list_args,
-            _list,
-            _show_list,
+            runner(_list, _show_list),
         ),
         command(
             "neighbors",
             "the memories linked to a memory, either way, one or two hops out",
             _neighbors_args,
-            _neighbors,
-            _show_neighbors,
+            runner(_neighbors, _show_neighbors),
         ),
     ]

@@ -1,25 +1,78 @@
 """How ``headctl`` shows an answer to a person: aligned columns and words, never a dict dump.
 
-Each renderer takes the plain answer (what ``--json`` would print), the parsed arguments and the
-output stream. ``mapping`` is the fallback for answers without a renderer of their own: aligned
-``key  value`` lines, nested mappings indented, lists of rows as a table, ``null`` as ``-`` and
-booleans as ``yes``/``no``. ``--verbose`` adds the full answer under a summary.
+A renderer of a method whose answer the wire types (``headd.wire.answers``,
+``headd.store.results``) takes that Struct, the parsed arguments and the output stream; ``typed``
+makes it a :data:`Shower` of the plain answer (what ``--json`` prints), decoding it first, so a
+renderer reads attributes the type checker knows. ``mapping`` is the fallback for answers without
+a renderer of their own: aligned ``key  value`` lines, nested mappings indented, lists of rows as a
+table, ``null`` as ``-`` and booleans as ``yes``/``no``. ``--verbose`` adds the full answer under
+a summary.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO, TypeVar
+
+import msgspec
+
+from headd_client.json_types import JsonIn, JsonInObject
+
+
+class Later:
+    """A module imported on its first attribute read. The answer types are imported when the
+    first answer is shown, not when ``headctl`` starts: they cost its start about a tenth of its
+    import time, and a command decodes one answer at most."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+if TYPE_CHECKING:
+    from headd.store import results
+    from headd.wire import answers, plane_answers, remote_answers
+    from headd_client.store_init import StoreCreated
+else:
+    answers = Later("headd.wire.answers")
+    plane_answers = Later("headd.wire.plane_answers")
+    results = Later("headd.store.results")
 
 NONE = "-"
 
+Shower = Callable[[JsonIn, argparse.Namespace, TextIO], None]
+"""A renderer of a plain answer: the JSON ``--json`` prints, the parsed arguments, the stream."""
 
-def _short(sha: Any) -> str:
+S = TypeVar("S")
+
+
+def typed(
+    answer: Callable[[], type[S]],
+    show: Callable[[S, argparse.Namespace, TextIO], None],
+    *,
+    verbose: bool = False,
+) -> Shower:
+    """``show`` as a renderer of the plain answer: the answer decoded first into the type
+    ``answer()`` names (the one the daemon encoded it from), and with ``verbose`` the full plain
+    answer under it."""
+
+    def human(result: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
+        show(msgspec.convert(result, answer()), args, out)
+        if verbose:
+            _verbose(result, args, out)
+
+    return human
+
+
+def _short(sha: object) -> str:
     return str(sha)[:12] if sha else NONE
 
 
-def _word(value: Any) -> str:
+def _word(value: object) -> str:
     """One value as a person reads it."""
     if value is None:
         return NONE
@@ -47,7 +100,15 @@ def table(rows: Sequence[Sequence[str]], out: TextIO, indent: str = "") -> None:
         print((indent + "  ".join([*cells, row[-1]])).rstrip(), file=out)
 
 
-def _rows_of(items: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def _objects(value: JsonIn) -> list[JsonInObject] | None:
+    """``value`` when it is a non-empty list of objects (rows of a table), else None."""
+    if not isinstance(value, list) or not value:
+        return None
+    rows = [item for item in value if isinstance(item, Mapping)]
+    return rows if len(rows) == len(value) else None
+
+
+def _rows_of(items: Sequence[JsonInObject]) -> list[list[str]]:
     keys: list[str] = []
     for item in items:
         for key in item:
@@ -58,7 +119,7 @@ def _rows_of(items: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def _print_mapping(value: Mapping[str, Any], out: TextIO, indent: str = "") -> None:
+def _print_mapping(value: JsonInObject, out: TextIO, indent: str = "") -> None:
     width = max((len(key) for key in value), default=0)
     for key, item in value.items():
         if isinstance(item, Mapping):
@@ -67,20 +128,20 @@ def _print_mapping(value: Mapping[str, Any], out: TextIO, indent: str = "") -> N
                 continue
             print(f"{indent}{key}:", file=out)
             _print_mapping(item, out, indent + "  ")
-        elif isinstance(item, list) and item and all(isinstance(x, Mapping) for x in item):
+        elif (rows := _objects(item)) is not None:
             print(f"{indent}{key}:", file=out)
-            table(_rows_of(item), out, indent + "  ")
+            table(_rows_of(rows), out, indent + "  ")
         else:
             print(f"{indent}{key.ljust(width)}  {_word(item)}", file=out)
 
 
-def mapping(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+def mapping(result: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
     """The fallback: any answer, laid out."""
     if isinstance(result, Mapping):
         _print_mapping(result, out)
     elif isinstance(result, list):
-        if result and all(isinstance(x, Mapping) for x in result):
-            table(_rows_of(result), out)
+        if (rows := _objects(result)) is not None:
+            table(_rows_of(rows), out)
         else:
             for item in result:
                 print(_word(item), file=out)
@@ -88,7 +149,7 @@ def mapping(result: Any, args: argparse.Namespace, out: TextIO) -> None:
         print(_word(result), file=out)
 
 
-def _verbose(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+def _verbose(result: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
     if getattr(args, "verbose", False):
         print("", file=out)
         mapping(result, args, out)
@@ -108,117 +169,121 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
-def embedder_line(result: Mapping[str, Any]) -> str:
+def embedder_line(result: answers.StatusAnswer) -> str:
     """The embedder in a few words: which one, and whether it answers yet."""
-    state = result.get("embedder_state") or {}
-    setting = result.get("embedder") or NONE
-    model = state.get("model")
-    phase = state.get("state")
+    state = result.embedder_state
+    setting = result.embedder or NONE
+    model, phase = state.model, state.state
     text = {
         "off": "off: no vectors (lexical and recency only)",
-        "unavailable": f"unavailable: {state.get('reason') or 'unknown'}",
+        "unavailable": f"unavailable: {state.reason or 'unknown'}",
         "idle": "not loaded yet (loads on the first fill or query)",
         "loading": "loading the model",
         "converting": "converting the model to int8 (first use, a few seconds)",
         "ready": "ready",
-        "failed": f"failed: {state.get('error') or 'unknown'}",
-    }.get(str(phase), str(phase) if phase else "")
+        "failed": f"failed: {state.error or 'unknown'}",
+    }.get(phase, phase)
     parts = [setting if model in (None, setting) else f"{setting} ({model})"]
     if text:
         parts.append(text)
-    if phase == "ready" and state.get("load_s") is not None:
-        parts.append(f"(loaded in {state['load_s']:.1f} s)")
+    if phase == "ready" and isinstance(state.load_s, float | int):
+        parts.append(f"(loaded in {state.load_s:.1f} s)")
     return " ".join(parts[:1]) + (": " + " ".join(parts[1:]) if len(parts) > 1 else "")
 
 
-def remote_rows(remote: Any) -> list[list[str]]:
+def remote_rows(remote: remote_answers.RemoteStatus | None) -> list[list[str]]:
     """``status.remote`` as rows: where the branch stands, and the last round's failure (kind,
     message, and for a refused remote commit which commit and path), so a wedged follower never
     looks healthy."""
-    if not isinstance(remote, Mapping):
+    if remote is None:
         return []
     rows = [
         [
             "remote",
-            f"{remote.get('upstream', NONE)}: ahead {remote.get('ahead', 0)}, "
-            f"behind {remote.get('behind', 0)}, last fetch {remote.get('last_fetch_at') or NONE}",
+            f"{remote.upstream}: ahead {remote.ahead}, behind {remote.behind}, "
+            f"last fetch {remote.last_fetch_at or NONE}",
         ]
     ]
-    error = remote.get("last_error")
-    if isinstance(error, Mapping):
-        text = f"{error.get('kind')}: {error.get('message')}"
-        if error.get("commit"):
-            text += f" (commit {_short(error.get('commit'))}, path {error.get('path')!r})"
-        rows.append(["remote error", text + f" at {error.get('at')}"])
-    conflicts = [c for c in remote.get("conflicts") or () if isinstance(c, Mapping)]
-    if conflicts:
-        named = ", ".join(f"{c.get('id')} {c.get('path')}" for c in conflicts)
-        rows.append(["conflicts", f"{len(conflicts)} open: {named} (headctl sync --resolve ID)"])
+    error = remote.last_error
+    if error is not None:
+        text = f"{error.kind}: {error.message}"
+        if error.commit:
+            text += f" (commit {_short(error.commit)}, path {error.path!r})"
+        rows.append(["remote error", text + f" at {error.at}"])
+    if remote.conflicts:
+        named = ", ".join(f"{c.id} {c.path}" for c in remote.conflicts)
+        count = len(remote.conflicts)
+        rows.append(["conflicts", f"{count} open: {named} (headctl sync --resolve ID)"])
     return rows
 
 
-def status(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    if not isinstance(result, Mapping):
-        mapping(result, args, out)
-        return
-    vectors = result.get("vectors") or {}
-    fill = result.get("vector_fill") or {}
-    coverage = vectors.get("coverage")
+def _status(result: answers.StatusAnswer, args: argparse.Namespace, out: TextIO) -> None:
+    vectors, fill = result.vectors, result.vector_fill
     vector_text = NONE
-    if vectors.get("space"):
-        vector_text = f"{vectors['space']}: {vectors.get('entries', 0)} entries"
-        if coverage is not None:
-            vector_text += f", coverage {coverage:.0%}"
-        if fill.get("filling"):
-            vector_text += f" (filling, {fill.get('fill_remaining')} to go)"
-    index = result.get("index") or {}
-    index_text = str(result.get("index_path") or NONE)
-    if isinstance(index, Mapping) and index.get("indexed_sha"):
-        index_text += f" at {_short(index.get('indexed_sha'))}"
-    advanced = result.get("last_advance_ms")
+    if vectors.space:
+        vector_text = f"{vectors.space}: {vectors.entries} entries, coverage {vectors.coverage:.0%}"
+        if fill is not None and fill.filling:
+            vector_text += f" (filling, {fill.fill_remaining} to go)"
+    index_text = str(result.index_path or NONE)
+    if result.index is not None and result.index.indexed_sha:
+        index_text += f" at {_short(result.index.indexed_sha)}"
+    advanced = result.last_advance_ms
     rows = [
-        ["store", str(result.get("store", NONE))],
-        ["ref", f"{result.get('ref', NONE)} at {_short(result.get('sha'))}"],
-        ["memories", f"{result.get('records', 0)} ({result.get('skipped', 0)} files skipped)"],
+        ["store", result.store],
+        ["ref", f"{result.ref} at {_short(result.sha)}"],
+        ["memories", f"{result.records} ({result.skipped} files skipped)"],
         [
             "loaded",
-            f"from {result.get('load_source', NONE)} in {result.get('load_ms', NONE)} ms; "
-            f"{result.get('advances', 0)} advances"
+            f"from {result.load_source} in {result.load_ms} ms; {result.advances} advances"
             + (f", last {advanced} ms" if advanced is not None else ""),
         ],
         ["embedder", embedder_line(result)],
         ["vectors", vector_text],
-        ["sessions", f"{result.get('sessions', 0)} open"],
+        ["sessions", f"{result.sessions} open"],
         ["index", index_text],
-        ["socket", str(result.get("socket") or "inherited from systemd")],
+        ["socket", str(result.socket or "inherited from systemd")],
         [
             "daemon",
-            f"headd {result.get('version', NONE)}, pid {result.get('pid', NONE)}, "
-            f"up {_duration(result.get('uptime_s'))}",
+            f"headd {result.version}, pid {result.pid}, up {_duration(result.uptime_s)}",
         ],
     ]
-    if fill.get("last_error"):
-        rows.append(["fill error", f"{fill.get('last_error_code')}: {fill.get('last_error')}"])
-    rows += remote_rows(result.get("remote"))
+    if fill is not None and fill.last_error:
+        rows.append(["fill error", f"{fill.last_error_code}: {fill.last_error}"])
+    rows += remote_rows(result.remote)
     table(rows, out)
-    _verbose(result, args, out)
+
+
+status = typed(lambda: answers.StatusAnswer, _status, verbose=True)
 
 
 # -- search and recall --------------------------------------------------------------------
 
 
-def search(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    hits = result.get("hits", []) if isinstance(result, Mapping) else []
-    rows = []
-    for rank, hit in enumerate(hits, 1):
-        rows.append(
-            [
-                f"{rank:>2}.",
-                f"{hit.get('score', 0):.4f}",
-                str(hit.get("path")),
-                "+".join(hit.get("arms") or []) or NONE,
-            ]
-        )
+class _ShownHit(msgspec.Struct):
+    path: str | None = None
+    score: float = 0.0
+    title: str | None = None
+    claim: str | None = None
+    arms: list[str] | None = None
+
+
+class _ShownSearch(msgspec.Struct):
+    """What the summary shows of a search answer: the part the head's answer
+    (``SearchAnswer``) and the index plane's (``plane: "index"``) share."""
+
+    sha: str | None = None
+    hits: list[_ShownHit] = []
+    arms: list[str] | None = None
+    degraded: bool = False
+    took_ms: int | float | None = None
+
+
+def _search(result: _ShownSearch, args: argparse.Namespace, out: TextIO) -> None:
+    hits = result.hits
+    rows = [
+        [f"{rank:>2}.", f"{hit.score:.4f}", str(hit.path), "+".join(hit.arms or []) or NONE]
+        for rank, hit in enumerate(hits, 1)
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(3)] if rows else []
     pad = " " * (widths[0] + 2) if widths else ""
     for row, hit in zip(rows, hits, strict=True):
@@ -226,146 +291,166 @@ def search(result: Any, args: argparse.Namespace, out: TextIO) -> None:
             "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3],
             file=out,
         )
-        if hit.get("title"):
-            print(f"{pad}{hit['title']}", file=out)
-        if hit.get("claim"):
-            print(f"{pad}  {hit['claim']}", file=out)
-    arms = "+".join(result.get("arms") or []) if isinstance(result, Mapping) else ""
-    degraded = "; no vector arm (degraded)" if result.get("degraded") else ""
-    took = result.get("took_ms")
+        if hit.title:
+            print(f"{pad}{hit.title}", file=out)
+        if hit.claim:
+            print(f"{pad}  {hit.claim}", file=out)
+    arms = "+".join(result.arms or [])
+    degraded = "; no vector arm (degraded)" if result.degraded else ""
+    took = result.took_ms
     print(
-        f"{len(hits)} hits at {_short(result.get('sha'))} ({arms or NONE}"
+        f"{len(hits)} hits at {_short(result.sha)} ({arms or NONE}"
         + (f", {took} ms" if took is not None else "")
         + f"){degraded}",
         file=out,
     )
-    _verbose(result, args, out)
 
 
-def recall(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+search = typed(lambda: _ShownSearch, _search, verbose=True)
+
+
+def _recall(result: plane_answers.RecallAnswer, args: argparse.Namespace, out: TextIO) -> None:
     """Each entry once: the quoted ones with their text, then the index lines."""
-    entries = result.get("entries") or []
-    for entry in entries:
-        print(f"{entry.get('path')}  {entry.get('title') or ''}".rstrip(), file=out)
-        if entry.get("claim"):
-            print(f"  {entry['claim']}", file=out)
-        body = str(entry.get("body") or "").strip()
-        if body == str(entry.get("claim") or "").strip():
+    for entry in result.entries:
+        print(f"{entry.path}  {entry.title}".rstrip(), file=out)
+        if entry.claim:
+            print(f"  {entry.claim}", file=out)
+        body = entry.body.strip()
+        if body == entry.claim.strip():
             continue  # the quote is the claim itself: shown once
         for line in body.splitlines():
             print(f"    {line}", file=out)
-    lines = result.get("index_lines") or []
+    lines = result.index_lines
     if lines:
         print("also relevant (not quoted):", file=out)
-        table([[str(x.get("path")), str(x.get("title") or "")] for x in lines], out, "  ")
-    truncated = "; truncated to the budget" if result.get("truncated") else ""
+        table([[x.path, x.title] for x in lines], out, "  ")
+    truncated = "; truncated to the budget" if result.truncated else ""
     print(
-        f"{len(entries)} quoted, {len(lines)} listed, {result.get('spent', 0)} chars "
-        f"at {_short(result.get('sha'))}{truncated}",
+        f"{len(result.entries)} quoted, {len(lines)} listed, {result.spent} chars "
+        f"at {_short(result.sha)}{truncated}",
         file=out,
     )
+
+
+recall = typed(lambda: plane_answers.RecallAnswer, _recall)
 
 
 # -- reads --------------------------------------------------------------------------------
 
 
-def read(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    record = result.get("record") or {}
-    entities = record.get("entities") or []
-    links = [f"{x.get('rel')} {x.get('href')}" for x in record.get("links") or []]
+def _read(result: answers.ReadAnswer, args: argparse.Namespace, out: TextIO) -> None:
+    record = result.record
+    if record is None:
+        return
+    links = [f"{x.rel} {x.href}" for x in record.links]
     rows = [
-        ["path", str(record.get("path"))],
-        ["title", str(record.get("title") or NONE)],
-        ["claim", str(record.get("claim") or NONE)],
+        ["path", record.path],
+        ["title", record.title or NONE],
+        ["claim", record.claim or NONE],
         [
             "type",
-            f"{record.get('memory_type')}, {record.get('status')}"
-            + (f", task {record['task_status']}" if record.get("task_status") else ""),
+            f"{record.memory_type}, {record.status}"
+            + (f", task {record.task_status}" if record.task_status else ""),
         ],
-        ["tags", _word(record.get("tags"))],
-        ["entities", _word(entities)],
+        ["tags", _word(list(record.tags))],
+        ["entities", _word(list(record.entities))],
         ["links", "; ".join(links) or NONE],
-        ["updated", _word(record.get("updated_at"))],
-        ["hash", _word(record.get("content_hash"))],
-        ["at", _short(result.get("sha"))],
+        ["updated", _word(record.updated_at)],
+        ["hash", _word(record.content_hash)],
+        ["at", _short(result.sha)],
     ]
     table(rows, out)
-    body = str(record.get("body_text") or "").strip()
+    body = record.body_text.strip()
     if body:
         print("", file=out)
         for line in body.splitlines():
             print(f"  {line}", file=out)
-    _verbose(result, args, out)
 
 
-def resolve(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    chain = result.get("chain") or []
-    if len(chain) > 1:
-        print(" -> ".join(str(x) for x in chain), file=out)
+read = typed(lambda: answers.ReadAnswer, _read, verbose=True)
+
+
+def _resolve(result: answers.ResolveAnswer, args: argparse.Namespace, out: TextIO) -> None:
+    if len(result.chain) > 1:
+        print(" -> ".join(result.chain), file=out)
     else:
-        print(f"{result.get('path')} (already the live memory)", file=out)
+        print(f"{result.path} (already the live memory)", file=out)
 
 
-def paths(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    found = result.get("paths") or []
-    for path in found:
+resolve = typed(lambda: answers.ResolveAnswer, _resolve)
+
+
+def _paths(result: answers.PathsAnswer, args: argparse.Namespace, out: TextIO) -> None:
+    for path in result.paths:
         print(path, file=out)
-    print(f"{len(found)} paths at {_short(result.get('sha'))}", file=out)
+    print(f"{len(result.paths)} paths at {_short(result.sha)}", file=out)
 
 
-def skipped(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    files = result.get("files") or []
-    table([[str(f.get("path")), str(f.get("reason"))] for f in files], out)
-    print(f"{len(files)} files skipped at {_short(result.get('sha'))}", file=out)
+paths = typed(lambda: answers.PathsAnswer, _paths)
 
 
-def advance(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    changed = result.get("changed")
-    count = len(changed) if isinstance(changed, list) else changed
+def _skipped(result: answers.SkippedAnswer, args: argparse.Namespace, out: TextIO) -> None:
+    table([[f.path, f.reason] for f in result.files], out)
+    print(f"{len(result.files)} files skipped at {_short(result.sha)}", file=out)
+
+
+skipped = typed(lambda: answers.SkippedAnswer, _skipped)
+
+
+def _advance(result: answers.AdvanceAnswer, args: argparse.Namespace, out: TextIO) -> None:
     print(
-        f"at {_short(result.get('sha'))} (from {_short(result.get('from'))}, "
-        f"{_word(count)} changed, {result.get('took_ms', NONE)} ms)",
+        f"at {_short(result.sha)} (from {_short(result.from_)}, "
+        f"{_word(result.changed)} changed, {result.took_ms} ms)",
         file=out,
     )
 
 
-def gate(report: Any, args: argparse.Namespace, out: TextIO) -> None:
-    verdict = "passed" if report.get("passed") else "refused"
-    inverted = list(report.get("inversions") or [])
+advance = typed(lambda: answers.AdvanceAnswer, _advance)
+
+
+def gate(report: JsonIn, args: argparse.Namespace, out: TextIO) -> None:
+    """The gate's report as JSON: the daemon's and the in-process one alike."""
+    shown = dict(report) if isinstance(report, Mapping) else {}
+    listed = shown.get("inversions")
+    inverted = list(listed) if isinstance(listed, list) else []
+    verdict = "passed" if shown.get("passed") else "refused"
     print(
-        f"head gate {verdict}: {report.get('probes')} probes, MRR {report.get('mrr_before')} -> "
-        f"{report.get('mrr')} (floor {report.get('floor')}), inversions "
-        f"{report.get('inversions_before')} -> {len(inverted)}",
+        f"head gate {verdict}: {shown.get('probes')} probes, MRR {shown.get('mrr_before')} -> "
+        f"{shown.get('mrr')} (floor {shown.get('floor')}), inversions "
+        f"{shown.get('inversions_before')} -> {len(inverted)}",
         file=out,
     )
     # The verbose table counts the inversions as the summary does and lists them after.
-    shown = {**report, "inversions": len(inverted)}
+    shown["inversions"] = len(inverted)
     if inverted:
         shown["inverted"] = inverted
     _verbose(shown, args, out)
 
 
-def vectors_fill(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    coverage = result.get("coverage")
+def _vectors_fill(result: answers.VectorsFillAnswer, args: argparse.Namespace, out: TextIO) -> None:
     print(
-        f"{result.get('space') or NONE}: {result.get('embedded', 0)} embedded now, "
-        f"{result.get('reused', 0)} reused, {result.get('remaining', 0)} remaining"
-        + (f", coverage {coverage:.0%}" if isinstance(coverage, float | int) else ""),
+        f"{result.space or NONE}: {result.embedded} embedded now, "
+        f"{result.reused} reused, {result.remaining} remaining, coverage {result.coverage:.0%}",
         file=out,
     )
 
 
-def traces_search(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    hits = result.get("hits") or []
+vectors_fill = typed(lambda: answers.VectorsFillAnswer, _vectors_fill)
+
+
+def _traces_search(
+    result: plane_answers.TracesSearchAnswer, args: argparse.Namespace, out: TextIO
+) -> None:
+    hits = result.hits
     rows = [["SESSION", "STARTED", "PROMPTS", "TITLE"]]
     for hit in hits:
-        title = hit.get("ai_title") or hit.get("first_prompt") or ""
+        title = hit.ai_title or hit.first_prompt or ""
         rows.append(
             [
-                str(hit.get("session_id")),
-                str(hit.get("started_at") or NONE),
-                str(hit.get("prompt_count", 0)),
-                " ".join(str(title).split())[:80],
+                hit.session_id,
+                hit.started_at or NONE,
+                str(hit.prompt_count),
+                " ".join(title.split())[:80],
             ]
         )
     if hits:
@@ -373,106 +458,106 @@ def traces_search(result: Any, args: argparse.Namespace, out: TextIO) -> None:
     print(f"{len(hits)} sessions", file=out)
 
 
+traces_search = typed(lambda: plane_answers.TracesSearchAnswer, _traces_search)
+
+
 # -- sessions -----------------------------------------------------------------------------
 
 
-def session_open(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    print(f"{result.get('session')}  (base {_short(result.get('base'))})", file=out)
+def _session_open(result: results.OpenResult, args: argparse.Namespace, out: TextIO) -> None:
+    print(f"{result.session}  (base {_short(result.base)})", file=out)
 
 
-def session_apply(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    violations = result.get("violations") or []
-    if violations:
+def _session_apply(result: results.ApplyResult, args: argparse.Namespace, out: TextIO) -> None:
+    if result.violations:
         print("nothing appended:", file=out)
-        for v in violations:
-            where = v.get("path") or (f"op {v['op']}" if v.get("op") is not None else "")
-            reasons = "; ".join(v.get("reasons") or ()) or v.get("existing") or ""
-            print(f"  {v.get('kind')}  {where}  {reasons}".rstrip(), file=out)
+        for v in result.violations:
+            where = v.path or (f"op {v.op}" if v.op is not None else "")
+            reasons = "; ".join(v.reasons) or v.existing or ""
+            print(f"  {v.kind}  {where}  {reasons}".rstrip(), file=out)
         return
-    deduped = result.get("deduped") or []
+    deduped = result.deduped
     print(
-        f"session {result.get('session')} holds {result.get('ops')} ops"
+        f"session {result.session} holds {result.ops} ops"
         + (f" ({len(deduped)} already in the store)" if deduped else ""),
         file=out,
     )
 
 
-def session_commit(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    outcome = result.get("outcome")
+def _session_commit(result: results.CommitResult, args: argparse.Namespace, out: TextIO) -> None:
+    outcome = result.outcome
     if outcome == "committed":
-        landed = result.get("paths") or []
+        landed = result.paths or ()
         if not landed:
             print(
                 f"nothing to commit: the session changes nothing; no commit made "
-                f"(the branch stays at {_short(result.get('sha'))})",
+                f"(the branch stays at {_short(result.sha)})",
                 file=out,
             )
             return
-        print(f"committed {_short(result.get('sha'))}: {len(landed)} paths", file=out)
+        print(f"committed {_short(result.sha)}: {len(landed)} paths", file=out)
         for path in landed:
             print(f"  {path}", file=out)
-        for c in result.get("contradictions") or []:
-            print(f"  contradicts: {c.get('path')} vs {c.get('against')}", file=out)
+        for c in result.contradictions or ():
+            print(f"  contradicts: {c.path} vs {c.against}", file=out)
         return
     print(f"not committed: {outcome}", file=out)
-    for path in result.get("overlapping") or []:
+    for path in result.overlapping or ():
         print(f"  overlapping: {path}", file=out)
-    for v in result.get("violations") or []:
-        reasons = "; ".join(v.get("reasons") or ())
-        print(f"  {v.get('kind')}  {v.get('path') or ''}  {reasons}".rstrip(), file=out)
+    for v in result.violations or ():
+        reasons = "; ".join(v.reasons)
+        print(f"  {v.kind}  {v.path or ''}  {reasons}".rstrip(), file=out)
 
 
-def session_rebase(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    violations = result.get("violations") or []
+def _session_rebase(result: results.RebaseResult, args: argparse.Namespace, out: TextIO) -> None:
+    violations = result.violations
     print(
-        f"session {result.get('session')} now on {_short(result.get('base'))} with "
-        f"{result.get('ops')} ops"
+        f"session {result.session} now on {_short(result.base)} with {result.ops} ops"
         + (f"; a commit would be refused ({len(violations)} violations)" if violations else ""),
         file=out,
     )
 
 
-def session_close(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    dropped = result.get("dropped_ops", 0)
+def _session_close(result: results.CloseResult, args: argparse.Namespace, out: TextIO) -> None:
+    dropped = result.dropped_ops
     print(
-        f"session {result.get('session')} closed"
+        f"session {result.session} closed"
         + (f", {dropped} uncommitted ops dropped" if dropped else ""),
         file=out,
     )
 
 
-def session_state(info: Mapping[str, Any]) -> str:
+def session_state(info: results.SessionInfo) -> str:
     """Where a session stands, in words: uncommitted ops, a commit in flight, or committed."""
-    ops = int(info.get("ops") or 0)
-    settled = info.get("last_settlement") or {}
-    if info.get("pending"):
-        return f"committing {_short(info['pending'])} (in flight)"
-    if ops:
-        return f"open, {ops} uncommitted ops"
-    if settled:
-        landed = "committed" if settled.get("landed") else "commit not landed"
-        return f"{landed} {_short(settled.get('sha'))}, nothing pending"
+    settled = info.last_settlement
+    if info.pending:
+        return f"committing {_short(info.pending)} (in flight)"
+    if info.ops:
+        return f"open, {info.ops} uncommitted ops"
+    if settled is not None:
+        landed = "committed" if settled.landed else "commit not landed"
+        return f"{landed} {_short(settled.sha)}, nothing pending"
     return "open, empty"
 
 
-def session_list(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    sessions = result.get("sessions") or []
-    if not sessions:
+def _session_list(result: results.ListResult, args: argparse.Namespace, out: TextIO) -> None:
+    if not result.sessions:
         print("no open sessions", file=out)
         return
     rows = [["SESSION", "BASE", "STATE", "UPDATED"]]
-    for info in sessions:
-        rows.append(
-            [
-                str(info.get("session")),
-                _short(info.get("base")),
-                session_state(info),
-                str(info.get("updated_at") or NONE),
-            ]
-        )
+    for info in result.sessions:
+        rows.append([info.session, _short(info.base), session_state(info), info.updated_at or NONE])
     table(rows, out)
 
 
-def init(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+session_open = typed(lambda: results.OpenResult, _session_open)
+session_apply = typed(lambda: results.ApplyResult, _session_apply)
+session_commit = typed(lambda: results.CommitResult, _session_commit)
+session_rebase = typed(lambda: results.RebaseResult, _session_rebase)
+session_close = typed(lambda: results.CloseResult, _session_close)
+session_list = typed(lambda: results.ListResult, _session_list)
+
+
+def init(result: StoreCreated, args: argparse.Namespace, out: TextIO) -> None:
     print(f"created a store at {result['store']} ({_short(result['sha'])})", file=out)
     print(f"  serve it:  headd --store {result['store']}", file=out)

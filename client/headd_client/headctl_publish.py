@@ -11,22 +11,43 @@ and no session may write them (docs/design/mcp.md, "publish").
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from headd_client.headctl_commands import Command, Context
-from headd_client.headctl_memhtml import camel_keys, runner
+from headd_client.headctl_memhtml import runner
+
+if TYPE_CHECKING:
+    from headd_client.mcp.tools import Tools
+
+
+class Published(TypedDict):
+    """memhtml's ``publish.report``, as ``--json`` prints it."""
+
+    root: str
+    artifacts: int
+    written: int
+    paths: list[str]
+    commitSha: str | None
 
 
 def _args(_p: argparse.ArgumentParser) -> None:
     """memhtml's ``publish`` takes no argument and no flag of its own."""
 
 
-def _publish(tools: Any, _args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
-    return camel_keys(tools.link.call("publish", {}))
+def _publish(tools: Tools, _args: argparse.Namespace, _ctx: Context) -> Published:
+    from headd_client import calls
+
+    done = tools.link.run(calls.publish())
+    return {
+        "root": done.root,
+        "artifacts": done.artifacts,
+        "written": done.written,
+        "paths": done.paths,
+        "commitSha": done.commit_sha,
+    }
 
 
-def _show(result: Mapping[str, Any], out: TextIO) -> None:
+def _show(result: Published, out: TextIO) -> None:
     if not result["written"]:
         out.write(f"published: all {result['artifacts']} generated files already current\n")
         return

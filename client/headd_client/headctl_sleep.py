@@ -7,8 +7,19 @@ printed, and with ``--json`` the whole answer), as ``gate`` does.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from typing import Any, TextIO, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TextIO, TypeVar
+
+from headd_client.headctl_output import Later, typed
+from headd_client.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from headd.sleep import merge_report
+    from headd.wire import answers
+else:
+    answers = Later("headd.wire.answers")
+    #: The merge report's gates load the head's search: imported on the first merge shown.
+    merge_report = Later("headd.sleep.merge_report")
 
 C = TypeVar("C")
 
@@ -45,7 +56,7 @@ def _merge_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _run(args: argparse.Namespace, _ctx: object) -> tuple[str, dict[str, Any]]:
+def _run(args: argparse.Namespace, _ctx: object) -> tuple[str, JsonObject]:
     return "sleep.run", {
         "date": args.date,
         "phases": _phases(args.phases),
@@ -53,95 +64,101 @@ def _run(args: argparse.Namespace, _ctx: object) -> tuple[str, dict[str, Any]]:
     }
 
 
-def _counts(counts: dict[str, Any] | None) -> str:
+def _counts(counts: Mapping[str, int] | None) -> str:
     return ", ".join(f"{k} {v}" for k, v in (counts or {}).items()) or "-"
 
 
-def show_report(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+def _report(result: answers.RunReport, args: argparse.Namespace, out: TextIO) -> None:
     print(
-        f"{result.get('run_id')} ({result.get('status')}): {result.get('base', '')[:12]} -> "
-        f"{result.get('head', '')[:12]}",
+        f"{result.run_id} ({result.status}): {result.base[:12]} -> {result.head[:12]}",
         file=out,
     )
-    for phase in result.get("phases") or []:
-        commit = (phase.get("commit") or "")[:12] or "-"
-        detail = phase.get("reason") or _counts(phase.get("counts"))
-        print(f"  {phase['phase']:<20} {phase['status']:<8} {commit:<12}  {detail}", file=out)
+    for phase in result.phases:
+        commit = (phase.commit or "")[:12] or "-"
+        detail = phase.reason or _counts(phase.counts)
+        print(f"  {phase.phase:<20} {phase.status:<8} {commit:<12}  {detail}", file=out)
 
 
-def show_plan(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    verdict = "would change the store" if result.get("would_change") else "would change nothing"
-    print(f"a run at {str(result.get('sha'))[:12]} {verdict}", file=out)
-    for phase, counts in (result.get("phases") or {}).items():
+def _plan(result: answers.SleepPlanAnswer, args: argparse.Namespace, out: TextIO) -> None:
+    verdict = "would change the store" if result.would_change else "would change nothing"
+    print(f"a run at {result.sha[:12]} {verdict}", file=out)
+    for phase, counts in result.phases.items():
         print(f"  {phase:<20} {_counts(counts)}", file=out)
 
 
-def show_review(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    stat = result.get("stat") or {}
-    merged = " (merged)" if result.get("merged") else ""
+def _review(result: answers.SleepReviewAnswer, args: argparse.Namespace, out: TextIO) -> None:
+    stat = result.stat
+    merged = " (merged)" if result.merged else ""
     print(
-        f"{result.get('run_id')}{merged}: {stat.get('files')} files, +{stat.get('insertions')} "
-        f"-{stat.get('deletions')}",
+        f"{result.run_id}{merged}: {stat.files} files, +{stat.insertions} -{stat.deletions}",
         file=out,
     )
-    for commit in result.get("commits") or []:
-        print(f"  {commit['sha'][:12]}  {commit['subject']}", file=out)
-    for item in result.get("files") or []:
-        to = f" -> {item['to']}" if item.get("to") else ""
-        print(f"  {item['kind']:<10} {item['path']}{to}", file=out)
-    if result.get("diff"):
-        out.write(result["diff"])
+    for commit in result.commits:
+        print(f"  {commit.sha[:12]}  {commit.subject}", file=out)
+    for item in result.files:
+        to = f" -> {item.to}" if item.to else ""
+        print(f"  {item.kind:<10} {item.path}{to}", file=out)
+    if result.diff:
+        out.write(result.diff)
 
 
-def show_merge(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    if result.get("merged"):
-        how = "replayed onto main" if result.get("replayed") else "fast-forwarded main"
-        gate = " (gates skipped)" if result.get("skipped_gate") else ""
-        print(f"{result.get('run_id')} merged: {how} to {result['landed'][:12]}{gate}", file=out)
+def _merge(result: merge_report.MergeReport, args: argparse.Namespace, out: TextIO) -> None:
+    if result.merged:
+        how = "replayed onto main" if result.replayed else "fast-forwarded main"
+        gate = " (gates skipped)" if result.skipped_gate else ""
+        print(f"{result.run_id} merged: {how} to {str(result.landed)[:12]}{gate}", file=out)
     else:
-        print(f"{result.get('run_id')} not merged: {result.get('reason')}", file=out)
-    for path in result.get("conflicts") or []:
+        print(f"{result.run_id} not merged: {result.reason}", file=out)
+    for path in result.conflicts:
         print(f"  conflict   {path}", file=out)
-    head = result.get("head_gate")
+    head = result.head_gate
     if head:
         print(
-            f"  head gate      {'passed' if head['passed'] else 'refused'}: MRR "
-            f"{head['mrr_before']} -> {head['mrr']} (floor {head['floor']}), inversions "
-            f"{head['inversions_before']} -> {len(head['inversions'])}",
+            f"  head gate      {'passed' if head.passed else 'refused'}: MRR "
+            f"{head.mrr_before} -> {head.mrr} (floor {head.floor}), inversions "
+            f"{head.inversions_before} -> {len(head.inversions)}",
             file=out,
         )
-    retention = result.get("retention_gate")
+    retention = result.retention_gate
     if retention:
         print(
-            f"  retention gate {'passed' if retention['passed'] else 'refused'}: MRR "
-            f"{retention['mrr_before']} -> {retention['mrr']} (floor {retention['floor']}), "
-            f"inversions {retention['inversions_before']} -> {retention['inversions']}",
+            f"  retention gate {'passed' if retention.passed else 'refused'}: MRR "
+            f"{retention.mrr_before} -> {retention.mrr} (floor {retention.floor}), "
+            f"inversions {retention.inversions_before} -> {retention.inversions}",
             file=out,
         )
-        for probe in retention.get("fell") or []:
-            print(f"    fell       {probe['path']} ({probe['query']!r})", file=out)
-        for path in retention.get("undeclared_evictions") or []:
+        for probe in retention.fell:
+            print(f"    fell       {probe.path} ({probe.query!r})", file=out)
+        for path in retention.undeclared_evictions:
             print(f"    undeclared {path}", file=out)
-        for path in retention.get("used_evicted") or []:
+        for path in retention.used_evicted:
             print(f"    used       {path}", file=out)
 
 
-def show_discard(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+def _discard(result: answers.SleepDiscardAnswer, args: argparse.Namespace, out: TextIO) -> None:
     print(
-        f"{result.get('run_id')} discarded: its branch at {str(result.get('head'))[:12]} is "
+        f"{result.run_id} discarded: its branch at {result.head[:12]} is "
         "deleted; main is unchanged",
         file=out,
     )
 
 
-def show_status(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    if not result.get("run_id"):
+def _status(result: answers.SleepStatusAnswer, args: argparse.Namespace, out: TextIO) -> None:
+    if not result.run_id:
         print("no sleep run yet", file=out)
         return
-    merged = "merged" if result.get("merged") else "awaiting review"
-    print(f"{result['run_id']} ({merged}), {len(result.get('runs') or [])} run(s)", file=out)
-    for phase, counts in (result.get("phases") or {}).items():
+    merged = "merged" if result.merged else "awaiting review"
+    print(f"{result.run_id} ({merged}), {len(result.runs)} run(s)", file=out)
+    for phase, counts in result.phases.items():
         print(f"  {phase:<20} {_counts(counts)}", file=out)
+
+
+show_report = typed(lambda: answers.RunReport, _report)
+show_plan = typed(lambda: answers.SleepPlanAnswer, _plan)
+show_review = typed(lambda: answers.SleepReviewAnswer, _review)
+show_discard = typed(lambda: answers.SleepDiscardAnswer, _discard)
+show_status = typed(lambda: answers.SleepStatusAnswer, _status)
+show_merge = typed(lambda: merge_report.MergeReport, _merge)
 
 
 def commands(c: Callable[..., C]) -> list[C]:

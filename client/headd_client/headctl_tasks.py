@@ -10,21 +10,24 @@ commit, as memhtml does), and ``task list`` and ``entity activity`` are the daem
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO, TypedDict
+
+import msgspec
 
 from headd.memfile.vocabulary import TASK_STATUSES
-from headd.wire.browse import ENTITY_ACTIVITY_DEFAULT, LIST_DEFAULT
-from headd_client.headctl_commands import Command, Context
-from headd_client.headctl_memhtml import (
-    Answer,
-    Human,
-    camel_keys,
-    provenance,
-    provenance_flags,
-    runner,
+from headd.wire.browse import (
+    ENTITY_ACTIVITY_DEFAULT,
+    LIST_DEFAULT,
+    EntityActivityRequest,
+    TasksRequest,
 )
+from headd_client.headctl_commands import Command, Context
+from headd_client.headctl_memhtml import WriteDone, provenance, provenance_flags, runner
+
+if TYPE_CHECKING:
+    from headd_client.mcp.tools import Tools
 
 _DONE = "done"
 
@@ -51,8 +54,20 @@ def _add_args(p: argparse.ArgumentParser) -> None:
     provenance_flags(p, "the session that opened the task")
 
 
-def _add(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
-    written = tools.memory_write(
+class Added(TypedDict):
+    """memhtml's ``task add --json``."""
+
+    path: str
+    created: bool
+    deduped: bool
+    existingPath: str | None
+    taskStatus: str
+    dueAt: str | None
+    commitSha: str | None
+
+
+def _add(tools: Tools, args: argparse.Namespace, _ctx: Context) -> Added:
+    answer = tools.memory_write(
         {
             "title": args.title,
             "claim": args.claim or args.title,
@@ -66,14 +81,19 @@ def _add(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
             **provenance(args),
         }
     )
-    out = camel_keys(written, ["path", "created", "deduped", "existing_path"])
-    out["taskStatus"] = args.status
-    out["dueAt"] = args.due
-    out["commitSha"] = written["commit_sha"]
-    return out
+    written = msgspec.convert(answer, WriteDone)
+    return {
+        "path": written.path,
+        "created": written.created,
+        "deduped": written.deduped,
+        "existingPath": written.existing_path,
+        "taskStatus": args.status,
+        "dueAt": args.due,
+        "commitSha": written.commit_sha,
+    }
 
 
-def _show_added(result: Mapping[str, Any], out: TextIO) -> None:
+def _show_added(result: Added, out: TextIO) -> None:
     if result["deduped"]:
         out.write(f"already held at {result['path']} (nothing written)\n")
         return
@@ -94,7 +114,18 @@ def _status_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", default="", help="why it closed (on the archive commit, for done)")
 
 
-def _status(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
+class Retasked(TypedDict, total=False):
+    """memhtml's ``task status --json`` (``archivePath`` only when the status moved)."""
+
+    path: str
+    taskStatus: str
+    archived: bool
+    archivePath: str | None
+    commitSha: str | None
+    unchanged: bool
+
+
+def _status(tools: Tools, args: argparse.Namespace, _ctx: Context) -> Retasked:
     from headd.memfile.render import format_instant
     from headd.ops import Archive, Op, Retask
     from headd_client.mcp.failures import ToolFailure
@@ -133,13 +164,17 @@ def _status(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, An
             else f"memhtml(task): {args.status} {path}"
         )
         landed = session.commit(message)
-    out: dict[str, Any] = {"path": path, "taskStatus": args.status, "archived": done}
-    out["archivePath"] = moved if done else None
-    out.update(commitSha=landed.sha, unchanged=False)
-    return out
+    return {
+        "path": path,
+        "taskStatus": args.status,
+        "archived": done,
+        "archivePath": moved if done else None,
+        "commitSha": landed.sha,
+        "unchanged": False,
+    }
 
 
-def _show_status(result: Mapping[str, Any], out: TextIO) -> None:
+def _show_status(result: Retasked, out: TextIO) -> None:
     if result["unchanged"]:
         out.write(f"{result['path']} is already {result['taskStatus']} (nothing committed)\n")
         return
@@ -170,43 +205,58 @@ def _list_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-_TASK_KEYS = (
-    "path",
-    "title",
-    "task_status",
-    "workspace",
-    "archived",
-    "updated_at",
-    "blocked_by",
-)
+class ListedTask(TypedDict):
+    path: str
+    title: str
+    taskStatus: str | None
+    workspace: str | None
+    archived: bool
+    updatedAt: str
+    blockedBy: list[str]
+    dueAt: str | None
 
 
-def _list(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
-    answer = tools.link.call(
-        "tasks",
-        {
-            "status": args.status,
-            "workspace": args.workspace,
-            "due_before": args.due_before,
-            "limit": args.limit,
-            "cursor": args.cursor,
-            "include_archived": args.include_archived or None,
-        },
+class TaskPage(TypedDict):
+    """memhtml's ``task list --json``."""
+
+    tasks: list[ListedTask]
+    nextCursor: str | None
+
+
+def _list(tools: Tools, args: argparse.Namespace, _ctx: Context) -> TaskPage:
+    from headd_client import calls
+
+    request = TasksRequest(
+        status=args.status,
+        workspace=args.workspace,
+        due_before=args.due_before,
+        limit=args.limit,
+        cursor=args.cursor,
+        include_archived=args.include_archived,
     )
-    rows = []
-    for task in answer["tasks"]:
-        row = camel_keys(task, _TASK_KEYS)
-        row["dueAt"] = task["due"]
-        rows.append(row)
-    return {"tasks": rows, "nextCursor": answer["next_cursor"]}
+    answer = tools.link.run(calls.tasks(request))
+    rows: list[ListedTask] = [
+        {
+            "path": task.path,
+            "title": task.title,
+            "taskStatus": task.task_status,
+            "workspace": task.workspace,
+            "archived": task.archived,
+            "updatedAt": task.updated_at,
+            "blockedBy": task.blocked_by,
+            "dueAt": task.due,
+        }
+        for task in answer.tasks
+    ]
+    return {"tasks": rows, "nextCursor": answer.next_cursor}
 
 
-def _show_list(result: Mapping[str, Any], out: TextIO) -> None:
+def _show_list(result: TaskPage, out: TextIO) -> None:
     for task in result["tasks"]:
-        due = f"  due {task['dueAt']}" if task.get("dueAt") else ""
+        due = f"  due {task['dueAt']}" if task["dueAt"] else ""
         blocked = f"  blocked by {', '.join(task['blockedBy'])}" if task["blockedBy"] else ""
         out.write(f"{task['taskStatus'] or '-':<8}{task['path']}  {task['title']}{due}{blocked}\n")
-    if result.get("nextCursor"):
+    if result["nextCursor"]:
         out.write(f"more: --cursor {result['nextCursor']}\n")
     elif not result["tasks"]:
         out.write("no tasks\n")
@@ -227,23 +277,45 @@ def _activity_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-archived", action="store_true", help="count archived memories too")
 
 
-def _activity(tools: Any, args: argparse.Namespace, _ctx: Context) -> dict[str, Any]:
-    answer = tools.link.call(
-        "entity.activity",
-        {
-            "type": args.entity_type,
-            "limit": args.limit,
-            "include_archived": args.include_archived or None,
-        },
+class ActiveEntity(TypedDict):
+    entity: str
+    entityType: str
+    entityName: str
+    fileCount: int
+    lastActivityAt: str | None
+    lastWrittenAt: str | None
+
+
+class Activity(TypedDict):
+    """memhtml's ``entity activity --json``."""
+
+    entities: list[ActiveEntity]
+    entityCount: int
+    limit: int
+
+
+def _activity(tools: Tools, args: argparse.Namespace, _ctx: Context) -> Activity:
+    from headd_client import calls
+
+    request = EntityActivityRequest(
+        type=args.entity_type, limit=args.limit, include_archived=args.include_archived
     )
-    return {
-        "entities": [camel_keys(row) for row in answer["entities"]],
-        "entityCount": answer["entity_count"],
-        "limit": answer["limit"],
-    }
+    answer = tools.link.run(calls.entity_activity(request))
+    rows: list[ActiveEntity] = [
+        {
+            "entity": row.entity,
+            "entityType": row.entity_type,
+            "entityName": row.entity_name,
+            "fileCount": row.file_count,
+            "lastActivityAt": row.last_activity_at,
+            "lastWrittenAt": row.last_written_at,
+        }
+        for row in answer.entities
+    ]
+    return {"entities": rows, "entityCount": answer.entity_count, "limit": answer.limit}
 
 
-def _show_activity(result: Mapping[str, Any], out: TextIO) -> None:
+def _show_activity(result: Activity, out: TextIO) -> None:
     for row in result["entities"]:
         out.write(f"{row['lastActivityAt'] or '-':<21}{row['fileCount']:>5}  {row['entity']}\n")
     if not result["entities"]:
@@ -257,39 +329,34 @@ def commands() -> list[Command]:
     def command(
         words: tuple[str, ...],
         help_: str,
-        arguments: Any,
-        answer: Answer,
-        human: Human,
+        arguments: Callable[[argparse.ArgumentParser], None],
+        local: Callable[[argparse.Namespace, Context], int],
     ) -> Command:
-        return Command(words, help_, arguments, local=runner(answer, human))
+        return Command(words, help_, arguments, local=local)
 
     return [
         command(
             ("task", "add"),
             "open a task: a task memory under projects/<ws>/tasks/ or areas/inbox/tasks/",
             _add_args,
-            _add,
-            _show_added,
+            runner(_add, _show_added),
         ),
         command(
             ("task", "status"),
             "move a task's status (done stamps and archives it, in one commit)",
             _status_args,
-            _status,
-            _show_status,
+            runner(_status, _show_status),
         ),
         command(
             ("task", "list"),
             "the task working set: a scan in path order with blockers, never ranked",
             _list_args,
-            _list,
-            _show_list,
+            runner(_list, _show_list),
         ),
         command(
             ("entity", "activity"),
             "every entity with its file count and last activity, newest first",
             _activity_args,
-            _activity,
-            _show_activity,
+            runner(_activity, _show_activity),
         ),
     ]

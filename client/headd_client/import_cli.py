@@ -16,16 +16,22 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import msgspec
 
 from headd.errors import DaemonUnavailable, HeaddError
+from headd_client.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from headd.head.indexes import IndexedView
+    from headd.importers.run import Report, Sink
+    from headd_client.headctl_commands import Subparsers
 
 DISABLE_AUTO_MEMORY = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
 
 
-def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+def register(sub: Subparsers, parser_class: type[argparse.ArgumentParser]) -> None:
     from headd.importers.sources import SOURCES
 
     p = sub.add_parser("import", help="bring memories kept by another tool into the store")
@@ -89,15 +95,22 @@ class LocalSink:
 
         self.manager = SessionManager(store)
 
-    def _view(self) -> Any:
+    def _view(self) -> IndexedView | None:
+        from headd.head.indexes import IndexedView
         from headd.store import git_io
 
         repo = git_io.open_repo(self.manager.store)
         sha = git_io.resolve_ref(repo, self.manager.ref)
-        return None if sha is None else self.manager.versions.version(sha)
+        if sha is None:
+            return None
+        view = self.manager.versions.version(sha)
+        assert isinstance(view, IndexedView)  # the store's versions are the head's
+        return view
 
-    def call(self, method: str, params: Mapping[str, Any]) -> Any:
-        from headd.ops import Op
+    def call(self, method: str, params: Mapping[str, object]) -> object:
+        """``params`` decoded into the wire's request for ``method``, as the daemon decodes
+        them, and the answer as its plain JSON."""
+        from headd.wire import methods
         from headd.wire.answers import wire_record_or_none
 
         m = self.manager
@@ -105,24 +118,28 @@ class LocalSink:
             case "session.open":
                 return msgspec.to_builtins(m.open())
             case "session.apply":
-                ops = msgspec.convert(params["ops"], list[Op])
-                return msgspec.to_builtins(m.apply(params["session"], ops))
+                apply = msgspec.convert(params, methods.SessionApply)
+                return msgspec.to_builtins(m.apply(apply.session, apply.ops))
             case "session.commit":
-                return msgspec.to_builtins(m.commit(params["session"], params.get("message")))
+                commit = msgspec.convert(params, methods.SessionCommit)
+                return msgspec.to_builtins(m.commit(commit.session, commit.message))
             case "session.close":
-                return msgspec.to_builtins(m.close(params["session"]))
+                close = msgspec.convert(params, methods.SessionClose)
+                return msgspec.to_builtins(m.close(close.session))
             case "by_entity":
+                entity = msgspec.convert(params, methods.ByEntity).entity
                 view = self._view()
-                return {"paths": [] if view is None else list(view.by_entity(params["entity"]))}
+                return {"paths": [] if view is None else list(view.by_entity(entity))}
             case "read":
+                path = msgspec.convert(params, methods.Read).path
                 view = self._view()
-                record = None if view is None else view.record(params["path"])
+                record = None if view is None else view.record(path)
                 return {"record": msgspec.to_builtins(wire_record_or_none(record))}
         raise ValueError(f"no local answer for {method}")
 
 
 @contextlib.contextmanager
-def sink_for(store: Path, socket: Path) -> Iterator[Any]:
+def sink_for(store: Path, socket: Path) -> Iterator[Sink]:
     from headd_client.sync_client import Client
 
     client = Client(socket, timeout=600)
@@ -161,7 +178,7 @@ def _run_import(
             )
     except HeaddError as exc:
         return _fail(args, stdout, stderr, exc.code, exc.message, 1)
-    out = report.to_json()
+    out: JsonObject = report.to_json()
     advice = (
         f"Claude Code keeps writing its own auto memory beside headd's; to stop it, set "
         f"{DISABLE_AUTO_MEMORY}=1 in its environment (for example in ~/.claude/settings.json "
@@ -174,29 +191,29 @@ def _run_import(
     if args.json:
         stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     else:
-        _show_import(out, stdout)
+        _show_import(report, stdout)
     if advice is not None:
         print(advice, file=stderr)
     return 0
 
 
-def _show_import(report: Mapping[str, Any], out: TextIO) -> None:
-    verb = "would write" if report["dry_run"] else "wrote"
-    types = ", ".join(f"{n} {t}" for t, n in report["types"].items()) or "nothing"
+def _show_import(report: Report, out: TextIO) -> None:
+    verb = "would write" if report.dry_run else "wrote"
+    types = ", ".join(f"{n} {t}" for t, n in sorted(report.types.items())) or "nothing"
     print(
-        f"{report['source']}: {verb} {report['new']} new, {report['corrected']} corrected "
-        f"({types}); {report['unchanged']} unchanged, {report['deduped']} already held, "
-        f"{len(report['skipped'])} skipped",
+        f"{report.source}: {verb} {report.new} new, {report.corrected} corrected "
+        f"({types}); {report.unchanged} unchanged, {report.deduped} already held, "
+        f"{len(report.skipped)} skipped",
         file=out,
     )
-    for title in report["titles"]:
+    for title in report.titles:
         print(f"  + {title}", file=out)
-    if not report["dry_run"]:
-        print(f"  {report['links']} links, {len(report['commits'])} commits", file=out)
-    for skipped in report["skipped"]:
-        print(f"  skipped {skipped['what']}: {skipped['reason']}", file=out)
-    for broken in report["broken_links"]:
-        print(f"  broken link in {broken['from']}: [[{broken['target']}]]", file=out)
+    if not report.dry_run:
+        print(f"  {report.links} links, {len(report.commits)} commits", file=out)
+    for skipped in report.skipped:
+        print(f"  skipped {skipped.what}: {skipped.reason}", file=out)
+    for source, target in report.broken_links:
+        print(f"  broken link in {source}: [[{target}]]", file=out)
 
 
 def _fail(

@@ -3,7 +3,8 @@
 The daemon's answers reach the client as typed Structs (`headd.wire.answers`, decoded by
 `calls`); what the client hands on (memhtml's `--json` keys, MCP tool results, JSON-RPC
 frames) is a JSON document in someone else's shape. These aliases name that shape, so the
-type checker still sees every value that goes out, where `Any` would let anything through.
+type checker still sees every value that goes out, where an unchecked value would let anything
+through.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TypeAlias
 
 JsonScalar: TypeAlias = str | int | float | bool | None
 JsonValue: TypeAlias = JsonScalar | list["JsonValue"] | dict[str, "JsonValue"]
-"""Any JSON value, built by the client (invariant containers, as `msgspec.json.encode` takes)."""
+"""A JSON value, built by the client (invariant containers, as `msgspec.json.encode` takes)."""
 JsonObject: TypeAlias = dict[str, JsonValue]
 """A JSON object the client builds and sends."""
 JsonIn: TypeAlias = JsonScalar | Sequence["JsonIn"] | Mapping[str, "JsonIn"]

@@ -8,43 +8,52 @@ one-line failure account, by turning it back into the head's own report value fi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from headd.errors import InvalidParams
+from headd_client.json_types import JsonIn, JsonInObject, JsonObject
 
-def _report_type() -> type:
+if TYPE_CHECKING:
     from headd.head.gate import HeadGateReport
 
-    return HeadGateReport
 
-
-def to_plain(report: Any) -> dict[str, Any]:
+def to_plain(report: HeadGateReport) -> JsonObject:
     plain = msgspec.json.decode(msgspec.json.encode(report))
     assert isinstance(plain, dict)
     return plain
 
 
-def describe(report: Mapping[str, Any]) -> str:
-    from headd.head.gate import describe_head_gate_failure
+def describe(report: JsonIn) -> str:
+    from headd.head.gate import HeadGateReport, describe_head_gate_failure
 
-    value: Any = msgspec.convert(dict(report), type=_report_type())
-    return str(describe_head_gate_failure(value))
+    return str(describe_head_gate_failure(msgspec.convert(report, type=HeadGateReport)))
 
 
-def run_gate(store: Path, params: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+def run_gate(store: Path, params: JsonInObject) -> tuple[JsonObject, str]:
     """(report as plain JSON values, the one-line failure account)."""
     from headd.head.gate import describe_head_gate_failure, gate_heads
     from headd.head.version import advance_head, load_head
     from headd.store.git_io import open_repo, resolve_commit
+    from headd.wire.methods import Gate
 
+    try:
+        request = msgspec.convert(params, type=Gate)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(f"gate: {exc}") from None
     repo = open_repo(store)
-    base_sha = resolve_commit(repo, str(params["base"]))
-    landed_sha = resolve_commit(repo, str(params["landed"]))
+    base_sha = resolve_commit(repo, request.base)
+    landed_sha = resolve_commit(repo, request.landed)
     base = load_head(repo, base_sha)
     landed = advance_head(repo, base, landed_sha)
-    options = {k: params[k] for k in ("probes", "k", "tolerance", "seed") if k in params}
-    report = gate_heads(base, landed, **options)
+    report = gate_heads(
+        base,
+        landed,
+        probes=request.probes,
+        k=request.k,
+        tolerance=request.tolerance,
+        seed=request.seed,
+    )
     return to_plain(report), str(describe_head_gate_failure(report))

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from headd.wire.answers import PlaneAnswer
@@ -54,7 +54,7 @@ def exclude_plane_dir(store: Path) -> None:
 def call_local(
     store: Path,
     method: str,
-    params: Mapping[str, Any],
+    params: Mapping[str, object],
     environ: Mapping[str, str],
     now: datetime | None = None,
 ) -> PlaneAnswer:

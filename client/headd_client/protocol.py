@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from typing import Any
 
 import msgspec
 
@@ -26,7 +25,7 @@ JSONRPC_VERSION = "2.0"
 class ErrorObject(msgspec.Struct):
     code: int
     message: str
-    data: Any = None
+    data: object = None
 
 
 class Answer(msgspec.Struct):
@@ -34,7 +33,7 @@ class Answer(msgspec.Struct):
 
     id: int | str | None
     jsonrpc: str = JSONRPC_VERSION
-    result: Any = None
+    result: object = None
     error: ErrorObject | None = None
 
 
@@ -48,7 +47,7 @@ def exception_for(error: ErrorObject) -> Exception:
     return from_wire({"code": error.code, "message": error.message, "data": error.data})
 
 
-def unwrap(answer: Answer) -> Any:
+def unwrap(answer: Answer) -> object:
     """The result of an answer, or raise the exception its error stands for."""
     if answer.error is not None:
         raise exception_for(answer.error)
@@ -63,12 +62,12 @@ class ClientProtocol:
         self._framer = LineFramer(line_limit)
         self._line_limit = line_limit
 
-    def request(self, method: str, params: Mapping[str, Any] | None = None) -> tuple[int, bytes]:
+    def request(self, method: str, params: Mapping[str, object] | None = None) -> tuple[int, bytes]:
         """A request line (with its newline) and the id its answer will carry."""
         request_id = next(self._ids)
         return request_id, self._within_limit(self._encode(method, params, request_id) + b"\n")
 
-    def notification(self, method: str, params: Mapping[str, Any] | None = None) -> bytes:
+    def notification(self, method: str, params: Mapping[str, object] | None = None) -> bytes:
         return self._within_limit(self._encode(method, params, None) + b"\n")
 
     def _within_limit(self, line: bytes) -> bytes:
@@ -81,7 +80,9 @@ class ClientProtocol:
             )
         return line
 
-    def batch(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> tuple[list[int], bytes]:
+    def batch(
+        self, calls: list[tuple[str, Mapping[str, object] | None]]
+    ) -> tuple[list[int], bytes]:
         ids = [next(self._ids) for _ in calls]
         body = b",".join(
             self._encode(method, params, rid)
@@ -90,8 +91,8 @@ class ClientProtocol:
         return ids, self._within_limit(b"[" + body + b"]\n")
 
     @staticmethod
-    def _encode(method: str, params: Mapping[str, Any] | None, request_id: int | None) -> bytes:
-        message: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, "method": method}
+    def _encode(method: str, params: Mapping[str, object] | None, request_id: int | None) -> bytes:
+        message: dict[str, object] = {"jsonrpc": JSONRPC_VERSION, "method": method}
         if params is not None:
             message["params"] = {k: v for k, v in params.items() if v is not None}
         if request_id is not None:

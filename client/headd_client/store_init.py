@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from headd.errors import StorageFailure
 
@@ -71,7 +71,17 @@ def layout() -> dict[str, str]:
     return files
 
 
-def init_store(target: Path, now: datetime | None = None) -> dict[str, Any]:
+class StoreCreated(TypedDict):
+    """What ``headctl init`` answers (and prints with ``--json``): the store, its first commit,
+    its branch and the files it laid out."""
+
+    store: str
+    sha: str
+    branch: str
+    files: list[str]
+
+
+def init_store(target: Path, now: datetime | None = None) -> StoreCreated:
     """Create the store at ``target`` (missing or an empty directory) and commit it.
 
     Raises StorageFailure, with a message that says what to do instead, when ``target`` holds

@@ -12,7 +12,7 @@ import socket
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from headd.errors import DaemonUnavailable, ProtocolViolation
 from headd_client.discovery import default_socket
@@ -82,7 +82,7 @@ class Client:
 
     # -- calls --------------------------------------------------------------------------
 
-    def call(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> Any:
+    def call(self, method: str, params: Mapping[str, object] | None = None, **kw: object) -> object:
         """Call ``method`` with ``params`` (or keyword params) and return its result."""
         merged = {**(params or {}), **kw}
         request_id, line = self._protocol.request(method, merged)
@@ -92,7 +92,7 @@ class Client:
             raise ProtocolViolation(f"answer out of order for request {request_id}")
         return unwrap(answer)
 
-    def notify(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> None:
+    def notify(self, method: str, params: Mapping[str, object] | None = None, **kw: object) -> None:
         self._send(self._protocol.notification(method, {**(params or {}), **kw}))
 
     def run(self, call: Call[T]) -> T:
@@ -128,7 +128,7 @@ class Client:
 
     if not TYPE_CHECKING:  # the checker reads the declarations above, not this
 
-        def __getattr__(self, name: str) -> Any:
+        def __getattr__(self, name: str) -> object:
             if name.startswith("_"):
                 raise AttributeError(name)
             from headd_client import calls
@@ -138,7 +138,7 @@ class Client:
             method = calls.sync_method(getattr(calls, name))
             return method.__get__(self, type(self))
 
-    def batch(self, calls: list[tuple[str, Mapping[str, Any] | None]]) -> list[Answer]:
+    def batch(self, calls: list[tuple[str, Mapping[str, object] | None]]) -> list[Answer]:
         """Send one batch; the answers in request order (raise nothing: inspect each)."""
         ids, line = self._protocol.batch(calls)
         self._send(line)

@@ -9,11 +9,12 @@ daemon's ``sync`` method. Merging or discarding a sleep run asks the daemon's sl
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from headd.errors import HeaddError, MethodNotFound, RpcError
+from headd_client.json_types import JsonInObject
 from headd_client.mcp.failures import ToolFailure
 from headd_client.mcp.spawn import DaemonLink
 from headd_client.mcp.tools import Tools
@@ -41,9 +42,11 @@ class Done:
     commit: str | None
 
 
-def _run(call: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+def _run(
+    call: Callable[[JsonInObject], Mapping[str, object]], args: JsonInObject
+) -> Mapping[str, object]:
     try:
-        return dict(call(args))
+        return call(args)
     except ToolFailure as failure:
         raise ActionFailed(failure.code, failure.message) from None
     except (HeaddError, RpcError) as exc:
@@ -55,10 +58,15 @@ def failed(exc: HeaddError | RpcError) -> ActionFailed:
     return ActionFailed(code, str(exc))
 
 
+def _commit_of(result: Mapping[str, object]) -> str | None:
+    sha = result.get("commit_sha")
+    return sha if isinstance(sha, str) else None
+
+
 def archive(tools: Tools, path: str, reason: str) -> Done:
     """Move the memory to the archive, with the person's reason in the commit message."""
     result = _run(tools.memory_archive, {"path": path, "reason": reason or "archived by hand"})
-    return Done(str(result["archive_path"]), result.get("commit_sha"))
+    return Done(str(result["archive_path"]), _commit_of(result))
 
 
 def correct(tools: Tools, path: str, title: str, claim: str, body: str, reason: str) -> Done:
@@ -72,7 +80,7 @@ def correct(tools: Tools, path: str, title: str, claim: str, body: str, reason: 
         "reason": reason or "corrected by hand",
     }
     result = _run(tools.memory_correct, args)
-    return Done(str(result["path"]), result.get("commit_sha"))
+    return Done(str(result["path"]), _commit_of(result))
 
 
 def resolve_conflict(link: DaemonLink, conflict: str) -> SyncAnswer:
@@ -93,7 +101,7 @@ def resolve_conflict(link: DaemonLink, conflict: str) -> SyncAnswer:
 SLEEP_METHODS: dict[Decision, str] = {"merge": "sleep.merge", "discard": "sleep.discard"}
 
 
-def decide_sleep_run(link: DaemonLink, run: str, decision: Decision) -> dict[str, Any]:
+def decide_sleep_run(link: DaemonLink, run: str, decision: Decision) -> Mapping[str, object]:
     """Merge or discard the sleep run ``run`` (its id, ``sleep/<date>``).
 
     The daemon's sleep methods own the decision (the gates, the landing, the ref), so the console
@@ -102,7 +110,7 @@ def decide_sleep_run(link: DaemonLink, run: str, decision: Decision) -> dict[str
     """
     method = SLEEP_METHODS[decision]
     try:
-        answer = dict(link.call(method, {"run": run}, idempotent=False))
+        answer: Mapping[str, object] = dict(link.call(method, {"run": run}, idempotent=False))
     except MethodNotFound:
         raise ActionFailed(
             "ERR_NOT_OFFERED", f"this daemon does not offer {method}: the run is left as it is"

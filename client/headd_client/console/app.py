@@ -12,12 +12,12 @@ method (``actions.py``), and answer with a redirect (post, redirect, get).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar
 from urllib.parse import urlencode
 
 import msgspec
@@ -30,7 +30,7 @@ from starlette.routing import Route
 from headd.errors import DaemonUnavailable, HeaddError, MethodNotFound, RpcError
 from headd.head.tokens import tokenize
 from headd.store import history as git_history
-from headd.wire.answers import SearchAnswer, SearchHit, WireRecord
+from headd.wire.answers import SearchAnswer, SearchHit, SleepReviewAnswer, WireRecord
 from headd.wire.filter import Filter
 from headd_client import calls
 from headd_client.calls import Call
@@ -135,7 +135,7 @@ def _environment() -> Environment:
     return env
 
 
-def _link(route: str, /, **params: Any) -> str:
+def _link(route: str, /, **params: object) -> str:
     """``route`` with the given query parameters, those without a value left out."""
     kept = {k: v for k, v in params.items() if v not in (None, "", False)}
     return route + (f"?{urlencode(kept)}" if kept else "")
@@ -151,7 +151,7 @@ class Pages:
 
     # -- shared ---------------------------------------------------------------------------
 
-    def render(self, request: Request, name: str, code: int = 200, **context: Any) -> Response:
+    def render(self, request: Request, name: str, code: int = 200, **context: object) -> Response:
         context.setdefault("at", None)
         context.setdefault("at_commit", None)
         context.setdefault("path", None)
@@ -175,7 +175,7 @@ class Pages:
             raise PageError(404, str(exc)) from None
         return str(commit.id), git_history.describe(commit)
 
-    def call(self, method: str, **params: Any) -> Any:
+    def call(self, method: str, **params: object) -> object:
         """A method with no typed call (``gate``): its answer as decoded JSON."""
         with self.c.daemon() as link:
             return link.call(method, params)
@@ -190,7 +190,7 @@ class Pages:
                 link.close()
                 return link.client().run(call)
 
-    def guarded(self, handler: Callable[[Request], Response]) -> Callable[[Request], Any]:
+    def guarded(self, handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
         def run(request: Request) -> Response:
             try:
                 return handler(request)
@@ -267,7 +267,7 @@ class Pages:
             usage=self.usage(path),
         )
 
-    def usage(self, path: str) -> dict[str, Any] | None:
+    def usage(self, path: str) -> dict[str, object] | None:
         """The memory's usage row from the daemon's state plane (None when it has none)."""
         usage = self.run(calls.state_usage(path)).usage
         return None if usage is None else msgspec.structs.asdict(usage)
@@ -300,19 +300,19 @@ class Pages:
 
     # -- review ---------------------------------------------------------------------------
 
-    def phases(self, run: git_history.SleepRun) -> dict[str, Any]:
+    def phases(self, run: git_history.SleepRun) -> Phases:
         """The run's per-phase counts from the daemon's ``sleep.review`` and whether it says the
         run is merged (a replayed merge leaves the branch's tip off main, so ancestry alone
         cannot tell), or why there are no counts (a daemon without sleep methods, or a run it
         does not recognise)."""
         try:
-            review = self.call("sleep.review", run=run.run_id)
+            review = msgspec.convert(self.call("sleep.review", run=run.run_id), SleepReviewAnswer)
         except MethodNotFound:
             return {"note": "this daemon does not offer sleep.review: no per-phase counts"}
         except (HeaddError, RpcError) as exc:
             return {"note": f"sleep.review refused the run: {actions.failed(exc)}"}
-        counts = dict(review.get("phases") or {})
-        merged = bool(review.get("merged"))
+        counts = dict(review.phases)
+        merged = review.merged
         if not counts:
             return {"note": "sleep.review found no phase recorded on this run", "merged": merged}
         return {"counts": counts, "merged": merged}
@@ -327,7 +327,7 @@ class Pages:
             phases = self.phases(run)
             if phases.get("merged"):
                 continue  # landed by a replay: on main, nothing waits for review
-            gate = None
+            gate: object = None
             if run.base is not None:
                 try:
                     gate = self.call("gate", base=run.base, landed=run.tip, probes=GATE_PROBES)
@@ -402,22 +402,36 @@ class Pages:
         return Response(css.read_text("utf-8"), media_type="text/css")
 
 
-def _fell(gate: dict[str, Any] | None) -> list[dict[str, Any]]:
+class Phases(TypedDict, total=False):
+    """A run's phases on the review page: the per-phase counts and whether the daemon says the
+    run is merged, or a note saying why there are no counts."""
+
+    counts: dict[str, dict[str, int]]
+    merged: bool
+    note: str
+
+
+def _fell(gate: object) -> list[Mapping[object, object]]:
     """The probes the landed commit ranks worse than the base (lost or lower)."""
-    if not gate or "results" not in gate:
+    rows = gate.get("results") if isinstance(gate, Mapping) else None
+    if not isinstance(rows, list):
         return []
     fell = []
-    for row in gate["results"]:
+    for row in rows:
+        if not isinstance(row, Mapping):
+            continue
         before, after = row.get("rank_before"), row.get("rank_after")
-        if before is not None and (after is None or after > before):
+        if isinstance(before, int) and (
+            after is None or (isinstance(after, int) and after > before)
+        ):
             fell.append(row)
     return fell
 
 
-def _conflicts(remote: Any) -> list[dict[str, Any]]:
-    if not isinstance(remote, dict):
+def _conflicts(remote: Mapping[str, object] | None) -> list[Mapping[str, object]]:
+    found = remote.get("conflicts") if isinstance(remote, Mapping) else None
+    if not isinstance(found, list):
         return []
-    found = remote.get("conflicts") or []
     return [c if isinstance(c, dict) else {"id": str(c)} for c in found]
 
 

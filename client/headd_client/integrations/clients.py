@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from headd_client.integrations.pieces import ClaudeHooks, JsonKey, Piece, TextBlock, WholeFile
+from headd_client.json_types import JsonObject, JsonValue
 
 SERVER_NAME = "headd"
 MD_START = "<!-- HEADD:START -->"
@@ -66,8 +67,13 @@ def headctl_command() -> list[str]:
     return [sys.executable, "-m", "headd_client.headctl"]
 
 
-def mcp_entry(command: list[str], store: Path) -> dict[str, object]:
-    return {"command": command[0], "args": [*command[1:], "--store", str(store), "mcp"]}
+def _mcp_args(command: list[str], store: Path) -> list[str]:
+    return [*command[1:], "--store", str(store), "mcp"]
+
+
+def mcp_entry(command: list[str], store: Path) -> JsonObject:
+    args: list[JsonValue] = [*_mcp_args(command, store)]
+    return {"command": command[0], "args": args}
 
 
 def _toml_string(value: str) -> str:
@@ -96,11 +102,9 @@ def pieces_for(
         ]
     if client == "codex":
         config = base / ".codex" / "config.toml"
-        args = ", ".join(_toml_string(str(a)) for a in entry["args"])  # type: ignore[attr-defined]
+        args = ", ".join(_toml_string(a) for a in _mcp_args(command, store))
         table = (
-            f"[mcp_servers.{SERVER_NAME}]\n"
-            f"command = {_toml_string(str(entry['command']))}\n"
-            f"args = [{args}]"
+            f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(command[0])}\nargs = [{args}]"
         )
         md = home / ".codex" / "AGENTS.md" if scope == "user" else root / "AGENTS.md"
         return [

@@ -20,12 +20,79 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO, TypedDict
+
+import msgspec
 
 from headd_client.integrations.clients import headctl_command, pieces_for
+from headd_client.integrations.pieces import ClaudeHooks, Piece
 from headd_client.store_check import store_problem
 
 RECEIPT_VERSION = 1
+
+
+class ReceiptEntry(TypedDict):
+    """One piece as the receipt records it: where, which role, and the fragment's digest."""
+
+    path: str
+    role: str
+    kind: str
+    sha256: str
+    created: bool
+
+
+class Receipt(TypedDict):
+    """What ``install`` leaves under ``~/.config/headd/integrations/``, for ``uninstall``."""
+
+    version: int
+    client: str
+    scope: str
+    root: str
+    store: str
+    installed_at: str
+    entries: list[ReceiptEntry]
+
+
+class InstalledEntry(ReceiptEntry):
+    action: str
+
+
+class InstallReport(TypedDict):
+    warnings: list[str]
+    action: str
+    client: str
+    scope: str
+    root: str
+    store: str
+    dry_run: bool
+    receipt: str
+    entries: list[InstalledEntry]
+
+
+class RemovedEntry(TypedDict):
+    path: str
+    role: str
+    action: str
+
+
+class UninstallReport(TypedDict, total=False):
+    action: str
+    client: str
+    scope: str
+    dry_run: bool
+    entries: list[RemovedEntry]
+    installed: bool
+
+
+class Check(TypedDict):
+    name: str
+    ok: bool
+    detail: str
+
+
+class DoctorReport(TypedDict):
+    healthy: bool
+    checks: list[Check]
 
 
 def home_of(environ: Mapping[str, str]) -> Path:
@@ -69,11 +136,11 @@ def _write(path: Path, text: str | None) -> None:
 
 def install(
     client: str, scope: str, home: Path, root: Path, store: Path, *, dry_run: bool, out: TextIO
-) -> dict[str, Any]:
+) -> InstallReport:
     receipt_file = receipt_path(home, client, scope, root)
     previous = _load_receipt(receipt_file)
-    created_before = {e["path"] for e in (previous or {}).get("entries", []) if e.get("created")}
-    entries = []
+    created_before = {e["path"] for e in previous["entries"] if e["created"]} if previous else set()
+    entries: list[InstalledEntry] = []
     for piece in pieces_for(client, scope, home, root, store, headctl_command()):
         before = _read(piece.path)
         after = piece.apply(before)
@@ -101,7 +168,7 @@ def install(
             f" command and the store {store}); keep them out of the team's commits, or"
             " install with --scope user"
         )
-    report = {
+    report: InstallReport = {
         "warnings": warnings,
         "action": "install",
         "client": client,
@@ -113,39 +180,49 @@ def install(
         "entries": entries,
     }
     if not dry_run:
-        receipt = {
+        receipt: Receipt = {
             "version": RECEIPT_VERSION,
             "client": client,
             "scope": scope,
             "root": str(root),
             "store": str(store),
             "installed_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "entries": [{k: v for k, v in e.items() if k != "action"} for e in entries],
+            "entries": [
+                {
+                    "path": e["path"],
+                    "role": e["role"],
+                    "kind": e["kind"],
+                    "sha256": e["sha256"],
+                    "created": e["created"],
+                }
+                for e in entries
+            ],
         }
         if previous is not None and _same_entries(previous, receipt):
-            receipt["installed_at"] = previous.get("installed_at", receipt["installed_at"])
+            receipt["installed_at"] = previous["installed_at"]
         _write(receipt_file, json.dumps(receipt, indent=2) + "\n")
     return report
 
 
-def _same_entries(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return a.get("entries") == b.get("entries") and a.get("store") == b.get("store")
+def _same_entries(a: Receipt, b: Receipt) -> bool:
+    return a["entries"] == b["entries"] and a["store"] == b["store"]
 
 
-def _load_receipt(path: Path) -> dict[str, Any] | None:
+def _load_receipt(path: Path) -> Receipt | None:
+    """The receipt at ``path``; None when there is none, or it is not a receipt this version
+    reads (a file edited by hand, a torn write)."""
     text = _read(path)
     if text is None:
         return None
     try:
-        value = json.loads(text)
-    except ValueError:
+        return msgspec.json.decode(text, type=Receipt)
+    except msgspec.DecodeError:  # ValidationError included
         return None
-    return value if isinstance(value, dict) else None
 
 
 def uninstall(
     client: str, scope: str, home: Path, root: Path, *, dry_run: bool, out: TextIO
-) -> dict[str, Any]:
+) -> UninstallReport:
     receipt_file = receipt_path(home, client, scope, root)
     receipt = _load_receipt(receipt_file)
     if receipt is None:
@@ -157,9 +234,9 @@ def uninstall(
             "installed": False,
         }
     store = Path(receipt["store"])
-    recorded = {(e["path"], e["role"]): e for e in receipt.get("entries", [])}
+    recorded = {(e["path"], e["role"]): e for e in receipt["entries"]}
     pieces = pieces_for(client, scope, home, Path(receipt["root"]), store, headctl_command())
-    entries = []
+    entries: list[RemovedEntry] = []
     for piece in pieces:
         entry = recorded.get((str(piece.path), piece.role))
         if entry is None:
@@ -168,7 +245,7 @@ def uninstall(
         current = piece.current_digest(before) if before is not None else None
         if current is None and _strays(piece, before):
             action, after = "removed", piece.remove(before)  # hooks an earlier install left
-            if after is None and not entry.get("created"):
+            if after is None and not entry["created"]:
                 after = "{}\n"
         elif current is None:
             action, after = "absent", before
@@ -176,7 +253,7 @@ def uninstall(
             action, after = "kept-modified", before
         else:
             after = piece.remove(before)
-            if after is None and not entry.get("created"):
+            if after is None and not entry["created"]:
                 # the file was there before us: leave it, emptied of our fragment
                 after = "{}\n" if piece.path.suffix == ".json" else ""
             action = "removed"
@@ -199,15 +276,15 @@ def uninstall(
 
 def doctor(
     clients: list[str], scopes: list[str], home: Path, root: Path, socket_path: Path
-) -> dict[str, Any]:
+) -> DoctorReport:
     """Each installed piece: present and unchanged; the daemon and the MCP server answering."""
     from headd.errors import DaemonUnavailable
     from headd_client.sync_client import Client
 
-    checks: list[dict[str, Any]] = []
+    checks: list[Check] = []
     try:
         with Client(socket_path, timeout=5.0) as c:
-            sha = c.call("status")["sha"]
+            sha = c.status().sha or ""
         checks.append(
             {"name": "daemon", "ok": True, "detail": f"answers on {socket_path} at {sha[:12]}"}
         )
@@ -228,7 +305,7 @@ def doctor(
                 continue
             installed += 1
             store = Path(receipt["store"])
-            recorded = {(e["path"], e["role"]): e for e in receipt.get("entries", [])}
+            recorded = {(e["path"], e["role"]): e for e in receipt["entries"]}
             for piece in pieces_for(
                 client, scope, home, Path(receipt["root"]), store, headctl_command()
             ):
@@ -274,13 +351,12 @@ def doctor(
     return {"healthy": all(c["ok"] for c in checks), "checks": checks}
 
 
-def _strays(piece: Any, text: str | None) -> list[str]:
+def _strays(piece: Piece, text: str | None) -> list[str]:
     """The headd hooks in ``text`` that ``piece`` did not write (only hook pieces have any)."""
-    strays = getattr(piece, "strays", None)
-    return [] if strays is None or text is None else list(strays(text))
+    return piece.strays(text) if isinstance(piece, ClaudeHooks) and text is not None else []
 
 
-def _mcp_answers(client: str, scope: str, store: Path) -> dict[str, Any]:
+def _mcp_answers(client: str, scope: str, store: Path) -> Check:
     """Start the configured MCP command and ask it for its tools."""
     command = [*headctl_command(), "--store", str(store), "mcp", "--no-spawn"]
     from headd_client.mcp.protocol import handshake_lines
@@ -325,24 +401,27 @@ def run_integrations(
     if command == "doctor":
         clients = [args.client] if args.client else ["claude", "codex", "cursor"]
         scopes = [args.scope] if args.scope else ["user", "project"]
-        report = doctor(clients, scopes, home, root, socket_path)
+        checked = doctor(clients, scopes, home, root, socket_path)
         if args.json:
-            stdout.write(json.dumps(report) + "\n")
+            stdout.write(json.dumps(checked) + "\n")
         else:
-            for check in report["checks"]:
+            for check in checked["checks"]:
                 print(
                     f"{'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']}",
                     file=stdout,
                 )
-        return 0 if report["healthy"] else 1
+        return 0 if checked["healthy"] else 1
     if args.scope == "project" and root in (Path("/"), home):
         print("ERR_USAGE: a project root may not be / or $HOME", file=stderr)
         return 2
     human = stdout if not args.json else stderr
+    report: InstallReport | UninstallReport
+    warnings: list[str] = []
     if command == "install":
         report = install(
             args.client, args.scope, home, root, store, dry_run=args.dry_run, out=human
         )
+        warnings = report["warnings"]
     else:
         report = uninstall(args.client, args.scope, home, root, dry_run=args.dry_run, out=human)
     if args.json:
@@ -350,6 +429,6 @@ def run_integrations(
     elif not args.dry_run:
         for entry in report["entries"]:
             print(f"{entry['action']}: {entry['path']} ({entry['role']})", file=stdout)
-    for warning in report.get("warnings") or ():
+    for warning in warnings:
         print(f"warning: {warning}", file=stderr)
     return 0

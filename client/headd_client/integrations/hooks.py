@@ -17,9 +17,13 @@ import json
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
+
+import msgspec
+
+from headd_client.json_types import JsonIn, JsonInObject, JsonObject
 
 #: The hard bound on a recall hook, start to exit.
 RECALL_BOUND_S = 1.5
@@ -32,29 +36,43 @@ CLAIM_CHARS = 240
 RELEVANCE_FLOOR = 0.4
 
 
-def recall_block(hits: list[Mapping[str, Any]], heading: str) -> str:
+class Hit(msgspec.Struct):
+    """What a recall block shows of a search hit (``headd.wire.answers.SearchHit``): read
+    through this small shape rather than the typed call, whose imports would cost every prompt
+    a few tens of milliseconds of the hook's bound."""
+
+    path: str
+    title: str = ""
+    claim: str = ""
+
+
+class _Found(msgspec.Struct):
+    hits: list[Hit]
+
+
+def recall_block(hits: Sequence[Hit], heading: str) -> str:
     """The text a recall hook prints: one line per memory, or nothing when there is none."""
     if not hits:
         return ""
     lines = ['<memory-recall source="headd">', heading]
     for hit in hits:
-        claim = " ".join(str(hit.get("claim") or "").split())[:CLAIM_CHARS]
-        lines.append(f"- {hit['path']}: {hit.get('title') or ''} — {claim}")
+        claim = " ".join(hit.claim.split())[:CLAIM_CHARS]
+        lines.append(f"- {hit.path}: {hit.title} — {claim}")
     lines.append("Open a path with memory_read before quoting it.")
     lines.append("</memory-recall>")
     return "\n".join(lines) + "\n"
 
 
-def project_query(payload: Mapping[str, Any]) -> str:
+def project_query(payload: JsonInObject) -> str:
     """What a session start recalls for: the project directory's name, as words."""
     cwd = str(payload.get("cwd") or "")
     name = Path(cwd).name if cwd else ""
     return " ".join(re.split(r"[-_.\s]+", name)).strip()
 
 
-def trace_root_of(transcript_path: str | None) -> str | None:
+def trace_root_of(transcript_path: JsonIn) -> str | None:
     """``~/.claude`` from ``~/.claude/projects/<project>/<session>.jsonl``."""
-    if not transcript_path:
+    if not transcript_path or not isinstance(transcript_path, str):
         return None
     path = Path(transcript_path)
     for parent in path.parents:
@@ -76,9 +94,7 @@ def process_age_s() -> float:
         return 0.3
 
 
-def _work(
-    event: str, payload: Mapping[str, Any], socket_path: Path, limit: int, timeout: float
-) -> str:
+def _work(event: str, payload: JsonInObject, socket_path: Path, limit: int, timeout: float) -> str:
     from headd_client.sync_client import Client
 
     with Client(socket_path, timeout=timeout) as client:
@@ -91,11 +107,11 @@ def _work(
                 heading = "Memories about this project:"
             if not query:
                 return ""
-            params: dict[str, Any] = {"query": query, "limit": limit}
+            params: JsonObject = {"query": query, "limit": limit}
             if event == "prompt-submit":
                 params["relevance_floor"] = RELEVANCE_FLOOR
-            found = client.call("search", params)
-            return recall_block(list(found.get("hits") or ()), heading)
+            found = msgspec.convert(client.call("search", params), _Found)
+            return recall_block(found.hits, heading)
         root = trace_root_of(payload.get("transcript_path"))
         client.call("traces.index", {"trace_root": root} if root else {})
         return ""

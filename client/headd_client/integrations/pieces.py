@@ -16,18 +16,19 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from headd_client.json_types import JsonIn, JsonObject, JsonValue
 
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: JsonIn) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _load_json(text: str | None) -> dict[str, Any]:
+def _load_json(text: str | None) -> JsonObject:
     if text is None or not text.strip():
         return {}
     value = json.loads(text)
@@ -36,7 +37,7 @@ def _load_json(text: str | None) -> dict[str, Any]:
     return value
 
 
-def _dump_json(value: dict[str, Any]) -> str:
+def _dump_json(value: JsonObject) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -47,7 +48,7 @@ class JsonKey:
     path: Path
     role: str
     keys: tuple[str, ...]
-    value: Any
+    value: JsonValue
 
     kind = "fragment"
 
@@ -55,7 +56,7 @@ class JsonKey:
         return sha256_text(_canonical(self.value))
 
     def current_digest(self, text: str | None) -> str | None:
-        node: Any = _load_json(text)
+        node: JsonValue = _load_json(text)
         for key in self.keys:
             if not isinstance(node, dict) or key not in node:
                 return None
@@ -78,12 +79,13 @@ class JsonKey:
         """The text without our key (parents left empty are dropped); None: nothing is left."""
         document = _load_json(text)
         trail = [document]
-        node: Any = document
+        node = document
         for key in self.keys[:-1]:
-            node = node.get(key) if isinstance(node, dict) else None
-            if not isinstance(node, dict):
+            child = node.get(key)
+            if not isinstance(child, dict):
                 return _dump_json(document)
-            trail.append(node)
+            trail.append(child)
+            node = child
         node.pop(self.keys[-1], None)
         for parent, key in zip(reversed(trail[:-1]), reversed(self.keys[:-1]), strict=True):
             if parent.get(key) == {}:
@@ -101,7 +103,7 @@ class ClaudeHooks:
 
     kind = "fragment"
 
-    def _groups(self) -> dict[str, dict[str, Any]]:
+    def _groups(self) -> dict[str, JsonValue]:
         return {
             event: {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
             for event, command, timeout in self.commands
@@ -114,10 +116,10 @@ class ClaudeHooks:
         hooks = _load_json(text).get("hooks")
         if not isinstance(hooks, dict):
             return None
-        present = {
+        present: JsonObject = {
             event: group
             for event, group in self._groups().items()
-            if group in (hooks.get(event) or [])
+            if isinstance(listed := hooks.get(event), list) and group in listed
         }
         return sha256_text(_canonical(present)) if present else None
 
@@ -126,8 +128,12 @@ class ClaudeHooks:
         re-install for another store replaces the first store's hooks instead of adding to them."""
         document = _load_json(text)
         hooks = document.setdefault("hooks", {})
+        if not isinstance(hooks, dict):
+            raise ValueError("the file's hooks are not a JSON object")
         for event, group in self._groups().items():
-            others = [g for g in hooks.get(event) or [] if not is_headd_hook_group(g)]
+            present = hooks.get(event)
+            listed = present if isinstance(present, list) else []
+            others = [g for g in listed if not is_headd_hook_group(g)]
             hooks[event] = [*others, group]
         return _dump_json(document)
 
