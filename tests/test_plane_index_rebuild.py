@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 from pathlib import Path
@@ -15,6 +16,7 @@ from support.plane import HashEmbedder, rows
 from support.stores import Store
 
 from headd.errors import DuplicateContent, EmbedModelMismatch
+from headd.record import MemoryRecord
 
 NOW = "2026-11-30T10:00:00.000Z"
 
@@ -308,3 +310,19 @@ def test_foreign_keys_are_on_again_after_a_rebuild_and_after_a_refused_one(
     assert plane.db.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert plane.db.conn.execute("PRAGMA foreign_key_check").fetchall() == []
     assert plane.db.conn.execute("PRAGMA integrity_check").fetchall()[0][0] == "ok"
+
+
+def test_the_bulk_load_holds_no_parsed_record(tmp_path: Path) -> None:
+    """The bulk load runs on rows alone: the tree's parsed records, which a refused load would
+    replay, are not held through it (parsed again then), so their heap is free before the
+    load's own allocations and survivors land among them."""
+    held: dict[str, int] = {}
+
+    def hook(name: str) -> None:
+        if name in ("rebuild.read", "rebuild.truncated"):
+            held[name] = sum(isinstance(o, MemoryRecord) for o in gc.get_objects())
+
+    store = clone_anchor(tmp_path / "store")
+    report = open_plane(store, now=lambda: NOW, hook=hook).rebuild()
+    assert report.files_indexed == 241
+    assert held == {"rebuild.read": 0, "rebuild.truncated": 0}

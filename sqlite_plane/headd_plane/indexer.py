@@ -239,7 +239,7 @@ class Indexer:
 
     def _parsed_tree(
         self, entries: Sequence[TreeEntry], skipped: list[SkippedFile]
-    ) -> Iterator[tuple[TreeEntry, MemoryRecord]]:
+    ) -> Generator[tuple[TreeEntry, MemoryRecord], None, None]:
         """Every entry's record in tree order, skips recorded in ``skipped``.
 
         On a pool, runs arrive while later ones parse, so the caller's per-file work overlaps the
@@ -292,27 +292,15 @@ class Indexer:
         indexed_at = self.now()
         skipped: list[SkippedFile] = []
         rows = bulk_load.BulkRows(self.db.conn)
-        records: list[tuple[TreeEntry, MemoryRecord]] = []  # kept for a per-file replay
-        from headd.head.version import collector_paused  # the head's; imported when used
-
         self.hook("rebuild.start")
         try:
-            with collector_paused():  # millions of containers, none garbage
-                for entry, record in self._parsed_tree(entries, skipped):
-                    # a tree path is already normalized (headd.paths.normalize_path)
-                    rows.add(
-                        file_rows(record, entry.path, entry.blob_sha, indexed_at, chunks_of(record))
-                    )
-                    records.append((entry, record))
-                    if len(records) % READ_HOOK_EVERY == 0:
-                        self.hook("rebuild.reading")  # a stopping daemon cuts the read short
-                rows.stage()
+            self._read_rows(entries, skipped, rows, indexed_at)
             self.hook("rebuild.read")
             space, dim = self.configured_space()
             with _foreign_keys_off(self.db.conn):
                 preserved = self.db.transact(
                     "rebuild",
-                    lambda conn: self._repopulate(conn, rows, records, space, dim, indexed_at),
+                    lambda conn: self._repopulate(conn, rows, entries, space, dim, indexed_at),
                 )
         finally:
             rows.close()
@@ -345,11 +333,33 @@ class Indexer:
         )
         return report
 
+    def _read_rows(
+        self,
+        entries: Sequence[TreeEntry],
+        skipped: list[SkippedFile],
+        rows: bulk_load.BulkRows,
+        indexed_at: str,
+    ) -> None:
+        """Parse the tree into ``rows``, keeping no record: a whole tree's records, held through
+        the bulk load, would spread its heap over allocator arenas that the load's few survivors
+        (cached statements above all) then keep resident (docs/design/coldstart.md)."""
+        from headd.head.version import collector_paused  # the head's; imported when used
+
+        with collector_paused():  # millions of containers, none garbage
+            for read, (entry, record) in enumerate(self._parsed_tree(entries, skipped), 1):
+                # a tree path is already normalized (headd.paths.normalize_path)
+                rows.add(
+                    file_rows(record, entry.path, entry.blob_sha, indexed_at, chunks_of(record))
+                )
+                if read % READ_HOOK_EVERY == 0:
+                    self.hook("rebuild.reading")  # a stopping daemon cuts the read short
+            rows.stage()
+
     def _repopulate(
         self,
         conn: sqlite3.Connection,
         rows: bulk_load.BulkRows,
-        records: Sequence[tuple[TreeEntry, MemoryRecord]],
+        entries: Sequence[TreeEntry],
         space: str,
         dim: int,
         at: str,
@@ -372,13 +382,15 @@ class Indexer:
                 conn.execute(f"DELETE FROM {table}")
             self.hook("rebuild.truncated")
             pending = 0
-            for entry, record in records:
-                projection = project_file(record, at, blob_sha=entry.blob_sha, path=entry.path)
-                self._apply(conn, projection.writes, projection.path)
-                pending += len(projection.writes)
-                if pending >= WRITE_BATCH_SIZE:
-                    pending = 0
-                    self.hook("rebuild.batch")
+            # parsed again, not kept from the read (``_read_rows`` says why)
+            with contextlib.closing(self._parsed_tree(entries, [])) as parsed:
+                for entry, record in parsed:
+                    projection = project_file(record, at, blob_sha=entry.blob_sha, path=entry.path)
+                    self._apply(conn, projection.writes, projection.path)
+                    pending += len(projection.writes)
+                    if pending >= WRITE_BATCH_SIZE:
+                        pending = 0
+                        self.hook("rebuild.batch")
         conn.execute(
             "INSERT INTO embeddings SELECT * FROM temp.embeddings_stash "
             "WHERE chunk_id IN (SELECT chunk_id FROM chunk_spans)"
