@@ -7,6 +7,11 @@ Mutation notes (each applied once, the named test seen red, then reverted):
 - the gate's shortest value 16 instead of 15 -> ``test_the_gate_never_hides_a_value`` (a
   15-character Slack token).
 - ``redact`` keeps the text before the last value only -> ``test_redact_keeps_the_text``.
+- the stripe rule's needles ``("_live_x",)`` -> ``test_every_match_holds_its_rules_needle``.
+- U+017F left out of the fold -> ``test_a_folded_needle_is_found_through_a_lookalike`` (the gate
+  in front of the patterns had the same hole: ``str.lower`` keeps U+017F).
+- the password rule's needle ``password`` instead of ``pass``, or ``credential`` left out of the
+  generic key rule's -> ``test_each_keyword_spelling_runs_its_rule``.
 """
 
 from __future__ import annotations
@@ -124,3 +129,92 @@ def test_redact_keeps_the_text() -> None:
     )
     for ordinary in ORDINARY:
         assert redact(ordinary) == ordinary
+
+
+def _ungated(text: str) -> list[tuple[int, int, str]]:
+    """Every rule's matches as if no rule had needles (what the needles must never change)."""
+    out = []
+    for rule in rules.RULES:
+        for match in rule.pattern.finditer(text):
+            value = match.group("value")
+            if rule.accept is None or rule.accept(value):
+                out.append((match.start("value"), match.end("value"), rule.kind))
+    return out
+
+
+def _holds_a_needle(rule: rules.Rule, text: str) -> bool:
+    haystack = rules.fold(text) if rule.folded else text
+    return any(needle in haystack for needle in rule.needles)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"), SECRETS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(SECRETS)]
+)
+def test_every_match_holds_its_rules_needle(kind: str, text: str) -> None:
+    """Each rule's needles are in every text it matches, down to the shortest such text."""
+    for candidate in (text, _shortest(text)):
+        for rule in rules.RULES:
+            for match in rule.pattern.finditer(candidate):
+                assert _holds_a_needle(rule, match.group(0)), (rule.kind, match.group(0))
+
+
+#: What Python's case-insensitive matching takes for an ASCII letter, beside the letter's case.
+_LOOKALIKES = {"i": "\u0130\u0131I", "s": "\u017fS", "k": "\u212aK"}
+
+
+@st.composite
+def _disguised(draw: st.DrawFn) -> str:
+    """A credential of the corpus with letters swapped for what ``(?i:...)`` still matches them
+    as, between ordinary words."""
+    _, text = SECRETS[draw(st.integers(0, len(SECRETS) - 1))]
+    chars = list(text)
+    for i, char in enumerate(chars):
+        if char.lower() in _LOOKALIKES and draw(st.booleans()):
+            chars[i] = draw(st.sampled_from(_LOOKALIKES[char.lower()] + char.swapcase()))
+        elif char.isalpha() and draw(st.integers(0, 7)) == 0:
+            chars[i] = char.swapcase()
+    return draw(_WORDS) + " " + "".join(chars) + " " + draw(_WORDS)
+
+
+@given(text=_disguised())
+def test_the_needles_never_hide_a_match(text: str) -> None:
+    assert sorted(rules._hits(text)) == sorted(_ungated(text))
+
+
+def test_a_folded_needle_is_found_through_a_lookalike() -> None:
+    """``ſecret`` (U+017F) is matched by ``(?i:secret)``, so its rule must run."""
+    text = "the \u017fecret: Zq8vLm3nXw2 for the bot"
+    assert [f.kind for f in scan(text)] == ["secret-assignment"]
+    assert sorted(rules._hits(text)) == sorted(_ungated(text))
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("password-assignment", "passwd: Zx9y8w7v"),
+        ("password-assignment", "passphrase = 'h0rse-battery'"),
+        ("password-assignment", "DB_PASSWORD=Zx9y8w7v"),
+        ("connection-string-password", "Server=db;Pwd=Zx9y8w7v;"),
+        ("secret-assignment", "client_secret: Zq8vLm3nXw2"),
+        ("secret-assignment", "API-SECRET = Zq8vLm3nXw2"),
+        ("bearer-token", "Authorization: Bearer Zq8vLm3nXw2kP7rT5yU1iO9"),
+        ("azure-storage-key", "SharedAccessKey=" + "Zq8vLm3nXw2kP7rT5yU1iO9aB4cD6eF0gH2jK4lM6n="),
+    ]
+    + [
+        ("high-entropy-key", f"{word}: Zq8vLm3nXw2kP7rT5yU1iO9")
+        for word in (
+            "api-key",
+            "APIKEY",
+            "access_key",
+            "auth-key",
+            "Token",
+            "CREDENTIAL",
+            "private_key",
+            "signing-key",
+            "session_key",
+        )
+    ],
+)
+def test_each_keyword_spelling_runs_its_rule(kind: str, text: str) -> None:
+    """Every spelling a keyword rule's pattern allows holds the rule's needle (folded)."""
+    assert [f.kind for f in scan(text)] == [kind]
