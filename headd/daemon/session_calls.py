@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from headd.store.commit import Provenance
     from headd.store.manager import SessionManager
     from headd.store.ports import View
-    from headd.store.results import CommitResult
+    from headd.store.results import CommitResult, OpenResult
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +102,14 @@ class SessionCalls:
         await self._follower.current()
         match request:
             case SessionOpen(id=wanted, base=base):
-                # A new session is when sessions pile up: the idle ones expire first.
-                await self._in_pool(registry.expire_idle)
-                return await self._in_pool(lambda: registry.open(wanted, base))
+
+                def expire_then_open() -> OpenResult:
+                    # A new session is when sessions pile up: the idle ones expire first, in
+                    # the same hop to the pool (each hop is a thread handoff on the answer's path).
+                    registry.expire_idle()
+                    return registry.open(wanted, base)
+
+                return await self._in_pool(expire_then_open)
             case SessionApply(session=session_id, ops=ops):
                 return await self._in_pool(lambda: registry.apply(session_id, ops))
             case SessionCommit():
