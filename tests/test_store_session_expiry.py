@@ -4,6 +4,10 @@ A real git store and the session manager with an injected clock moved past the i
 a committed session left open and an empty one expire; one with ops waiting for a commit stays,
 and so does one used within the limit. The daemon sweeps on ``session.open`` and
 ``session.list``.
+
+Mutation notes (each applied once, the named test seen red, then reverted):
+- ``SessionCalls``'s open without its ``expire_idle`` ->
+  ``test_the_daemon_sweeps_idle_sessions_as_one_opens``.
 """
 
 from __future__ import annotations
