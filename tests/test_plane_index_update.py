@@ -1,8 +1,14 @@
-"""Update by watermark: after any history of commits, an update equals a fresh rebuild."""
+"""Update by watermark: after any history of commits, an update equals a fresh rebuild.
+
+Mutation notes (each applied once, the named test seen red, then reverted):
+- every status entry taken as dirty, its blob not compared with HEAD's ->
+  ``test_a_commit_whose_index_entries_are_owed_is_no_dirty_file``.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from headd_plane import indexer as indexer_module
@@ -224,6 +230,47 @@ def test_a_body_moving_between_paths_in_one_commit_is_not_a_duplicate(tmp_path: 
     old_b = (store.root / "areas/inbox/b.html").read_text(encoding="utf-8")
     store.commit({"areas/inbox/a.html": old_b, "areas/inbox/b.html": _memory(50, links=False)})
     plane.update()
+    rebuilt = open_plane(_clone(store, tmp_path / "fresh"), now=lambda: NOW)
+    rebuilt.rebuild()
+    assert rows(plane.db.conn) == rows(rebuilt.db.conn)
+
+
+def test_a_commit_whose_index_entries_are_owed_is_no_dirty_file(tmp_path: Path) -> None:
+    """The daemon's commits leave git's index behind for a moment (``index_later``): status
+    then names the new file as staged-deleted and untracked, but the file holds the commit's
+    blob, so the update projects it once, from the commit, and counts nothing dirty; a staged
+    change undone in the file is no change either."""
+    from support.git import git
+
+    from headd.ops import Put
+    from headd.store.manager import SessionManager
+
+    store = _store(tmp_path)
+    plane = open_plane(store.root, now=lambda: NOW)
+    plane.rebuild()
+    manager = SessionManager(store.root)
+    session = manager.open().session
+    manager.apply(session, [Put(path="areas/inbox/new.html", html=_memory(60, links=False))])
+    assert manager.commit(session, "owed", index_later=True).outcome == "committed"
+    owed = {path for path, flags in plane.indexer.git.repo.status().items() if flags}
+    assert owed == {"areas/inbox/new.html"}  # git's index has not caught up
+    projected: list[str] = []
+    project = plane.indexer._project
+
+    def counted(path: str, *rest: Any) -> Any:
+        projected.append(path)
+        return project(path, *rest)
+
+    plane.indexer._project = counted  # type: ignore[method-assign]
+    report = plane.update()
+    assert (report.added, report.dirty) == (1, 0) and projected == ["areas/inbox/new.html"]
+    manager.flush_index()
+    # a change staged, then undone in the file: the index differs from HEAD, the file does not
+    committed = (store.root / "areas/inbox/b.html").read_text(encoding="utf-8")
+    store.write({"areas/inbox/b.html": _memory(61, links=False)})
+    git(store.root, "add", "areas/inbox/b.html")
+    store.write({"areas/inbox/b.html": committed})
+    assert plane.update().dirty == 0
     rebuilt = open_plane(_clone(store, tmp_path / "fresh"), now=lambda: NOW)
     rebuilt.rebuild()
     assert rows(plane.db.conn) == rows(rebuilt.db.conn)

@@ -463,7 +463,7 @@ class Indexer:
         diffs = [
             d for d in diffs if is_indexable_path(d.path) or is_indexable_path(d.from_path or "")
         ]
-        dirty = [s for s in self.git.dirty() if is_indexable_path(s.path)]
+        dirty = self._dirty_files(head)
         report = IndexUpdateAnswer(head_sha=head, unchanged=not diffs and not dirty)
         indexed_at = self.now()
 
@@ -497,7 +497,7 @@ class Indexer:
                 report.added += 1
             elif diff.status == "M":
                 report.modified += 1
-        dirty_paths = {entry.path for entry in dirty}
+        dirty_paths = set(dirty)
         handled = set(final) | dirty_paths | {source for source, _ in moves}
         for path, sha in self._drifted(head, handled).items():
             final[path] = (
@@ -506,12 +506,12 @@ class Indexer:
                 else self._project(path, sha, self.git.blob(sha), indexed_at, report.skipped)
             )
             report.reconciled += 1
-        for entry in dirty:
-            if entry.deleted:
-                final[entry.path] = None
+        for path, held in dirty.items():
+            if held is None:
+                final[path] = None
                 continue
-            data, sha = self.git.working_file(entry.path)
-            final[entry.path] = self._project(entry.path, sha, data, indexed_at, report.skipped)
+            data, sha = held
+            final[path] = self._project(path, sha, data, indexed_at, report.skipped)
         report.dirty = len(dirty)
         report.unchanged = report.unchanged and report.reconciled == 0
         self.hook("update.read")
@@ -547,6 +547,24 @@ class Indexer:
             head,
         )
         return report
+
+    def _dirty_files(self, head: str) -> dict[str, tuple[bytes, str] | None]:
+        """The work tree's indexable changes against ``head``: path -> (bytes, blob sha), None
+        for a deleted file. A file holding ``head``'s own blob is no change, whatever git's
+        index says: the index is what lags when a commit's entries are still owed to it (the
+        daemon writes them after its answer) or a staged change was undone in the file, and
+        projecting such a file again would parse every path of a burst of commits twice."""
+        out: dict[str, tuple[bytes, str] | None] = {}
+        for entry in self.git.dirty():
+            if not is_indexable_path(entry.path):
+                continue
+            if entry.deleted:
+                out[entry.path] = None
+                continue
+            data, sha = self.git.working_file(entry.path)
+            if sha != self.git.blob_sha_at(head, entry.path):
+                out[entry.path] = (data, sha)
+        return out
 
     def _drifted(self, head: str, handled: set[str]) -> dict[str, str | None]:
         """Clean paths whose row no longer describes HEAD: path -> HEAD blob (None: gone).
