@@ -6,13 +6,19 @@ counted with string scans instead of regexes, sentences are cut with ``str.split
 links skip the open-element stack, harmless attributes skip the presentation check, and the pool
 is used only where it can pay. Each test here pits a shortcut against the plain statement of its
 rule (a regex written from JavaScript's semantics, a fresh tree walk, ``calendar``), on generated
-input.
+input. The memo of recent texts is checked to answer only for the very text object it parsed.
+
+Mutation notes (each applied once, the named tests seen red, then reverted):
+- ``parse_memory`` never asking its memo -> ``test_the_same_text_object_at_the_same_path…`` and
+  ``test_the_memo_holds_a_bounded_number_of_texts`` (and, in ``test_store_validate.py``,
+  ``test_an_applied_put_is_parsed_once``).
 """
 
 from __future__ import annotations
 
 import calendar
 import re
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -333,3 +339,58 @@ def test_canonical_rel_tokens_read_as_the_rule_reads_them() -> None:
             by_rule = token[len("memhtml-") :].replace("-", "_")
             expected = by_rule if token.startswith("memhtml-") and by_rule in REL_CLASS else None
             assert rel_of_token(token) == expected
+
+
+def _counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths the parser really parses (past the memo of recent texts), in order."""
+    parsed: list[str] = []
+    real = parse_mod._parse
+
+    def counted(path: str, text: str, raw: bytes) -> Any:
+        parsed.append(path)
+        return real(path, text, raw)
+
+    monkeypatch.setattr(parse_mod, "_parse", counted)
+    return parsed
+
+
+def test_the_same_text_object_at_the_same_path_is_parsed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed = _counting_parses(monkeypatch)
+    html = memory_html("Memo", "The memo keeps the record of a text it parsed.")
+    first = parse_memory("areas/a/memo.html", html)
+    assert parse_memory("areas/a/memo.html", html) is first
+    assert parsed == ["areas/a/memo.html"]
+    # an equal text in another object, another path, bytes: each parsed afresh, same record
+    twin = "".join(list(html))
+    assert twin == html and twin is not html
+    assert parse_memory("areas/a/memo.html", twin) == first
+    assert parse_memory("areas/b/memo.html", html).path == "areas/b/memo.html"
+    assert parse_memory("areas/a/memo.html", html.encode()) == first
+    assert parsed == [
+        "areas/a/memo.html",
+        "areas/a/memo.html",
+        "areas/b/memo.html",
+        "areas/a/memo.html",
+    ]
+
+
+def test_a_refused_text_is_refused_again_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = _counting_parses(monkeypatch)
+    bad = "<!doctype html><html><head></head><body></body></html>"
+    for _ in range(2):
+        with pytest.raises(InvalidMemory):
+            parse_memory("areas/a/bad.html", bad)
+    assert parsed == ["areas/a/bad.html", "areas/a/bad.html"]
+
+
+def test_the_memo_holds_a_bounded_number_of_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = _counting_parses(monkeypatch)
+    texts = [memory_html(f"Memo {n}", f"Fact {n} is kept.") for n in range(100)]
+    for text in texts:
+        parse_memory("areas/a/m.html", text)
+    assert len(parse_mod._recent._records) == parse_mod._RecentParses.SIZE
+    parse_memory("areas/a/m.html", texts[0])  # the oldest went first
+    parse_memory("areas/a/m.html", texts[-1])  # the newest is still there
+    assert len(parsed) == 101

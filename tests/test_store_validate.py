@@ -134,3 +134,31 @@ def test_path_problems() -> None:
     assert path_problems("elsewhere/x.html") == [
         "path: must be under projects/, areas/, resources/ or archive/"
     ]
+
+
+def test_an_applied_put_is_parsed_once(tmp_path, monkeypatch) -> None:
+    """Judging a put parses it (its content hash finds duplicates) and the overlay folds the
+    same text in: the parser's memo of recent texts makes that one parse, not two."""
+    from support.stores import TickingClock
+
+    from headd.memfile import parse as parse_mod
+    from headd.store.manager import SessionManager
+
+    store = tmp_path / "store"
+    make_store(store, SEED_FILES, ignore=None)
+    manager = SessionManager(store, clock=TickingClock())
+    session = manager.open().session
+    manager.view(session)  # the base version, loaded before counting
+    parsed: list[str] = []
+    real = parse_mod._parse
+
+    def counted(path, text, raw):
+        parsed.append(path)
+        return real(path, text, raw)
+
+    monkeypatch.setattr(parse_mod, "_parse", counted)
+    result = manager.apply(session, [Put(path="areas/inbox/once.html", html=CONTENTS[0])])
+    assert result.violations == ()
+    assert parsed == ["areas/inbox/once.html"]
+    assert manager.commit(session, "once").outcome == "committed"
+    assert parsed == ["areas/inbox/once.html"]

@@ -22,6 +22,7 @@ import logging
 import math
 import re
 import sys
+import threading
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, cast
@@ -136,19 +137,60 @@ def _decode(path: str, html: str | bytes) -> tuple[str, bytes]:
         ) from None
 
 
+class _RecentParses:
+    """The records of the last few texts parsed, by path and by the text object itself.
+
+    A put is parsed where it is judged (its content hash finds duplicates) and again where the
+    overlay folds it into the session's view: the same ``str`` object at the same path, a
+    fraction of a millisecond each time. A hit needs that very object (``is``), never an equal
+    one, so a lookup hashes nothing; records are frozen, so sharing one is safe. Refusals are
+    not kept: they raise again. Bytes (files read from git) are not kept either: each is read
+    once per version.
+    """
+
+    SIZE = 64
+
+    def __init__(self) -> None:
+        self._records: dict[tuple[str, int], tuple[str, MemoryRecord]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: str, text: str) -> MemoryRecord | None:
+        hit = self._records.get((path, id(text)))
+        if hit is None or hit[0] is not text:
+            return None
+        return hit[1]
+
+    def put(self, path: str, text: str, record: MemoryRecord) -> None:
+        with self._lock:
+            records = self._records
+            records[(path, id(text))] = (text, record)
+            while len(records) > self.SIZE:
+                del records[next(iter(records))]
+
+
+_recent = _RecentParses()
+
+
 def parse_memory(path: str, html: str | bytes) -> MemoryRecord:
     """Parse one memory file at ``path`` (repo-relative) into a record, or raise InvalidMemory.
 
     Every violation is collected into the one error; warnings ride on the record.
     """
+    if isinstance(html, str):
+        known = _recent.get(path, html)
+        if known is not None:
+            return known
     text, raw = _decode(path, html)
     try:
-        return _parse(path, text, raw)
+        record = _parse(path, text, raw)
     except InvalidMemory:
         raise
     except Exception as exc:  # the parser is total: any other failure is a refusal, logged
         log.exception("parser failure on %s", path)
         raise InvalidMemory(path, [f"unparseable memory file ({type(exc).__name__})"]) from exc
+    if isinstance(html, str):
+        _recent.put(path, html, record)
+    return record
 
 
 def _parse(path: str, text: str, raw: bytes) -> MemoryRecord:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -143,6 +144,9 @@ class SessionManager:
         self._refused: dict[str, tuple[Violation, ...]] = {}
         #: Sessions whose log ends in a landing that is not compacted yet (see ``_record``).
         self._uncompacted: set[str] = set()
+        #: (idle seconds, the clock's timestamp before which no session can be idle that long):
+        #: set by each sweep of ``expire_idle``.
+        self._no_expiry_before: tuple[float, float] = (0.0, -math.inf)
         #: The repository the commit path uses, only under the commit lock. Kept open so its
         #: index (the whole checkout's, ~1 MB at 10,000 files) is parsed once and re-read only
         #: when the file changes on disk, not on every commit.
@@ -711,16 +715,28 @@ class SessionManager:
     def expire_idle(self, idle_s: float = SESSION_IDLE_S) -> tuple[str, ...]:
         """Close every session idle for ``idle_s`` seconds that holds nothing unlanded (no ops
         waiting for a commit, no commit intent); returns their ids. A session with ops waiting
-        stays until it is committed or closed: expiry never drops what an agent wrote."""
-        cutoff = self.clock().timestamp() - idle_s
+        stays until it is committed or closed: expiry never drops what an agent wrote.
+
+        The daemon sweeps as each session opens, so a sweep remembers the earliest moment any
+        session can expire (every event stamps its session with the clock, which only moves
+        it later) and the calls before that moment return at once, whatever the number of open
+        sessions. A clock set back delays expiry by as much."""
+        now = self.clock().timestamp()
+        if self._no_expiry_before[0] == idle_s and now < self._no_expiry_before[1]:
+            return ()
+        cutoff = now - idle_s
+        idle = []
         with self._registry:
-            idle = [
-                state.session
-                for state in self._states.values()
-                if not state.ops
-                and state.pending is None
-                and datetime.fromisoformat(state.updated_at).timestamp() < cutoff
-            ]
+            oldest = now  # a session opened from now on expires after now + idle_s
+            for state in self._states.values():
+                if state.ops or state.pending is not None:
+                    continue  # its next event (a commit, a close) makes it fresh again
+                updated = datetime.fromisoformat(state.updated_at).timestamp()
+                if updated < cutoff:
+                    idle.append(state.session)
+                else:
+                    oldest = min(oldest, updated)
+            self._no_expiry_before = (idle_s, oldest + idle_s)
         expired = []
         for session in idle:
             try:
@@ -728,6 +744,8 @@ class SessionManager:
             except (SessionLocked, SessionNotFound):  # in use, or closed meanwhile
                 continue
             expired.append(session)
+        if len(expired) < len(idle):  # one in use stays idle: the next call sweeps again
+            self._no_expiry_before = (0.0, -math.inf)
         if expired:
             log.info("closed %d session(s) idle for %.0f s", len(expired), idle_s)
         return tuple(expired)
