@@ -1,5 +1,6 @@
 """The daemon's dirty work tree through inotify: after every kind of change, a watched
-``GitSource.dirty`` answers what libgit2's whole status answers, and mostly without that scan.
+``GitSource.dirty`` answers what it answers from libgit2's whole status, and mostly without that
+scan; a file holding HEAD's blob is no change in either, whatever git's index says.
 
 Real git repositories, real files, real inotify: the kernel queues an event before the system
 call that caused it returns, so each check reads the queue right after the change, no sleeping.
@@ -11,6 +12,9 @@ Mutation notes (each applied once, the named test seen red, then reverted):
 - no candidates from a rewritten index -> ``test_a_change_staged_without_touching_the_file…``.
 - no candidates from a moved HEAD -> ``test_head_moving_under_an_unchanged_work_tree…``.
 - no candidate limit -> ``test_a_checkout_s_worth_of_changes_is_one_full_scan``.
+- git asked about every candidate (none screened by its hash against HEAD's blob) ->
+  ``test_commits_that_leave_git_s_index_behind_need_no_scan``.
+- no file taken as holding HEAD's blob -> the same, and ``test_a_change_staged_without…``.
 """
 
 from __future__ import annotations
@@ -157,10 +161,50 @@ def test_a_change_staged_without_touching_the_file(tmp_path: Path) -> None:
     watched = Watched(store.root)
     index = store.repo.index
     index.read()
-    index.remove("areas/inbox/b.html")  # git rm --cached: the work tree is untouched
+    index.remove("areas/inbox/b.html")  # git rm --cached: the file still holds HEAD's blob
     index.write()
-    assert _paths(watched.check_fast()) == {"areas/inbox/b.html": False}
+    assert watched.check_fast() == []
     index.add("areas/inbox/b.html")
+    index.write()
+    assert watched.check_fast() == []
+    # an ignored file is nobody's change until it is staged (git add -f): only the index moved
+    (store.root / ".memhtml").mkdir(exist_ok=True)
+    (store.root / ".memhtml/kept.html").write_text(_memory(15))
+    assert watched.check_fast() == []
+    index.read()
+    index.add(".memhtml/kept.html")
+    index.write()
+    assert _paths(watched.check_fast()) == {".memhtml/kept.html": False}
+
+
+def test_commits_that_leave_git_s_index_behind_need_no_scan(tmp_path: Path) -> None:
+    """The daemon's commits: each file written in the work tree (a temporary file renamed over
+    it), the commit made from trees, git's index written later. Every file holds HEAD's blob,
+    so nothing is dirty, and the watch says so without the whole status, however many commits
+    came since the last look."""
+    store = _store(tmp_path)
+    watched = Watched(store.root)
+    repo = store.repo
+    for n in range(40):
+        path = f"areas/burst/m{n:02d}.html"
+        text = _memory(700 + n).encode()
+        full = store.root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        temporary = full.with_name(full.name + ".headd-tmp")
+        temporary.write_bytes(text)
+        temporary.rename(full)
+        parent = repo[repo.head.target].peel(pygit2.Commit)
+        index = pygit2.Index()
+        index.read_tree(parent.tree)
+        index.add(pygit2.IndexEntry(path, repo.create_blob(text), pygit2.GIT_FILEMODE_BLOB))
+        tree = index.write_tree(repo)
+        sig = pygit2.Signature("t", "t@example.org")
+        repo.create_commit("refs/heads/main", sig, sig, f"burst {n}", tree, [parent.id])
+    assert watched.check_fast() == []
+    # the index written afterwards, as the daemon does: still nothing, still no scan
+    index = repo.index
+    index.read()
+    index.read_tree(repo[repo.head.target].peel(pygit2.Tree))
     index.write()
     assert watched.check_fast() == []
 

@@ -6,11 +6,17 @@ reads only the subtrees whose ids differ (``headd.head.version.changed_blobs``) 
 handful of trees. Only a change set that could hold a rename (a path gone and another come) pays
 for libgit2's whole-tree diff with similarity detection, so the result is ``diff``'s exactly.
 
-:meth:`GitSource.dirty` is libgit2's whole status, one lstat per tracked file (most of the 50 ms
-an update may take at 10,000 files). Under the daemon, :meth:`GitSource.watch_work_tree` has inotify
-(:mod:`headd_plane.dirty_watch`) name the paths touched since the last call, and the status is
-asked of those only (plus the paths that were not current, and those HEAD or the index moved);
-whenever the watch cannot vouch for its list, the whole status again.
+:meth:`GitSource.dirty` names the work-tree files the index must read instead of HEAD's: the
+paths libgit2's status does not call current, less those whose file holds HEAD's very blob
+(whatever git's index says: the daemon writes the index entries of its commits after it answers,
+so right after a commit the index lags and the file is HEAD's). The whole status costs one lstat
+per tracked file (most of the 50 ms an update may take at 10,000 files), and libgit2 holds the
+interpreter's lock for all of it. Under the daemon, :meth:`GitSource.watch_work_tree` has inotify
+(:mod:`headd_plane.dirty_watch`) name the paths touched since the last call, and only those are
+looked at (plus the paths that were not current, and those HEAD or the index moved): a file that
+holds HEAD's blob by its hash, a path nothing holds by three lookups, and git asked about the
+rest one path at a time; whenever the watch cannot vouch for its list, or the rest is long, the
+whole status again.
 
 Thin I/O wrappers, each returning plain values. A git failure becomes
 :class:`headd.errors.GitFailure` naming the operation; git's own text (which can carry paths
@@ -20,6 +26,8 @@ or hunks) goes to the log, not into the error.
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -41,9 +49,15 @@ GENERATED_NAMES = ("index.html", "sitemap.xml")
 
 #: Asking git about one path costs about a hundred times what the whole status costs per tracked
 #: file (more in a directory of thousands of entries, which libgit2 lists whole): past this many
-#: candidates (16, or one per 500 tracked files), the whole status is the cheaper one.
+#: paths to ask about (16, or one per 500 tracked files), the whole status is the cheaper one.
 CANDIDATES_MIN = 16
 CANDIDATES_PER = 500
+#: Hashing a candidate's file against HEAD's blob costs about ten times the whole status's share
+#: per tracked file (a read and a hash, 20–40 µs for a memory), and unlike the whole status it
+#: lets the interpreter's lock go between paths: past this many candidates (64, or one per 10
+#: tracked files), the whole status is asked at once.
+SCREENED_MIN = 64
+SCREENED_PER = 10
 MEMORY_EXTENSION = ".html"
 
 
@@ -240,7 +254,8 @@ class GitSource:
         self._last = None
 
     def dirty(self) -> list[StatusEntry]:
-        """Uncommitted changes (staged or not) against HEAD; ignored and conflicted dropped."""
+        """Uncommitted changes (staged or not) against HEAD, but a file that holds HEAD's blob;
+        ignored and conflicted dropped."""
         if self.workdir is None:
             return []
         touched = self._watch.take() if self._watch is not None else None
@@ -250,6 +265,7 @@ class GitSource:
         if flags_by_path is None:
             flags_by_path = self._status_of_all(record=self._watch is not None)
         skip = pygit2.enums.FileStatus.IGNORED | pygit2.enums.FileStatus.CONFLICTED
+        tree = self._head_tree()
         out: list[StatusEntry] = []
         for path, flags in sorted(flags_by_path.items()):
             if flags & skip or flags == pygit2.enums.FileStatus.CURRENT:
@@ -259,8 +275,41 @@ class GitSource:
                 # path keeps its committed version, if it has one.
                 log.info("work tree: %s goes through a symbolic link; not indexed from it", path)
                 continue
+            if self._holds_head_blob(tree, path):
+                continue
             out.append(StatusEntry(path, not (self.workdir / path).is_file()))
         return out
+
+    def _head_tree(self) -> pygit2.Tree | None:
+        head = self._head_or_none()
+        if head is None:
+            return None
+        try:
+            return self.repo[head].peel(pygit2.Tree)
+        except (pygit2.GitError, KeyError, ValueError):
+            return None
+
+    def _holds_head_blob(self, tree: pygit2.Tree | None, path: str) -> bool:
+        """Whether the work tree's file at ``path`` is a regular file, reached through no
+        symbolic link, whose bytes are HEAD's blob at ``path`` (hashed as they are, as the
+        indexer reads them)."""
+        if tree is None or self.workdir is None:
+            return False
+        try:
+            entry = tree[path]
+        except (KeyError, ValueError):
+            return False
+        if entry.type_str != "blob" or entry.filemode == pygit2.enums.FileMode.LINK:
+            return False
+        if worktree_symlink(self.workdir, path) is not None:
+            return False
+        full = self.workdir / path
+        try:
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                return False
+            return bool(pygit2.hashfile(str(full)) == entry.id)
+        except (OSError, pygit2.GitError):
+            return False
 
     def _head_or_none(self) -> str | None:
         try:
@@ -306,17 +355,14 @@ class GitSource:
                 for delta in index.diff_to_tree(tree).deltas:
                     candidates.add(delta.old_file.path)
                     candidates.add(delta.new_file.path)
-            if len(candidates) > max(CANDIDATES_MIN, len(index) // CANDIDATES_PER):
+            if len(candidates) > max(SCREENED_MIN, len(index) // SCREENED_PER):
                 return None  # a checkout's worth of paths: one scan is cheaper
+            asked = [path for path in candidates if self._worth_asking(tree, index, path)]
+            if len(asked) > max(CANDIDATES_MIN, len(index) // CANDIDATES_PER):
+                return None
             found: dict[str, int] = {}
             ignored = pygit2.enums.FileStatus.IGNORED
-            for path in candidates:
-                if (
-                    self.repo.path_is_ignored(path)
-                    and path not in index
-                    and not _has_file(tree, path)
-                ):
-                    continue  # untracked and ignored: status() never names it
+            for path in asked:
                 try:
                     flags = int(self.repo.status_file(path)) & ~ignored
                 except KeyError:
@@ -328,6 +374,18 @@ class GitSource:
             return None
         self._last = _Scanned(head, found)
         return found
+
+    def _worth_asking(self, tree: pygit2.Tree, index: pygit2.Index, path: str) -> bool:
+        """Whether git must be asked about a candidate: not when its file holds HEAD's blob
+        (:meth:`dirty` drops it whatever the status), nor when it is neither in the index nor
+        in HEAD and either no file holds it (a temporary file come and gone) or the ignore
+        rules do (the daemon's own files under ``.memhtml/``: the status never names them)."""
+        if self._holds_head_blob(tree, path):
+            return False
+        if path in index or _has_file(tree, path):
+            return True
+        assert self.workdir is not None
+        return os.path.lexists(self.workdir / path) and not self.repo.path_is_ignored(path)
 
     def working_file(self, path: str) -> tuple[bytes, str]:
         """A work-tree file's bytes and the blob sha it would have."""
