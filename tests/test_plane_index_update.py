@@ -1,7 +1,7 @@
 """Update by watermark: after any history of commits, an update equals a fresh rebuild.
 
 Mutation notes (each applied once, the named test seen red, then reverted):
-- every status entry taken as dirty, its blob not compared with HEAD's ->
+- ``GitSource.dirty`` keeping a file that holds HEAD's blob ->
   ``test_a_commit_whose_index_entries_are_owed_is_no_dirty_file``.
 """
 

@@ -463,7 +463,7 @@ class Indexer:
         diffs = [
             d for d in diffs if is_indexable_path(d.path) or is_indexable_path(d.from_path or "")
         ]
-        dirty = self._dirty_files(head)
+        dirty = self._dirty_files()
         report = IndexUpdateAnswer(head_sha=head, unchanged=not diffs and not dirty)
         indexed_at = self.now()
 
@@ -548,22 +548,16 @@ class Indexer:
         )
         return report
 
-    def _dirty_files(self, head: str) -> dict[str, tuple[bytes, str] | None]:
-        """The work tree's indexable changes against ``head``: path -> (bytes, blob sha), None
-        for a deleted file. A file holding ``head``'s own blob is no change, whatever git's
-        index says: the index is what lags when a commit's entries are still owed to it (the
-        daemon writes them after its answer) or a staged change was undone in the file, and
-        projecting such a file again would parse every path of a burst of commits twice."""
+    def _dirty_files(self) -> dict[str, tuple[bytes, str] | None]:
+        """The work tree's indexable changes against HEAD: path -> (bytes, blob sha), None for
+        a deleted file. ``GitSource.dirty`` leaves out a file holding HEAD's own blob, whatever
+        git's index says (it lags while a commit's entries are still owed to it), so a burst of
+        the daemon's commits is projected once, from the diff, not again from the work tree."""
         out: dict[str, tuple[bytes, str] | None] = {}
         for entry in self.git.dirty():
             if not is_indexable_path(entry.path):
                 continue
-            if entry.deleted:
-                out[entry.path] = None
-                continue
-            data, sha = self.git.working_file(entry.path)
-            if sha != self.git.blob_sha_at(head, entry.path):
-                out[entry.path] = (data, sha)
+            out[entry.path] = None if entry.deleted else self.git.working_file(entry.path)
         return out
 
     def _drifted(self, head: str, handled: set[str]) -> dict[str, str | None]:
