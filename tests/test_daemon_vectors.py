@@ -12,19 +12,26 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pygit2
+import pytest
 from headd_plane.head_vectors import load_cache
 from headd_plane.plane import index_path_of
 from support.stores import make_store
 
+from headd.daemon.follow import GitThread, RefFollower, resolve_followed_ref
+from headd.daemon.handlers import Service
 from headd.daemon.vectors import MIN_COVERAGE, VectorService
 from headd.embed.hashing import HashingEmbedder
+from headd.embed.run_signal import model_call_begins
+from headd.head import search
 from headd.head.indexes import IndexedView
 from headd.head.vectors import VectorSpace, title_text_of, vector_keys_of, vector_text_of
-from headd.head.version import load_head
+from headd.head.version import advance_head, load_head
+from headd.wire.methods import Search
 
 
 def service(store: Path, embedder: HashingEmbedder) -> VectorService:
@@ -204,3 +211,86 @@ def test_a_query_asked_again_while_it_embeds_waits_for_the_same_model_call(
         assert embedder.calls == calls + 1
 
     asyncio.run(run())
+
+
+class SignallingEmbedder(HeldEmbedder):
+    """The held embedder that, like the local model, says when its model call begins; a held
+    call records ``model-done`` once released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not self.hold:
+            return super().embed(texts)
+        model_call_begins()
+        vectors = super().embed(texts)
+        self.order.append("model-done")
+        return vectors
+
+
+def test_begin_answers_once_its_model_call_runs_and_the_search_joins_that_call(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "store"
+    sha = make_store(store)
+    view = load_head(pygit2.Repository(str(store)), sha)
+    embedder = SignallingEmbedder()
+    svc = service(store, embedder)
+
+    async def run() -> None:
+        calls = await filled_then_held(view, embedder, svc)
+        assert svc.begin(view, "postgres orders") is not None
+        started = svc.begin(view, "postgres orders")  # asked again: the same call's event
+        assert started is not None
+        assert await asyncio.to_thread(started.wait, 10)
+        assert embedder.calls == calls  # inside the model: the vector is not made yet
+        embedder.release.set()
+        arm = await svc.for_search(view, "postgres orders", True)
+        assert arm.ran and embedder.calls == calls + 1
+        assert svc.begin(view, "postgres orders") is None  # cached now: no model call
+
+    asyncio.run(run())
+
+
+def test_an_unseen_query_s_lexical_arm_is_ranked_while_the_model_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    make_store(store)
+    git = GitThread(store)
+    ref = resolve_followed_ref(pygit2.Repository(str(store)), None)
+    follower = RefFollower(store, ref, git, loader=load_head, advancer=advance_head)
+    follower.load_blocking()
+    embedder = SignallingEmbedder()
+    vectors = service(store, embedder)
+    daemon = Service(store, follower, vectors=vectors)
+    ranked_ahead = search.hybrid_lexical_arm
+
+    def spy(*args: Any, **kwargs: Any) -> search.HybridLexicalArm:
+        embedder.order.append("lexical")
+        threading.Timer(0.2, embedder.release.set).start()  # then the model finishes
+        return ranked_ahead(*args, **kwargs)
+
+    monkeypatch.setattr(search, "hybrid_lexical_arm", spy)
+
+    async def run() -> None:
+        view = await follower.current()
+        await filled_then_held(view, embedder, vectors)
+        # without the overlap the model would finish first: release it late in that case too
+        late.start()
+        first = await daemon.search(Search(query="postgres orders"))
+        assert embedder.order == ["lexical", "model-done"]
+        again = await daemon.search(Search(query="postgres orders"))  # its vector cached
+        assert embedder.order == ["lexical", "model-done"], "no model call, nothing ranked ahead"
+        assert [(h.path, h.score) for h in first.hits] == [(h.path, h.score) for h in again.hits]
+        assert first.hits and not first.degraded
+
+    late = threading.Timer(5, embedder.release.set)
+    late.daemon = True
+    try:
+        asyncio.run(run())
+    finally:
+        late.cancel()
+        git.shutdown()

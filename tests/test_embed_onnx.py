@@ -26,6 +26,7 @@ from headd.embed.onnx_minilm import (
     plan_batches,
 )
 from headd.embed.port import DocumentEmbedder
+from headd.embed.run_signal import signalling
 from headd.embed.wordpiece import load_tokenizer_json
 from headd.errors import ModelUnavailable
 
@@ -299,3 +300,28 @@ def test_queries_the_model_cannot_tell_apart_share_one_cached_vector(model: Onnx
     assert again is first
     np.testing.assert_array_equal(model.embed(["where did the cat sit ?"])[0], first)
     assert (cache.stats().hits, cache.stats().misses) == (1, 1)
+
+
+@needs_model
+def test_a_query_s_worker_hears_the_model_call_begin_before_it_runs(model: OnnxEmbedder) -> None:
+    """The daemon ranks the hybrid's lexical arm once the model runs without the GIL
+    (``headd.embed.run_signal``): the event must be set before ``session.run``, not after."""
+    loaded = model._loaded
+    assert loaded is not None
+    started = threading.Event()
+    seen: list[bool] = []
+
+    class Watched:
+        def run(self, *args: object, **kwargs: object) -> object:
+            seen.append(started.is_set())
+            return loaded.session.run(*args, **kwargs)
+
+    model._loaded = _Loaded(Watched(), loaded.input_names, loaded.output_name, loaded.tokenizer)
+    try:
+        with signalling(started):
+            model.embed([CAT])
+        started.clear()
+        model.embed([KITTEN])  # outside a worker's block nothing is signalled
+    finally:
+        model._loaded = loaded
+    assert seen == [True, False]

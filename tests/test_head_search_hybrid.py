@@ -18,6 +18,7 @@ from headd.head.search import (
     LEXICAL_SHARE,
     QUESTION_WORDS,
     SEED_EXACT,
+    hybrid_lexical_arm,
     lexical_query_of,
     search_head,
 )
@@ -236,3 +237,56 @@ def test_explain_splits_each_hits_score_by_the_arms_that_found_it(
     for hit in hits:
         assert set(why[hit.path]) <= {arm for arm in hit.arms if arm != "recency"}
         assert abs(sum(why[hit.path].values()) - hit.score) <= 1e-9 * max(1.0, hit.score)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    corpus,
+    st.lists(st.sampled_from([*WORDS, "what", "how"]), min_size=1, max_size=4).map(" ".join),
+    st.integers(1, 50),
+    st.sampled_from([HYBRID, SEED_EXACT]),
+    st.booleans(),
+    st.sampled_from([None, Scope(), Scope(include_archived=True)]),
+)
+def test_a_lexical_arm_ranked_ahead_answers_as_the_search_ranks_it(
+    rows: list[tuple[list[str], str]],
+    text: str,
+    limit: int,
+    mode: str,
+    with_vectors: bool,
+    scope: Scope | None,
+) -> None:
+    """Invariant: the arm the daemon ranks while the query embeds (``hybrid_lexical_arm``)
+    gives the very answer the search gives ranking it itself; where the search does not run
+    hybrid with vectors, the arm handed in is not used."""
+    records = records_of(rows)
+    # every third record archived, so a scope that reaches the archive ranks other candidates
+    records = [
+        memory(f"archive/2026/a/r{i:02d}.html", r.claim) if i % 3 == 2 else r
+        for i, r in enumerate(records)
+    ]
+    view = version_from_records(records, "v")
+    extra: dict[str, object] = {} if scope is None else {"admit": scope}
+    if with_vectors:
+        cache = fill_vectors(view, VectorCache.empty(SPACE), EMBEDDER).cache
+        extra |= {"vectors": cache, "query_vector": EMBEDDER.embed([text])[0]}
+    ahead = hybrid_lexical_arm(view, text, limit=limit, admit=scope)
+    plain = search_head(view, text, limit=limit, now=TIMES[-1], mode=mode, **extra)
+    given_arm = search_head(
+        view, text, limit=limit, now=TIMES[-1], mode=mode, hybrid_lexical=ahead, **extra
+    )
+    assert given_arm == plain
+
+
+def test_an_arm_ranked_ahead_reaches_the_archive_when_the_scope_does() -> None:
+    records = [memory(f"areas/a/r{i}.html", "basalt zircon.") for i in range(3)]
+    records.append(memory("archive/2026/a/r9.html", "basalt garnet."))
+    view = version_from_records(records, "v")
+    cache = fill_vectors(view, VectorCache.empty(SPACE), EMBEDDER).cache
+    scope = Scope(include_archived=True)
+    extra: dict[str, object] = {"admit": scope, "vectors": cache}
+    extra["query_vector"] = EMBEDDER.embed(["garnet"])[0]
+    ahead = hybrid_lexical_arm(view, "garnet", limit=10, admit=scope)
+    hits = search_head(view, "garnet", now=TIMES[-1], hybrid_lexical=ahead, **extra)
+    assert paths(hits) == ["archive/2026/a/r9.html"]
+    assert hits == search_head(view, "garnet", now=TIMES[-1], **extra)

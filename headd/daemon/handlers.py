@@ -145,6 +145,12 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: How long the event loop waits, at most, for an unseen query's model call to begin before it
+#: ranks the hybrid's lexical arm (:mod:`headd.embed.run_signal`): the worker usually gets
+#: there in a tenth of a millisecond; a busy model (its run slots taken by the fill) ends the
+#: wait at this bound, and the arm is ranked anyway.
+MODEL_START_WAIT_S = 0.002
+
 
 @functools.cache
 def daemon_version() -> str:
@@ -679,11 +685,19 @@ class Service:
     ) -> tuple[list[SearchHit], SearchVectors]:
         """The head's ranking of ``query`` over ``view``, and the vector arm it ran with: the one
         path ``search`` and recall's pool share, so the two cannot admit or rank differently."""
-        from headd.head.search import search_head
+        from headd.head.search import HYBRID, HybridLexicalArm, hybrid_lexical_arm, search_head
 
         admit = self._admit(filter_)
         arm = NO_VECTORS
+        ranked: HybridLexicalArm | None = None
         if self.vectors is not None:
+            if want_vectors and mode == HYBRID:
+                started = self.vectors.begin(view, query)
+                if started is not None:
+                    # The model runs without the GIL: rank the lexical arm meanwhile, once the
+                    # worker is inside the model call (a bounded wait, the GIL released).
+                    started.wait(MODEL_START_WAIT_S)
+                    ranked = hybrid_lexical_arm(view, query, limit=limit, admit=admit)
             arm = await self.vectors.for_search(view, query, want_vectors)
         hits = search_head(
             view,
@@ -695,6 +709,7 @@ class Service:
             query_vector=arm.query_vector,
             mode=mode,
             explain=explain,
+            hybrid_lexical=ranked,
         )
         return hits, arm
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from headd.embed.run_signal import signalling
 from headd.errors import HeaddError, ModelUnavailable
 from headd.lazy_import import LazyModule
 from headd.wire.answers import VectorFillStatus, VectorsFillAnswer, VectorsStatus
@@ -151,6 +152,8 @@ class VectorService:
         #: Query embeddings running, by cache key: a query asked again meanwhile waits for the
         #: same model call instead of starting a second one.
         self._embedding: dict[Hashable, asyncio.Future[npt.NDArray[np.float32]]] = {}
+        #: Each running embedding's event, set once its model call has begun.
+        self._started: dict[Hashable, threading.Event] = {}
         self._coverage: tuple[IndexedView, VectorCache, float] | None = None
         self._matrix: VersionMatrix | None = None
         self._tip: IndexedView | None = None
@@ -250,17 +253,38 @@ class VectorService:
             return SearchVectors(None, None, coverage)
         return SearchVectors(self.matrix_for(view, cache), vector, coverage)
 
+    def begin(self, view: IndexedView, query: str) -> threading.Event | None:
+        """Start embedding ``query`` for a hybrid search of ``view`` when the search will need
+        the model (no cached vector, enough coverage), and answer the event set once the model
+        call has begun (:mod:`headd.embed.run_signal`); None when no model call is needed.
+        :meth:`for_search` then joins the same call."""
+        queries = self._queries
+        if self.cache is None or queries is None or self.coverage(view) < MIN_COVERAGE:
+            return None
+        if queries.peek(query) is not None:
+            return None
+        self._embed_query(queries, query)
+        return self._started.get(queries.key(query))
+
     def _embed_query(
         self, queries: QueryVectorCache, query: str
     ) -> asyncio.Future[npt.NDArray[np.float32]]:
         key = queries.key(query)
         running = self._embedding.get(key)
         if running is None:
-            running = asyncio.get_running_loop().run_in_executor(None, queries.vector_for, query)
+            started = threading.Event()
+
+            def embed() -> npt.NDArray[np.float32]:
+                with signalling(started):
+                    return queries.vector_for(query)
+
+            running = asyncio.get_running_loop().run_in_executor(None, embed)
             self._embedding[key] = running
+            self._started[key] = started
 
             def finished(done: asyncio.Future[npt.NDArray[np.float32]]) -> None:
                 self._embedding.pop(key, None)
+                self._started.pop(key, None)
                 if not done.cancelled():
                     done.exception()  # retrieved: a waiter that went away leaves no warning
 

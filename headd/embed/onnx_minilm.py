@@ -40,6 +40,7 @@ else:  # numpy waits for the first embedding: a daemon's start does not need it 
 
 from headd.embed.pooling import l2_normalize, masked_mean
 from headd.embed.quantize import converted_path, quantized_weights
+from headd.embed.run_signal import model_call_begins
 from headd.embed.wordpiece import WordPieceTokenizer, load_tokenizer_json, words_of
 from headd.errors import ModelUnavailable
 from headd.thread_priority import lower_thread_priority
@@ -320,6 +321,7 @@ class OnnxEmbedder:
             feed["token_type_ids"] = np.zeros_like(input_ids)
         try:
             with self._run_slots:
+                model_call_begins()  # a waiting event loop may take the GIL back now
                 (hidden,) = loaded.session.run([loaded.output_name], feed)
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise _unavailable(f"inference failed ({type(exc).__name__})") from exc

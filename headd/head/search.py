@@ -50,6 +50,7 @@ it is cut at the limit without a fused sort and recency is computed only for the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Final, Protocol
 
@@ -299,24 +300,30 @@ def search_head(
     query_vector: Sequence[float] | np.ndarray | None = None,
     mode: str = HYBRID,
     explain: dict[str, dict[str, float]] | None = None,
+    hybrid_lexical: HybridLexicalArm | None = None,
 ) -> list[SearchHit]:
     """The view's active records ranked for ``query``: by ``mode``, :data:`HYBRID` (the
     default) or :data:`SEED_EXACT` (see the module docstring for both). ``explain``, when
     given, is filled with each hit's score split by arm (``lexical``, ``vector``), the parts
-    summing to the hit's score; computed only for the hits returned, and only when asked."""
+    summing to the hit's score; computed only for the hits returned, and only when asked.
+    ``hybrid_lexical`` is :func:`hybrid_lexical_arm` of the same view, query, limit and admit,
+    ranked beforehand (the daemon ranks it while the query embeds); it is used when the search
+    runs hybrid with vectors, and ignored otherwise."""
     if mode not in SEARCH_MODES:
         raise ValueError(f"unknown search mode {mode!r}")
-    indexes = indexes_of(view)
-    if _reaches_archived(admit):
-        indexes = indexes.with_archived
+    indexes = _indexes_for(view, admit)
     seed = mode == SEED_EXACT
     with_vectors = vectors is not None and query_vector is not None
-    lexical_cap = LEXICAL_ARM_LIMIT if seed else max(LEXICAL_ARM_LIMIT, limit)
     # With the vector arm, the hybrid's lexical arm scores the query's stems, question words
     # left out; otherwise every mode scores the seed's tokens.
     hybrid_arms = with_vectors and not seed
-    lexical_query = lexical_query_of(query) if hybrid_arms else query
-    lexical = _lexical_arm(indexes, lexical_query, admit, lexical_cap, stemmed=hybrid_arms)
+    if hybrid_arms and hybrid_lexical is not None:
+        lexical = hybrid_lexical.ranked
+    elif hybrid_arms:
+        lexical = _hybrid_lexical(indexes, query, admit, limit)
+    else:
+        lexical_cap = LEXICAL_ARM_LIMIT if seed else max(LEXICAL_ARM_LIMIT, limit)
+        lexical = _lexical_arm(indexes, query, admit, lexical_cap)
     vector: list[tuple[int, _Row]] | None = None
     if vectors is not None and query_vector is not None:
         vector_cap = VECTOR_ARM_LIMIT if seed else max(VECTOR_ARM_LIMIT, limit)
@@ -356,6 +363,33 @@ def search_head(
     if explain is not None:
         explain.update(_parts(hits, lexical, vector, blended=not seed and vector is not None))
     return hits
+
+
+@dataclass(frozen=True, slots=True)
+class HybridLexicalArm:
+    """The hybrid's lexical arm, ranked ahead of the search it belongs to."""
+
+    ranked: list[tuple[int, Candidate]]
+
+
+def hybrid_lexical_arm(
+    view: HeadView | IndexedView, query: str, *, limit: int, admit: Admit | None
+) -> HybridLexicalArm:
+    """The lexical arm :func:`search_head` ranks when it runs hybrid with vectors: BM25 over
+    the query's stems, question words left out, the best ``max(LEXICAL_ARM_LIMIT, limit)``."""
+    return HybridLexicalArm(_hybrid_lexical(_indexes_for(view, admit), query, admit, limit))
+
+
+def _hybrid_lexical(
+    indexes: Indexes, query: str, admit: Admit | None, limit: int
+) -> list[tuple[int, Candidate]]:
+    cap = max(LEXICAL_ARM_LIMIT, limit)
+    return _lexical_arm(indexes, lexical_query_of(query), admit, cap, stemmed=True)
+
+
+def _indexes_for(view: HeadView | IndexedView, admit: Admit | None) -> Indexes:
+    indexes = indexes_of(view)
+    return indexes.with_archived if _reaches_archived(admit) else indexes
 
 
 def _parts(
