@@ -13,9 +13,9 @@ The runner refuses to start, naming what is missing, when a listed bench's modul
 tree or a data set it needs is not named (``HEADD_SCIFACT``: see ``bench.support.data``); it
 exits 1 when any bench fails. The tools that need memhtml and Node (``bench/peers/``,
 ``mcp_bench``, ``exec_bench`` and ``cli_bench``), ``history_bench`` (a notes repository), ``load_bench`` (a store path) and
-``quality_bench`` and ``hook_relevance_bench`` (LoCoMo, ``HEADD_LOCOMO``) and ``footprint_bench`` (a
-10,000-memory store beside memhtml's MCP server) are not in the list; docs/benchmarks.md
-says how to run them.
+``quality_bench`` and ``hook_relevance_bench`` (LoCoMo, ``HEADD_LOCOMO``), ``query_encoder_bench``
+(levers measured and not adopted, no target) and ``footprint_bench`` (a 10,000-memory store beside
+memhtml's MCP server) are not in the list; docs/benchmarks.md says how to run them.
 """
 
 from __future__ import annotations

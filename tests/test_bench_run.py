@@ -137,6 +137,7 @@ NOT_IN_THE_RUNNER = {
     "load_bench",
     "mcp_bench",
     "quality_bench",
+    "query_encoder_bench",
 }
 
 
