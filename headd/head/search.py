@@ -483,17 +483,17 @@ def _fused_rows(
             present[path] = (key, record)
     for path, rank in vector or ():
         fused[path] = fused.get(path, 0.0) + VECTOR_WEIGHT / (rank + RRF_K)
-    return _sorted_rows(fused, present, records)
+    return _sorted_rows(fused, present, records.get)
 
 
 def _sorted_rows(
     fused: dict[str, float],
     present: dict[str, tuple[str, MemoryRecord | None]],
-    records: PMap[str, MemoryRecord],
+    get: Callable[[str], MemoryRecord | None],
 ) -> list[Candidate]:
-    """``fused`` (path -> score) as rows, score descending then path; a path with no record,
-    and a score of 0 or less, dropped. ``present`` holds the rows the lexical arm admitted."""
-    get = records.get
+    """``fused`` (path -> score) as rows, score descending then path; a path with no record
+    (``get`` answers None), and a score of 0 or less, dropped. ``present`` holds the rows the
+    lexical arm admitted."""
     rows: list[Candidate] = []
     for path, score in fused.items():
         if score <= 0.0:
@@ -542,13 +542,18 @@ def _blended_rows(
                 if cosine > floor:
                     fused[path] = fused.get(path, 0.0) + vector_share * (cosine - floor)
 
-    # Each candidate's record looked up once, for the threads and the questions about time.
+    # Each candidate's record looked up once (a persistent map's lookup is microseconds of
+    # Python), for the threads, the questions about time and the rows.
     held: dict[str, MemoryRecord | None] = {}
     for path in fused:
         known = present.get(path)
         held[path] = known[1] if known is not None and known[1] is not None else records.get(path)
+
+    def record_of(path: str) -> MemoryRecord | None:
+        return held[path] if path in held else records.get(path)
+
     return _sorted_rows(
-        favour_times(query, lift_threads(fused, held.get), held.get), present, records
+        favour_times(query, lift_threads(fused, held.get), held.get), present, record_of
     )
 
 
