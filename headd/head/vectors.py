@@ -681,17 +681,19 @@ class VersionMatrix:
     ) -> list[tuple[float, str, str]]:
         """The admitted rows of ``order`` (positions into ``valid``, best first), a run of
         equal scores at a time, until ``limit`` are kept and the run that filled it is done."""
-        rows = valid[order]
-        sorted_scores = scores[order]
+        # Python lists, not arrays: the walk compares scores one at a time, and a NumPy scalar
+        # costs several times a float each time it is read.
+        rows: list[int] = valid[order].tolist()
+        sorted_scores: list[float] = scores[order].tolist()
         kept: list[tuple[float, str, str]] = []
         index = 0
-        total = int(rows.shape[0])
+        total = len(rows)
         while index < total and len(kept) < limit:
-            score = float(sorted_scores[index])
+            score = sorted_scores[index]
             end = index + 1
-            while end < total and sorted_scores[end] == sorted_scores[index]:
+            while end < total and sorted_scores[end] == score:
                 end += 1
-            for row in rows[index:end].tolist():
+            for row in rows[index:end]:
                 record = self._records[row]
                 if record is None or (admit is not None and not admit(record)):
                     continue
