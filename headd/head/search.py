@@ -542,7 +542,7 @@ def _blended_rows(
                 if cosine > floor:
                     fused[path] = fused.get(path, 0.0) + vector_share * (cosine - floor)
 
-    # Each candidate's record looked up once (a persistent map's lookup is microseconds of
+    # Each candidate's record looked up once (a persistent map's lookup is about a microsecond of
     # Python), for the threads, the questions about time and the rows.
     held: dict[str, MemoryRecord | None] = {}
     for path in fused:
