@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import json
 import os
 import random
@@ -72,8 +71,7 @@ def fit_map(pooled: Matrix, target: Matrix, ridge: float = 1e-5) -> npt.NDArray[
 
 def apply_map(pooled: Matrix, mapping: npt.NDArray[np.float64]) -> Matrix:
     """Unit rows of ``pooled`` through ``mapping`` (:func:`fit_map`)."""
-    x = np.hstack([pooled, np.ones((len(pooled), 1), dtype=pooled.dtype)]) @ mapping
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    return unit(np.hstack([pooled, np.ones((len(pooled), 1), dtype=pooled.dtype)]) @ mapping)
 
 
 def unit(rows: Matrix) -> Matrix:
@@ -151,16 +149,13 @@ def run_cpu_ms(model_path: str, repeat: int = 200) -> float:
 
 
 def converted_model() -> Path:
-    """The converted int8 model of this machine (converted now if it is not yet)."""
-    from headd.embed.onnx_minilm import OnnxEmbedder, installed_weights_path
-    from headd.embed.quantize import converted_path, quantized_weights
+    """The converted int8 model of this machine: the embedder's load checks the installed
+    weights against their pinned sha256 and converts them once, under that digest."""
+    from headd.embed.onnx_minilm import WEIGHTS_SHA256, OnnxEmbedder
+    from headd.embed.quantize import converted_path
 
-    embedder = OnnxEmbedder()
-    embedder.load()
-    source = installed_weights_path()
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    path = converted_path(digest)
-    return path if path.is_file() else quantized_weights(source, digest)
+    OnnxEmbedder().load()
+    return converted_path(WEIGHTS_SHA256)
 
 
 def feedback_ranker(prepared: Any, hits: int, weight: float) -> Callable[[Any], list[str]]:
