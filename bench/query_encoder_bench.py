@@ -85,7 +85,7 @@ class LayerModel:
         import onnx
         import onnxruntime as ort
 
-        from headd.embed.onnx_minilm import bundled_tokenizer_path
+        from headd.embed.onnx_minilm import bundled_tokenizer_path, open_session
         from headd.embed.wordpiece import load_tokenizer_json
 
         model = onnx.load(str(path))
@@ -97,11 +97,7 @@ class LayerModel:
                         layer_output(k), onnx.TensorProto.FLOAT, None
                     )
                 )
-        self.session = ort.InferenceSession(
-            model.SerializeToString(),
-            sess_options=one_thread(ort),
-            providers=["CPUExecutionProvider"],
-        )
+        self.session = open_session(ort, model.SerializeToString())
         self.tokenizer = load_tokenizer_json(bundled_tokenizer_path())
 
     def pooled(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -112,15 +108,6 @@ class LayerModel:
             feed = feed_of(self.tokenizer.encode(text, 160))
             rows.append(np.stack([h[0].mean(axis=0) for h in self.session.run(outputs, feed)]))
         return np.asarray(rows, dtype=np.float32)
-
-
-def one_thread(ort: Any) -> Any:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3
-    return options
 
 
 def feed_of(ids: Sequence[int]) -> dict[str, npt.NDArray[np.int64]]:
@@ -136,7 +123,9 @@ def run_cpu_ms(model_path: str, repeat: int = 200) -> float:
     """``session.run`` thread CPU for a 21-piece query, median of ``repeat``."""
     import onnxruntime as ort
 
-    session = ort.InferenceSession(model_path, sess_options=one_thread(ort))
+    from headd.embed.onnx_minilm import open_session
+
+    session = open_session(ort, model_path)
     feed = feed_of([101, *range(2000, 2019), 102])
     for _ in range(20):
         session.run(None, feed)

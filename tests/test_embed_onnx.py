@@ -19,10 +19,12 @@ from headd.embed.onnx_minilm import (
     DIM,
     MAX_THREADS,
     MODEL_ID,
+    WEIGHTS_SHA256,
     OnnxEmbedder,
     _Loaded,
     bundled_tokenizer_path,
     installed_weights_path,
+    open_session,
     plan_batches,
 )
 from headd.embed.port import DocumentEmbedder
@@ -325,3 +327,33 @@ def test_a_query_s_worker_hears_the_model_call_begin_before_it_runs(model: OnnxE
     finally:
         model._loaded = loaded
     assert seen == [True, False]
+
+
+@needs_model
+def test_each_residual_add_and_layer_norm_run_as_plain_nodes_with_the_same_vectors(
+    model: OnnxEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session leaves out onnxruntime's ``SkipLayerNormFusion``, whose fused kernel is the
+    slower one here (``DISABLED_REWRITES``); the vectors stay those of the fused kernel to float
+    rounding, so they stay in the model's space."""
+    import onnx
+    import onnxruntime as ort
+
+    from headd.embed import onnx_minilm
+    from headd.embed.quantize import converted_path
+
+    converted = str(converted_path(WEIGHTS_SHA256))
+    rewritten = tmp_path / "as-run.onnx"
+    open_session(ort, converted, optimized_to=rewritten)
+    ops = [node.op_type for node in onnx.load(str(rewritten)).graph.node]
+    assert "SkipLayerNormalization" not in ops
+    assert ops.count("LayerNormalization") == 13  # two a layer, and the embeddings'
+
+    texts = ["vitamin", CAT, KITTEN + " " + TAX, (CAT + " ") * 40]
+    plain = model.embed(texts)
+    monkeypatch.setattr(onnx_minilm, "DISABLED_REWRITES", ())
+    fused = OnnxEmbedder()
+    fused.load()
+    cosines = (plain * fused.embed(texts)).sum(axis=1)
+    assert cosines.min() >= 0.99995, cosines
+    fused.close()
