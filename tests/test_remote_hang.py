@@ -8,7 +8,9 @@ child's pid so the test can look for it afterwards. Guards seen failing when bro
   round (``test_the_deadline_kills_git_and_what_it_started``);
 - ``RemoteSync.close`` not killing the running group -> the round waits out its whole deadline
   (``test_close_ends_a_hung_round_at_once``) and the daemon's stop waits for it;
-- ``round_now`` without its bound -> ``test_sync_answers_running_...`` waits for the round.
+- ``round_now`` without its bound -> ``test_sync_answers_running_...`` waits for the round;
+- ``Running.add`` not telling a git started as the daemon stops -> that git runs on and the
+  round waits for it (``test_a_git_started_as_the_daemon_stops_is_killed_not_waited_for``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from support.git import git
 from support.remote import hub_and_follower, sync_of
 
 from headd.daemon.remote_follower import RemoteFollower
+from headd.remote.transport import RemoteFailure, Running, _git
 
 
 def alive(pid: int) -> bool:
@@ -121,3 +124,23 @@ def test_sigterm_stops_a_daemon_with_a_hung_remote_and_leaves_no_process(
     assert took < 10, f"the stop took {took:.1f} s"
     assert wait_for(lambda: not alive(pid), timeout=5), f"{pid} outlived the daemon"
     assert os.path.exists(store / ".git" / "HEAD")
+
+
+class StoppedWhileStarting(Running):
+    """The daemon's stop landing after ``_git`` checked ``closed`` and before it held the new
+    git's group: the interleaving a busy start made happen."""
+
+    def add(self, pgid: int) -> bool:
+        self.kill_all()
+        return super().add(pgid)
+
+
+def test_a_git_started_as_the_daemon_stops_is_killed_not_waited_for(tmp_path: Path) -> None:
+    store = tmp_path / "repo"
+    store.mkdir()
+    git(store, "init", "-q")
+    started = time.monotonic()
+    with pytest.raises(RemoteFailure) as failure:
+        _git(store, ["-c", "alias.hang=!sleep 300", "hang"], 60.0, StoppedWhileStarting())
+    assert time.monotonic() - started < 10, "the round waited on a git the stop missed"
+    assert "stopped with the daemon" in str(failure.value)

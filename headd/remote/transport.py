@@ -177,9 +177,13 @@ class Running:
         self._groups: set[int] = set()
         self.closed = False
 
-    def add(self, pgid: int) -> None:
+    def add(self, pgid: int) -> bool:
+        """Hold ``pgid`` for :meth:`kill_all`; False when the stop came first (the caller then
+        kills the group itself: a stop between the ``closed`` check and this call would
+        otherwise leave it running, and the round waiting on it)."""
         with self._lock:
             self._groups.add(pgid)
+            return not self.closed
 
     def discard(self, pgid: int) -> None:
         with self._lock:
@@ -223,7 +227,8 @@ def _git(
         )
     except OSError as exc:
         raise RemoteFailure("other", f"git could not run: {exc}") from exc
-    running.add(proc.pid)
+    if not running.add(proc.pid):
+        kill_group(proc.pid)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired as exc:
