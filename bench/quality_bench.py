@@ -26,9 +26,11 @@ Data sets, each ranked by every system in the same run:
 (threads and questions about time) over the set copied to ``N`` memories (see
 :func:`rules_cost`).
 
-``--passages`` has every system over the default's vectors (``default``, ``seed-hybrid``, and
-``--holdout``'s grid) rank with chunked vectors: the article cut into passages of 158 word
-pieces, a memory's cosine the best of its rows (:mod:`bench.support.passages`).
+``--passages [UNIT]`` has every system over the default's vectors (``default``,
+``seed-hybrid``, and ``--holdout``'s grid) rank with chunked vectors, a memory's cosine the best
+of its rows (:mod:`bench.support.passages`): the article cut into passages of 158 word pieces
+(``pieces``, the default), into its sentences (``sentences``; ``bare-sentences`` without the
+title's vector added to each row), or into each two sentences in a row (``sentence-pairs``).
 
 ``--holdout`` checks the default's tuned constants on data they are not tuned on, and prints
 that instead: LoCoMo's conversations one left out at a time, SciFact's train queries in two fixed
@@ -69,7 +71,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.support.passages import PassageMatrix, bundled_pieces
+from bench.support.passages import UNITS, PassageMatrix, bundled_pieces
 from bench.support.quality_metrics import metric_names, query_scores, summarize
 from headd.head.search import HYBRID, SEED_EXACT, search_head
 from headd.head.vectors import VectorCache, VectorSpace, VersionMatrix, fill_vectors
@@ -293,8 +295,9 @@ class Prepared:
     passages: PassageMatrix | None = None
 
 
-#: ``--passages``: the systems over the default's vectors rank with :class:`PassageMatrix`.
-PASSAGES = False
+#: ``--passages``: the systems over the default's vectors rank with :class:`PassageMatrix`,
+#: the article cut by this unit (``pieces`` or ``sentences``); None ranks with the record vectors.
+PASSAGES: str | None = None
 
 
 def prepare(corpus: Corpus, embedder: Any | None) -> Prepared:
@@ -305,7 +308,9 @@ def prepare(corpus: Corpus, embedder: Any | None) -> Prepared:
     space = VectorSpace.parse(embedder.space)
     cache = fill_vectors(view, VectorCache.empty(space), embedder).cache
     vectors = embedder.embed([q.text for q in corpus.queries])
-    passages = PassageMatrix.build(view, cache, embedder, bundled_pieces()) if PASSAGES else None
+    passages = (
+        PassageMatrix.build(view, cache, embedder, bundled_pieces(), PASSAGES) if PASSAGES else None
+    )
     return Prepared(
         corpus,
         view,
@@ -763,8 +768,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--passages",
-        action="store_true",
-        help="the vector arm scores each memory by its best passage (max-sim), not by its vector",
+        nargs="?",
+        const="pieces",
+        choices=sorted(UNITS),
+        help="the vector arm scores each memory by its best passage (max-sim), not by its "
+        "vector; passages of 158 word pieces (the default), or sentences",
     )
     args = parser.parse_args(argv)
     global PASSAGES

@@ -22,7 +22,7 @@ from bench.quality_bench import (
     rules_cost,
     run_dataset,
 )
-from bench.support.passages import passages_of
+from bench.support.passages import passages_of, sentence_pairs_of, sentences_of
 from bench.support.quality_metrics import metric_names, ndcg_at, query_scores, recall_at, summarize
 from headd.embed.hashing import HashingEmbedder
 from headd.head.vectors import VersionMatrix
@@ -180,6 +180,20 @@ def test_passages_start_where_the_one_before_runs_out_of_pieces() -> None:
     assert passages_of("long a", lambda w: 5 if w == "long" else 1, budget=3) == ["a"]
 
 
+def test_sentences_end_before_a_capital_digit_or_bracket_and_one_sentence_is_no_passage() -> None:
+    text = "Cells divide. E.g. the first one grows. 3 mice died! (A note.) Is it? yes it is."
+    assert sentences_of(text) == [
+        "Cells divide.",
+        "E.g. the first one grows.",
+        "3 mice died!",
+        "(A note.)",
+        "Is it? yes it is.",
+    ]
+    assert sentences_of("One sentence only.") == []
+    assert sentence_pairs_of("A b. C d. E f.") == ["A b. C d.", "C d. E f."]
+    assert sentence_pairs_of("One sentence only.") == []
+
+
 def test_the_passage_arm_scores_a_memory_by_its_best_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -197,7 +211,7 @@ def test_the_passage_arm_scores_a_memory_by_its_best_row(
     }
     query = Query("q1", "zebras graze quokka fields", "all", {scifact_path("1")})
     corpus = Corpus("scifact", memories, [query])
-    monkeypatch.setattr(quality_bench, "PASSAGES", True)
+    monkeypatch.setattr(quality_bench, "PASSAGES", "pieces")
     prepared = prepare(corpus, HashingEmbedder())
     passages = prepared.passages
     assert passages is not None and len(passages.rows) > 3

@@ -12,6 +12,7 @@ figures in docs/design/search-quality.md).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,6 +54,35 @@ def passages_of(
     return [" ".join(words[s:]) for s in starts]
 
 
+#: Where a sentence ends: a full stop, question or exclamation mark (a closing bracket or quote
+#: may follow it) and a space before a capital, a digit or an opening bracket (abbreviations
+#: like "e.g. the" stay whole).
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][)\]\"']))\s+(?=[A-Z0-9(\[])")
+
+
+def sentences_of(text: str, _pieces_of: Callable[[str], int] | None = None) -> list[str]:
+    """The text's sentences, each a passage, when it has more than one (a one-sentence text is
+    its record's own vector already)."""
+    sentences = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+    return sentences if len(sentences) > 1 else []
+
+
+def sentence_pairs_of(text: str, _pieces_of: Callable[[str], int] | None = None) -> list[str]:
+    """Each two sentences in a row, a passage (a one-sentence text has none)."""
+    sentences = sentences_of(text)
+    return [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
+
+
+#: How ``--passages`` cuts an article (windows of word pieces, sentences, or two sentences in a
+#: row), and whether each passage's row adds the title's vector as a record's vector does.
+UNITS: dict[str, tuple[Callable[..., list[str]], bool]] = {
+    "pieces": (passages_of, True),
+    "sentences": (sentences_of, True),
+    "bare-sentences": (sentences_of, False),
+    "sentence-pairs": (sentence_pairs_of, True),
+}
+
+
 class PassageMatrix:
     """Every record's vector and its passages' rows, unit length, grouped by record (in path
     order); :meth:`ranked` answers as ``VersionMatrix.ranked`` does, a record's cosine the best
@@ -71,8 +101,14 @@ class PassageMatrix:
 
     @classmethod
     def build(
-        cls, view: Any, cache: VectorCache, embedder: Any, pieces_of: Callable[[str], int]
+        cls,
+        view: Any,
+        cache: VectorCache,
+        embedder: Any,
+        pieces_of: Callable[[str], int],
+        unit: str = "pieces",
     ) -> PassageMatrix:
+        cut, with_title = UNITS[unit]
         records: list[MemoryRecord] = []
         vectors: list[npt.NDArray[np.float32]] = []
         texts: list[str] = []
@@ -83,10 +119,10 @@ class PassageMatrix:
                 continue
             records.append(record)
             vectors.append(np.asarray(vector, dtype=np.float32))
-            for passage in passages_of(record.body_text.strip(), pieces_of):
+            for passage in cut(record.body_text.strip(), pieces_of):
                 texts.append(passage)
                 owners.append(len(records) - 1)
-        titles = [title_text_of(records[o]) for o in owners]
+        titles = [title_text_of(records[o]) if with_title else "" for o in owners]
         embedded = embedder.embed(texts + [t for t in titles if t]) if texts else []
         title_rows = iter(embedded[len(texts) :])
         extra: list[list[npt.NDArray[np.float32]]] = [[] for _ in records]
