@@ -296,7 +296,7 @@ class Prepared:
 
 
 #: ``--passages``: the systems over the default's vectors rank with :class:`PassageMatrix`,
-#: the article cut by this unit (``pieces`` or ``sentences``); None ranks with the record vectors.
+#: the article cut by this unit (a key of ``UNITS``); None ranks with the record vectors.
 PASSAGES: str | None = None
 
 
@@ -772,7 +772,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         const="pieces",
         choices=sorted(UNITS),
         help="the vector arm scores each memory by its best passage (max-sim), not by its "
-        "vector; passages of 158 word pieces (the default), or sentences",
+        "vector; UNIT cuts the article (pieces, the default: 158 word pieces a passage)",
     )
     args = parser.parse_args(argv)
     global PASSAGES
