@@ -15,6 +15,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: How much lower than the daemon's own threads the background embedding runs (``nice``).
 BACKGROUND_NICENESS = 10
@@ -30,5 +34,46 @@ def lower_thread_priority(increment: int = BACKGROUND_NICENESS) -> None:
     try:
         tid = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + increment)
+    except (AttributeError, OSError):
+        pass
+
+
+def run_at_background_priority(fn: Callable[[], T]) -> T:
+    """``fn()`` run on a new thread at the background priority (the main thread's nice plus
+    :data:`BACKGROUND_NICENESS`), its result or its exception handed back to the caller.
+
+    Why: a new thread inherits its creator's nice value, so the threads ``fn`` starts run at
+    that priority for their whole life, whichever thread called this. The embedder builds its
+    onnxruntime session here, so the session's intra-op worker serves the background fill below
+    the event loop however the model came to be loaded (a query, the warm-up, a test).
+    """
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        _lower_to_background()
+        try:
+            outcome.append(fn())
+        except BaseException as exc:  # handed to the caller, which re-raises it
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="headd-background-start")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
+
+def _lower_to_background() -> None:
+    """Set the calling thread's nice to the main thread's plus :data:`BACKGROUND_NICENESS` when it
+    is below that (a nice value only ever rises here, which needs no privilege)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        tid = threading.get_native_id()
+        target = min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + BACKGROUND_NICENESS)
+        if os.getpriority(os.PRIO_PROCESS, tid) < target:
+            os.setpriority(os.PRIO_PROCESS, tid, target)
     except (AttributeError, OSError):
         pass

