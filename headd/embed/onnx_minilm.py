@@ -164,13 +164,6 @@ def available_cores() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def default_call_threads(threads: int, cores: int | None = None) -> int:
-    """Threads one onnxruntime call may use: ``threads`` when ``cores`` (default: this
-    process's) leave one beyond them for the event loop, else one (see :class:`OnnxEmbedder`)."""
-    cores = available_cores() if cores is None else cores
-    return threads if cores > threads else 1
-
-
 def plan_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
     """Indices of ``lengths`` grouped into onnxruntime calls, longest batch first.
 
@@ -224,13 +217,11 @@ class OnnxEmbedder:
     across both. A semaphore of ``threads`` slots covers every call, so concurrent callers (a
     query during the background fill) run at most ``threads`` calls between them.
 
-    ``call_threads`` is how many threads one call may split its work over (onnxruntime's
-    intra-op workers, shared by every call of the session). What it buys is a lone call's
-    latency (a SciFact query: 4.7 against 6.0 ms on an idle machine, with the same vectors to
-    the bit), for 30 % more CPU. By default a call gets ``threads`` of them only where
-    the machine has a core beyond them (:func:`default_call_threads`): the event loop ranks the
-    lexical arm while a query embeds, and on two cores the second worker took that core from it
-    (measured through the daemon: 1.5 ms faster at 5,183 memories, none at 10,000).
+    ``call_threads`` (default ``threads``) is how many threads one call may split its work over
+    (onnxruntime's intra-op workers, shared by every call of the session). What it buys is a
+    lone call's latency: a query is one call, 4.7 against 6.0 ms for a SciFact query on an idle
+    machine, with the same vectors to the bit, for 30 % more CPU (through the daemon on two
+    cores, 1.3 to 1.7 ms off an unseen query's hybrid search).
 
     ``quantized`` (the default) runs the model with int8 matrix products
     (:mod:`headd.embed.quantize`): 1.4x the texts per CPU-second on long texts and about half a
@@ -268,9 +259,7 @@ class OnnxEmbedder:
         self.dim = DIM
         self.threads = max(1, min(threads, MAX_THREADS, available_cores()))
         self.call_threads = (
-            default_call_threads(self.threads)
-            if call_threads is None
-            else max(1, min(call_threads, self.threads))
+            self.threads if call_threads is None else max(1, min(call_threads, self.threads))
         )
         self.batch_size = batch_size
         self.batch_tokens = batch_tokens
