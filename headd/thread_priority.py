@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -47,22 +48,10 @@ def run_at_background_priority(fn: Callable[[], T]) -> T:
     onnxruntime session here, so the session's intra-op worker serves the background fill below
     the event loop however the model came to be loaded (a query, the warm-up, a test).
     """
-    outcome: list[T] = []
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        _lower_to_background()
-        try:
-            outcome.append(fn())
-        except BaseException as exc:  # handed to the caller, which re-raises it
-            failure.append(exc)
-
-    thread = threading.Thread(target=run, name="headd-background-start")
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
-    return outcome[0]
+    with ThreadPoolExecutor(
+        1, thread_name_prefix="headd-background-start", initializer=_lower_to_background
+    ) as starter:
+        return starter.submit(fn).result()
 
 
 def _lower_to_background() -> None:
