@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from headd.cores import usable_cores
 from headd.embed.factory import local_model_installed
 from headd.embed.onnx_minilm import (
     DIM,
@@ -23,7 +24,6 @@ from headd.embed.onnx_minilm import (
     WEIGHTS_SHA256,
     OnnxEmbedder,
     _Loaded,
-    available_cores,
     bundled_tokenizer_path,
     installed_weights_path,
     open_session,
@@ -169,7 +169,7 @@ def test_a_call_splits_over_the_embedders_threads_and_no_more() -> None:
 
 
 @needs_model
-@pytest.mark.skipif(available_cores() < 2, reason="one core: every call runs on one thread")
+@pytest.mark.skipif(usable_cores() < 2, reason="one core: every call runs on one thread")
 def test_a_call_on_two_threads_gives_the_same_vectors_to_the_bit() -> None:
     """The session's intra-op workers split each product by rows and columns, never a sum, so
     a vector does not depend on the machine's core count (the cache is keyed by text alone)."""

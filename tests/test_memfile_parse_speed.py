@@ -298,7 +298,7 @@ def test_the_decimal_shortcut_of_js_number_is_the_grammar(raw: str) -> None:
 def test_the_pool_is_used_only_where_it_can_pay(
     candidates: int, cpus: int, expected: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(parallel_parse, "_usable_cpus", lambda: cpus)
+    monkeypatch.setattr(parallel_parse, "usable_cores", lambda: cpus)
     assert parallel_parse.default_workers(candidates) == expected
 
 

@@ -20,7 +20,6 @@ import ctypes
 import hashlib
 import importlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
 else:  # numpy waits for the first embedding: a daemon's start does not need it (lazy_import)
     np = LazyModule("numpy", globals(), "np")
 
+from headd.cores import usable_cores
 from headd.embed.pooling import l2_normalize, masked_mean
 from headd.embed.quantize import converted_path, quantized_weights
 from headd.embed.run_signal import model_call_begins
@@ -152,18 +152,6 @@ def open_session(
     )
 
 
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the platform tells it, as a
-    container's or a systemd unit's limit sets it), at least one."""
-    getaffinity = getattr(os, "sched_getaffinity", None)
-    if getaffinity is not None:
-        try:
-            return max(1, len(getaffinity(0)))
-        except OSError:
-            pass
-    return max(1, os.cpu_count() or 1)
-
-
 def plan_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
     """Indices of ``lengths`` grouped into onnxruntime calls, longest batch first.
 
@@ -257,7 +245,7 @@ class OnnxEmbedder:
         self.model_id = model_id_for(max_tokens, quantized)
         self.quantized = quantized
         self.dim = DIM
-        self.threads = max(1, min(threads, MAX_THREADS, available_cores()))
+        self.threads = max(1, min(threads, MAX_THREADS, usable_cores()))
         self.call_threads = (
             self.threads if call_threads is None else max(1, min(call_threads, self.threads))
         )

@@ -41,6 +41,7 @@ else:  # imported at first use: a cold start or a rebuild may never need it (laz
     np = LazyModule("numpy", globals(), "np")
 import pygit2
 
+from headd.cores import usable_cores
 from headd.head import parse_worker
 from headd.head.lexical import CodedTokens
 from headd.record import MemoryRecord
@@ -74,19 +75,11 @@ class ParsedRun:
 _DECODER = msgspec.msgpack.Decoder(parse_worker.Run)
 
 
-def _usable_cpus() -> int:
-    """CPUs this process may run on (its affinity mask, which a container or systemd narrows)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not every platform has affinity masks
-        return os.cpu_count() or 1
-
-
 def default_workers(candidates: int) -> int:
     """How many processes a load of ``candidates`` files should use (1: parse inline)."""
     if candidates < PARALLEL_THRESHOLD:
         return 1
-    cpus = _usable_cpus()
+    cpus = usable_cores()
     if cpus < MIN_POOL_CPUS:
         return 1
     return min(MAX_WORKERS, cpus)

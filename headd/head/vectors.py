@@ -37,6 +37,7 @@ from headd.embed.port import DocumentEmbedder
 from headd.errors import EmbedModelMismatch, ModelUnavailable
 from headd.head.ids import utf16_key
 from headd.head.indexes import HeadView, IndexedView, indexes_of
+from headd.head.row_products import row_products
 from headd.record import MemoryRecord
 
 log = logging.getLogger(__name__)
@@ -647,9 +648,7 @@ class VersionMatrix:
         valid = np.flatnonzero(self._has[:used])
         if valid.size == 0:
             return []
-        # einsum, not ``@``: a matrix-vector product this small gains nothing from OpenBLAS's
-        # threads, and on a busy 2-core machine their hand-off makes it ten times slower.
-        dots = np.einsum("ij,j->i", self._matrix[:used], query).astype(np.float64)[valid]
+        dots = row_products(self._matrix[:used], query).astype(np.float64)[valid]
         norms = self._norms[valid] * query_norm
         with np.errstate(divide="ignore", invalid="ignore"):
             scores = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
