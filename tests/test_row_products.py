@@ -20,6 +20,7 @@ from headd.head import row_products as rp
 def fresh_helper(monkeypatch: pytest.MonkeyPatch) -> None:
     """A helper started for this test alone, so a patched core count decides anew."""
     monkeypatch.setattr(rp, "_helper", None)
+    monkeypatch.setattr(rp, "_decided", False)
 
 
 def _scans_by_thread(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:

@@ -30,6 +30,8 @@ from headd.cores import usable_cores
 SPLIT_ROWS = 4096
 
 _helper: ThreadPoolExecutor | None = None
+#: Whether the core count has been asked: once, so a single-core process does not ask per search.
+_decided = False
 _helper_lock = threading.Lock()
 
 
@@ -42,11 +44,13 @@ def _scan(
 
 def _helper_pool() -> ThreadPoolExecutor | None:
     """The one helper thread, started at the first split; None on a single usable core."""
-    global _helper
-    if _helper is None:
+    global _helper, _decided
+    if not _decided:
         with _helper_lock:
-            if _helper is None and usable_cores() >= 2:
-                _helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="headd-rows")
+            if not _decided:
+                if usable_cores() >= 2:
+                    _helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="headd-rows")
+                _decided = True
     return _helper
 
 
